@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "UVNetworking",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "UVNetworking", targets: ["UVNetworking"]),
+        .executable(name: "uvfetch", targets: ["uvfetch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Native libraries. Only the loop and transport layers import CUV, only the response
+        // decoder imports CLLHTTP, only transport and security import COpenSSL.
+        .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp"),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(
+            name: "UVNetworking",
+            dependencies: [
+                "CUV", "CLLHTTP", "COpenSSL",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
+        .executableTarget(
+            name: "uvfetch",
+            dependencies: [
+                "UVNetworking",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "UVNetworkingTests",
+            dependencies: ["UVNetworking", "CLLHTTP"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

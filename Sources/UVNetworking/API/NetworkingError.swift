@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+
+/// The error every UVNetworking task fails with.
+///
+/// Switch on `code` (`case .connectTimeout:`); codes are static members of an extensible struct,
+/// so new ones can be added without breaking callers. `description` is short and free of request
+/// data, so it is safe as a log line or a metrics label; `detail` says what happened.
+public struct NetworkingError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        // Bad input from the caller: nothing was sent.
+        /// The URL cannot be used (no host, bad port, unparseable).
+        public static let invalidURL = Code("invalidURL")
+        /// The URL's scheme is not one this client speaks.
+        public static let unsupportedURL = Code("unsupportedURL")
+        /// A header name or value contains bytes HTTP forbids (CR, LF, NUL, or a bad name token).
+        public static let invalidRequestHeader = Code("invalidRequestHeader")
+
+        // Reaching the server.
+        /// The host name did not resolve.
+        public static let dnsFailure = Code("dnsFailure")
+        /// Every address of the host refused the connection.
+        public static let connectionRefused = Code("connectionRefused")
+        /// Connecting failed for another reason (unreachable network, ...).
+        public static let connectFailed = Code("connectFailed")
+        /// Connecting took longer than `SessionConfiguration.connectTimeout`.
+        public static let connectTimeout = Code("connectTimeout")
+
+        // The exchange.
+        /// No response head arrived within `SessionConfiguration.responseHeadTimeout` of sending.
+        public static let responseHeadTimeout = Code("responseHeadTimeout")
+        /// No byte arrived for `SessionConfiguration.idleTimeout` while receiving.
+        public static let idleTimeout = Code("idleTimeout")
+        /// The whole request took longer than its `timeoutInterval`.
+        public static let requestTimeout = Code("requestTimeout")
+        /// The server reset the connection.
+        public static let connectionReset = Code("connectionReset")
+        /// The server closed the connection before any byte of the response.
+        public static let connectionClosed = Code("connectionClosed")
+        /// Writing the request failed.
+        public static let writeFailed = Code("writeFailed")
+        /// The connection ended inside the response (a Content-Length or chunked body cut short).
+        public static let truncatedResponse = Code("truncatedResponse")
+        /// The response is not valid HTTP/1.1 as this client accepts it.
+        public static let malformedResponse = Code("malformedResponse")
+        /// The response head is larger than `SessionConfiguration.maximumResponseHeaderBytes`.
+        public static let responseHeadTooLarge = Code("responseHeadTooLarge")
+        /// The response body is larger than `SessionConfiguration.maximumResponseBodyBytes`.
+        public static let responseBodyTooLarge = Code("responseBodyTooLarge")
+        /// The server switched protocols, which no request asked for.
+        public static let unexpectedUpgrade = Code("unexpectedUpgrade")
+
+        // The task's life.
+        /// The task was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// The session was invalidated before the task could run.
+        public static let sessionInvalidated = Code("sessionInvalidated")
+
+        // After the exchange.
+        /// The response serializer rejected the status code.
+        public static let unacceptableStatusCode = Code("unacceptableStatusCode")
+        /// The response serializer rejected the content type.
+        public static let unacceptableContentType = Code("unacceptableContentType")
+        /// The response body could not be turned into an object.
+        public static let serializationFailed = Code("serializationFailed")
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// What happened, for people.
+    public let detail: String
+    /// The URL of the request that failed, when there was one.
+    public var failingURL: URL?
+    /// The response, when one had arrived.
+    public var response: HTTPResponse?
+    /// The response body received before the failure (for validation errors: the whole body).
+    public var responseData: Data?
+    /// The error this one wraps, if any.
+    public var underlyingError: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ detail: String, failingURL: URL? = nil, response: HTTPResponse? = nil,
+                responseData: Data? = nil, underlyingError: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.detail = detail
+        self.failingURL = failingURL
+        self.response = response
+        self.responseData = responseData
+        self.underlyingError = underlyingError
+    }
+
+    /// `code: detail`.
+    public var description: String { "\(code): \(detail)" }
+
+    /// Whether the task ended because it was cancelled.
+    public var isCancellation: Bool { code == .cancelled }
+
+    /// Whether the failure is one of the timeouts.
+    public var isTimeout: Bool {
+        [.connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout].contains(code)
+    }
+}
+
+extension NetworkingError: LocalizedError {
+    /// The detail, for `localizedDescription`.
+    public var errorDescription: String? { description }
+}

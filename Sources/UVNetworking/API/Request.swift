@@ -1,0 +1,77 @@
+import Foundation
+import HTTPTypes
+
+/// A request to send: what AFNetworking users know as an NSURLRequest.
+///
+/// Header fields are kept exactly as given and checked when the request is encoded: a name that
+/// is not an HTTP token, or a value with CR, LF or NUL, fails the task with
+/// `NetworkingError.Code.invalidRequestHeader` before any byte is sent. (swift-http-types'
+/// `HTTPFields` would silently rewrite such values, hiding the caller's mistake, which is why the
+/// raw fields are kept here and `HTTPFields` is offered as a view.)
+public struct Request: Sendable, Equatable {
+    /// The URL to fetch (http only, until TLS lands).
+    public var url: URL
+    /// The request method.
+    public var method: HTTPRequest.Method
+    /// Header fields in the order they will be sent.
+    public var headerFields: [(name: String, value: String)] {
+        get { fields }
+        set { fields = newValue }
+    }
+    private var fields: [(name: String, value: String)] = []
+    /// The request body, sent with a Content-Length.
+    public var body: Data?
+    /// The longest the whole request may take, from `resume()` to the last byte, in seconds.
+    /// AFNetworking's documented default is 60.
+    public var timeoutInterval: TimeInterval
+
+    /// Creates a request.
+    public init(url: URL, method: HTTPRequest.Method = .get, headerFields: HTTPFields = [:],
+                body: Data? = nil, timeoutInterval: TimeInterval = 60) {
+        self.url = url
+        self.method = method
+        self.fields = headerFields.map { ($0.name.rawName, $0.value) }
+        self.body = body
+        self.timeoutInterval = timeoutInterval
+    }
+
+    /// The value of the first field named `name` (case-insensitive), like URLRequest.
+    public func value(forHTTPHeaderField name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Replaces every field named `name` with one field, or removes them when `value` is nil.
+    public mutating func setValue(_ value: String?, forHTTPHeaderField name: String) {
+        fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        if let value { fields.append((name, value)) }
+    }
+
+    /// Appends a field, keeping any of the same name.
+    public mutating func addValue(_ value: String, forHTTPHeaderField name: String) {
+        fields.append((name, value))
+    }
+
+    /// The fields as swift-http-types values (fields HTTP forbids are left out).
+    public var httpFields: HTTPFields {
+        var result = HTTPFields()
+        for field in fields {
+            if let name = HTTPField.Name(field.name) { result.append(HTTPField(name: name, value: field.value)) }
+        }
+        return result
+    }
+
+    public static func == (lhs: Request, rhs: Request) -> Bool {
+        lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
+            && lhs.timeoutInterval == rhs.timeoutInterval
+            && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// Whether the request may be sent again after a failure that left no trace at the server:
+    /// an idempotent method (RFC 9110 §9.2.2) whose body can be re-sent.
+    var isReplayable: Bool {
+        switch method {
+        case .get, .head, .options, .trace, .put, .delete: return true
+        default: return false
+        }
+    }
+}

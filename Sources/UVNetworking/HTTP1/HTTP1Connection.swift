@@ -1,0 +1,298 @@
+import CUV
+
+/// The I/O shell of one HTTP/1.1 connection: a TCP transport, a response decoder and the
+/// connection state machine. Each callback feeds the machine and performs the action it returns;
+/// `perform` is the only place that acts.
+///
+/// Loop-confined. Owned by its pool from `start()` until it reports `connectionClosed` or
+/// `failedToConnect`.
+final class HTTP1Connection {
+    /// The pool's number for this connection.
+    let id: Int
+    private let loop: EventLoop
+    private unowned let owner: HTTP1ConnectionOwner
+    private let host: String
+    private let port: Int
+    private let resolver: DNSResolver
+    private let connectTimeoutMilliseconds: UInt64
+    private var transport: TCPTransport
+    private let decoder: ResponseDecoder
+    private var machine = HTTP1ConnectionStateMachine()
+    private var timer: LoopTimer?
+    private var addresses: [SocketAddress] = []
+    private var addressIndex = 0
+    private var events: [ResponseEvent] = []
+    private var reportedReady = false
+    private var reportedEnd = false
+
+    /// The task running on this connection, if any.
+    private(set) weak var exchange: HTTP1ExchangeDelegate?
+    /// Whether the exchange in flight had received any response byte.
+    private var responseStarted = false
+
+    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int,
+         resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseDecoder.Limits) {
+        loop.assertInLoop()
+        self.id = id
+        self.loop = loop
+        self.owner = owner
+        self.host = host
+        self.port = port
+        self.resolver = resolver
+        self.connectTimeoutMilliseconds = UInt64(max(0, connectTimeout) * 1000)
+        self.transport = TCPTransport(loop: loop)
+        self.decoder = ResponseDecoder(limits: decoderLimits)
+        events.reserveCapacity(4)
+        transport.delegate = self
+    }
+
+    /// The address connected to (for metrics and logs).
+    var remoteAddress: SocketAddress? { transport.remoteAddress }
+    /// Whether this connection has served a request before the one in flight.
+    var isReused: Bool { machine.isReused }
+    var isClosed: Bool { machine.state == .closed }
+
+    // MARK: Connecting
+
+    /// Resolves the host and connects, trying each address in turn, within the connect timeout.
+    func start() {
+        let timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
+        self.timer = timer
+        timer.arm(at: LoopTimer.now(loop) + connectTimeoutMilliseconds)
+        resolver.resolve(host: host, port: port) { [weak self] result in
+            guard let self, self.machine.state == .connecting else { return }
+            switch result {
+            case .success(let addresses):
+                self.addresses = addresses
+                self.transport.connect(to: addresses[0])
+            case .failure(let error):
+                self.connectFailed(error)
+            }
+        }
+    }
+
+    private func connectFailed(_ error: NetworkingError) {
+        guard machine.state == .connecting else { return }
+        _ = machine.failed(error.code)
+        tearDown(reset: false)
+        owner.connection(self, failedToConnect: error)
+    }
+
+    /// A failed connect leaves the socket unusable: the next address gets a new one.
+    private func retryWithNextAddress() {
+        transport.close()
+        transport = TCPTransport(loop: loop)
+        transport.delegate = self
+        transport.connect(to: addresses[addressIndex])
+    }
+
+    private func timerFired() {
+        switch machine.state {
+        case .connecting:
+            connectFailed(NetworkingError(.connectTimeout, "connecting to \(host):\(port) took longer than \(connectTimeoutMilliseconds) ms"))
+        case .idle:
+            // The pool's idle timeout: the connection has been unused for too long.
+            perform(machine.closeRequested())
+        case .active, .closed:
+            break
+        }
+    }
+
+    // MARK: Exchanges
+
+    /// Runs one request. `request` holds the encoded head and body; nothing else is written.
+    func execute(_ request: [UInt8], isHEAD: Bool, for delegate: HTTP1ExchangeDelegate) {
+        loop.assertInLoop()
+        timer?.disarm()
+        exchange = delegate
+        responseStarted = false
+        reportedEnd = false
+        decoder.expectResponse(toHEAD: isHEAD)
+        perform(machine.execute(), request: request)
+    }
+
+    /// Stops reading (the task was suspended); the kernel and TCP flow control hold the rest.
+    func pauseReading() { transport.stopReading() }
+
+    /// Reads again after `pauseReading`.
+    func resumeReading() { if !isClosed { transport.startReading() } }
+
+    /// Abandons the exchange in flight (cancellation, timeout) and closes. The delegate is not
+    /// told: the task that asked already knows.
+    func abort() {
+        exchange = nil
+        perform(machine.closeRequested(), reset: responseStarted)
+    }
+
+    /// Starts the idle timer (the pool parked this connection).
+    func parkIdle(timeout: Double) {
+        timer?.arm(at: LoopTimer.now(loop) + UInt64(max(0, timeout) * 1000))
+    }
+
+    /// Closes an idle connection (pool shutdown or making room).
+    func close() {
+        perform(machine.closeRequested())
+    }
+
+    // MARK: Acting
+
+    private func perform(_ action: HTTP1ConnectionStateMachine.Action, request: [UInt8] = [], reset: Bool = false) {
+        switch action {
+        case .none:
+            break
+        case .connectionReady:
+            timer?.disarm()
+            reportedReady = true
+            // Read while idle too: that is how a server's close of an idle connection is noticed.
+            transport.startReading()
+            owner.connectionReady(self)
+        case .sendRequest:
+            switch transport.write(request) {
+            case .written:
+                requestWritten()
+            case .pending:
+                break
+            case .failed(let code):
+                failed(NetworkingError(.writeFailed, "writing the request failed: \(UVError.describe(code))"))
+            }
+        case .exchangeFinished(let reusable):
+            let delegate = exchange
+            exchange = nil
+            delegate?.exchangeFinished()
+            if reusable {
+                owner.connectionReleased(self)
+            } else {
+                tearDown(reset: false)
+                owner.connectionClosed(self)
+            }
+        case .failExchange(let code):
+            _ = code
+            preconditionFailure("failExchange is performed by failed(_:)")
+        case .close:
+            tearDown(reset: reset)
+            if reportedReady { owner.connectionClosed(self) }
+        }
+    }
+
+    private func requestWritten() {
+        exchange?.exchangeRequestWritten()
+        perform(machine.requestWritten())
+    }
+
+    /// Fails the exchange in flight (if any) with `error` and closes.
+    private func failed(_ error: NetworkingError) {
+        if machine.state == .connecting {
+            connectFailed(error)
+            return
+        }
+        let action = machine.failed(error.code)
+        switch action {
+        case .failExchange:
+            let delegate = exchange
+            exchange = nil
+            tearDown(reset: false)
+            delegate?.exchangeFailed(error, onReusedConnection: machine.isReused, responseStarted: responseStarted)
+            owner.connectionClosed(self)
+        case .close:
+            tearDown(reset: false)
+            owner.connectionClosed(self)
+        default:
+            perform(action)
+        }
+    }
+
+    private func tearDown(reset: Bool) {
+        timer?.close()
+        timer = nil
+        transport.close(reset: reset)
+    }
+
+    /// Passes decoded events on; returns whether the response ended.
+    private func deliver(_ events: [ResponseEvent]) -> Bool {
+        var ended = false
+        for event in events {
+            switch event {
+            case .informational:
+                break
+            case .head(let head):
+                exchange?.exchangeReceivedHead(head)
+            case .body(let bytes):
+                exchange?.exchangeReceivedBody(bytes)
+            case .end:
+                ended = true
+            }
+        }
+        return ended
+    }
+}
+
+extension HTTP1Connection: TCPTransportDelegate {
+    func transportDidConnect(_ transport: TCPTransport) {
+        perform(machine.connected())
+    }
+
+    func transport(_ transport: TCPTransport, didFailToConnect code: Int32) {
+        addressIndex += 1
+        if addressIndex < addresses.count {
+            retryWithNextAddress()
+            return
+        }
+        let refused = code == UV_ECONNREFUSED.rawValue
+        connectFailed(NetworkingError(refused ? .connectionRefused : .connectFailed,
+                                      "connecting to \(host):\(port) failed: \(UVError.describe(code))"))
+    }
+
+    func transport(_ transport: TCPTransport, didRead bytes: UnsafeRawBufferPointer) {
+        guard exchange != nil, !reportedEnd else {
+            // Bytes nobody asked for: the stream is out of step, so the connection cannot be
+            // trusted with another request.
+            failed(NetworkingError(.malformedResponse, "the server sent \(bytes.count) bytes outside of any response"))
+            return
+        }
+        responseStarted = true
+        events.removeAll(keepingCapacity: true)
+        let consumed: Int
+        do {
+            consumed = try decoder.feed(bytes, into: &events)
+        } catch {
+            _ = deliver(events)
+            failed(NetworkingError(error.networkingCode, error.reason))
+            return
+        }
+        guard deliver(events) else { return }
+        reportedEnd = true
+        // Leftover bytes after the response belong to no request: do not reuse the connection.
+        perform(machine.responseEnded(keepAlive: decoder.keepAlive && consumed == bytes.count))
+    }
+
+    func transportDidReadEOF(_ transport: TCPTransport) {
+        guard exchange != nil, !reportedEnd else {
+            // The server closed an idle connection (or after a response we already have).
+            failed(NetworkingError(.connectionClosed, "the server closed the connection"))
+            return
+        }
+        events.removeAll(keepingCapacity: true)
+        do {
+            try decoder.finish(into: &events)
+        } catch {
+            _ = deliver(events)
+            failed(NetworkingError(error.networkingCode, error.reason))
+            return
+        }
+        if deliver(events) {
+            reportedEnd = true
+            perform(machine.responseEnded(keepAlive: false))
+        } else {
+            failed(NetworkingError(.truncatedResponse, "the server closed the connection inside the response"))
+        }
+    }
+
+    func transport(_ transport: TCPTransport, didFailWith code: Int32) {
+        let reset = code == UV_ECONNRESET.rawValue || code == UV_EPIPE.rawValue
+        failed(NetworkingError(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(code))"))
+    }
+
+    func transportDidFinishWriting(_ transport: TCPTransport) {
+        requestWritten()
+    }
+}

@@ -1,0 +1,38 @@
+/// What an HTTP/1.1 connection reports to the task running an exchange on it. Loop thread only;
+/// after `exchangeFinished` or `exchangeFailed` nothing more is reported.
+protocol HTTP1ExchangeDelegate: AnyObject {
+    /// The whole request reached the kernel.
+    func exchangeRequestWritten()
+    /// The final response head (1xx heads are consumed by the connection).
+    func exchangeReceivedHead(_ head: ResponseHead)
+    /// Body bytes, in order, possibly empty never.
+    func exchangeReceivedBody(_ bytes: [UInt8])
+    /// The response ended and the request was fully written.
+    func exchangeFinished()
+    /// The exchange failed. `onReusedConnection` and `responseStarted` feed the retry rule.
+    func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool)
+}
+
+/// What an HTTP/1.1 connection reports to the pool that owns it. Loop thread only.
+protocol HTTP1ConnectionOwner: AnyObject {
+    func connectionReady(_ connection: HTTP1Connection)
+    func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError)
+    /// The exchange ended and the connection is idle and reusable.
+    func connectionReleased(_ connection: HTTP1Connection)
+    /// The connection is closed (it reported `connectionReady` before, or the pool closed it).
+    func connectionClosed(_ connection: HTTP1Connection)
+}
+
+extension ResponseDecoderError {
+    /// The public error code for a decoder error.
+    var networkingCode: NetworkingError.Code {
+        switch kind {
+        case .malformed: return .malformedResponse
+        case .headersTooLarge: return .responseHeadTooLarge
+        case .bodyTooLarge: return .responseBodyTooLarge
+        case .truncatedBody: return .truncatedResponse
+        case .closedBeforeResponse: return .connectionClosed
+        case .upgradeRefused: return .unexpectedUpgrade
+        }
+    }
+}

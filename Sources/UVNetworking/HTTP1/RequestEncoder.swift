@@ -1,0 +1,76 @@
+/// Writes an HTTP/1.1 request head (and an in-memory body) into one buffer, so that the whole
+/// request leaves in one write. Every field is checked first: a bad byte means nothing is sent.
+enum RequestEncoder {
+    enum EncodeError: Error, Equatable {
+        case invalidName(String)
+        case invalidValue(name: String)
+        case invalidMethod(String)
+    }
+
+    /// Encodes `method target HTTP/1.1`, Host, the caller's fields, Content-Length when there is
+    /// a body (or when the method usually has one), then the body.
+    static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
+                       body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
+        guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else { throw .invalidMethod(method) }
+        var hasHost = false
+        var hasContentLength = false
+        var hasTransferEncoding = false
+        var size = method.utf8.count + target.path.utf8.count + target.authority.utf8.count + 64 + (body?.count ?? 0)
+        for field in fields {
+            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else { throw .invalidName(field.name) }
+            guard field.value.utf8.allSatisfy(isValueByte) else { throw .invalidValue(name: field.name) }
+            size += field.name.utf8.count + field.value.utf8.count + 4
+            switch field.name.utf8.count {
+            case 4: hasHost = hasHost || field.name.lowercased() == "host"
+            case 14: hasContentLength = hasContentLength || field.name.lowercased() == "content-length"
+            case 17: hasTransferEncoding = hasTransferEncoding || field.name.lowercased() == "transfer-encoding"
+            default: break
+            }
+        }
+
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        out.append(contentsOf: method.utf8)
+        out.append(0x20)
+        out.append(contentsOf: target.path.utf8)
+        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        if !hasHost { appendField(&out, "Host", target.authority) }
+        for field in fields { appendField(&out, field.name, field.value) }
+        let bodyCount = body?.count ?? 0
+        // RFC 9110 §8.6: a user agent should send Content-Length when the method defines a meaning
+        // for a body, even if it is empty.
+        if !hasContentLength && !hasTransferEncoding && (bodyCount > 0 || methodExpectsBody(method)) {
+            appendField(&out, "Content-Length", String(bodyCount))
+        }
+        out.append(0x0D); out.append(0x0A)
+        if let body, body.count > 0 { out.append(contentsOf: body) }
+        return out
+    }
+
+    private static func appendField(_ out: inout [UInt8], _ name: String, _ value: String) {
+        out.append(contentsOf: name.utf8)
+        out.append(0x3A); out.append(0x20)
+        out.append(contentsOf: value.utf8)
+        out.append(0x0D); out.append(0x0A)
+    }
+
+    private static func methodExpectsBody(_ method: String) -> Bool {
+        method == "POST" || method == "PUT" || method == "PATCH"
+    }
+
+    /// tchar (RFC 9110 §5.6.2).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// field-value bytes (RFC 9110 §5.5): visible ASCII, obs-text, SP and HTAB; never CR, LF, NUL
+    /// or another control byte.
+    static func isValueByte(_ byte: UInt8) -> Bool {
+        byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+    }
+}

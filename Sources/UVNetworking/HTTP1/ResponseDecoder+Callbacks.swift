@@ -1,0 +1,262 @@
+import CLLHTTP
+
+// llhttp's callbacks. They are plain C function pointers that capture nothing: each finds its
+// decoder through `parser.data` and calls one method here. A method returns 0 to go on,
+// HPE_PAUSED to stop llhttp at a boundary the decoding loop handles, or `failCallback`'s code
+// after storing the error to throw.
+
+extension ResponseDecoder {
+    /// The callback table shared by every decoder; llhttp requires it to outlive the parser,
+    /// so it is allocated once and never freed.
+    nonisolated(unsafe) static let settings: UnsafePointer<llhttp_settings_t> = {
+        let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
+        llhttp_settings_init(settings)
+        settings.pointee.on_status = { parser, at, length in
+            withDecoder(parser) { $0.onStatus(at, length) }
+        }
+        settings.pointee.on_header_field = { parser, at, length in
+            withDecoder(parser) { $0.onHeaderField(at, length) }
+        }
+        settings.pointee.on_header_field_complete = { parser in
+            withDecoder(parser) { $0.onHeaderFieldComplete() }
+        }
+        settings.pointee.on_header_value = { parser, at, length in
+            withDecoder(parser) { $0.onHeaderValue(at, length) }
+        }
+        settings.pointee.on_header_value_complete = { parser in
+            withDecoder(parser) { $0.onHeaderValueComplete() }
+        }
+        settings.pointee.on_headers_complete = { parser in
+            withDecoder(parser) { $0.onHeadersComplete() }
+        }
+        settings.pointee.on_body = { parser, at, length in
+            withDecoder(parser) { $0.onBody(at, length) }
+        }
+        settings.pointee.on_chunk_header = { parser in
+            withDecoder(parser) { $0.onChunkHeader() }
+        }
+        settings.pointee.on_message_complete = { parser in
+            withDecoder(parser) { $0.onMessageComplete() }
+        }
+        return UnsafePointer(settings)
+    }()
+
+    // MARK: - Status line and fields
+
+    /// A piece of the reason phrase (the scanner has already checked its bytes).
+    func onStatus(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        reasonBytes.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
+        return 0
+    }
+
+    /// A piece of a field name; names arrive in several pieces when a read splits them.
+    func onHeaderField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        nameBytes.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
+        return 0
+    }
+
+    /// The name is complete: llhttp 8.1 accepts an empty one (": value"), RFC 9110 §5.1 does not.
+    func onHeaderFieldComplete() -> Int32 {
+        if nameBytes.isEmpty { return failCallback(.malformed("empty field name")) }
+        return 0
+    }
+
+    /// A piece of a field value.
+    ///
+    /// llhttp 8.1 strips the CRLF of an obs-fold and starts a new span at the continuation line's
+    /// whitespace, so a span that begins right after an LF is a continuation. RFC 9112 §5.2 asks a
+    /// user agent to replace each obs-fold (OWS CRLF RWS) with one SP: trim the whitespace before
+    /// the fold, add one SP, then skip the continuation's leading whitespace (which may itself
+    /// arrive split across reads).
+    func onHeaderValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard length > 0, let at else { return 0 }
+        var span = UnsafeRawBufferPointer(start: at, count: length)
+        if byteBefore(at) == ASCII.lf {
+            trimTrailingWhitespace(&valueBytes)
+            valueBytes.append(ASCII.space)
+            skippingFoldWhitespace = true
+        }
+        if skippingFoldWhitespace {
+            guard let first = span.firstIndex(where: { !ASCII.isWhitespace($0) }) else { return 0 }
+            span = UnsafeRawBufferPointer(rebasing: span[first...])
+            skippingFoldWhitespace = false
+        }
+        valueBytes.append(contentsOf: span)
+        return 0
+    }
+
+    /// The value is complete: make the field (one String per name and value) and note framing.
+    func onHeaderValueComplete() -> Int32 {
+        // llhttp already drops leading OWS on the first line; trailing OWS is ours to drop.
+        var start = valueBytes.startIndex
+        var end = valueBytes.endIndex
+        while start < end && ASCII.isWhitespace(valueBytes[start]) { start += 1 }
+        while end > start && ASCII.isWhitespace(valueBytes[end - 1]) { end -= 1 }
+        let value = valueBytes[start..<end]
+        if section == .head && ASCII.equalsLowercase(nameBytes, "transfer-encoding") {
+            noteTransferCodings(value)
+        }
+        if fields.capacity == 0 { fields.reserveCapacity(16) }
+        fields.append(HeaderField(name: String(decoding: nameBytes, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        nameBytes.removeAll(keepingCapacity: true)
+        valueBytes.removeAll(keepingCapacity: true)
+        skippingFoldWhitespace = false
+        return 0
+    }
+
+    /// Counts the transfer codings in one Transfer-Encoding value (a comma list, empty elements allowed).
+    private func noteTransferCodings(_ value: ArraySlice<UInt8>) {
+        sawTransferEncoding = true
+        for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var start = element.startIndex
+            var end = element.endIndex
+            while start < end && ASCII.isWhitespace(element[start]) { start += 1 }
+            while end > start && ASCII.isWhitespace(element[end - 1]) { end -= 1 }
+            if start == end { continue }
+            transferCodingCount += 1
+            if !ASCII.equalsLowercase(element[start..<end], "chunked") { transferCodingsAllChunked = false }
+        }
+    }
+
+    // MARK: - Head complete
+
+    /// The head is complete: apply our checks, emit it, and tell llhttp whether a body follows.
+    ///
+    /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
+    /// Content-Length body after a 204/304 and wait for one after a HEAD.
+    func onHeadersComplete() -> Int32 {
+        let state = parser.pointee
+        let status = Int(state.status_code)
+        if status == 101 || state.upgrade != 0 {
+            return failCallback(ResponseDecoderError(kind: .upgradeRefused, reason: "status \(status): the server switched protocols, which was never requested"))
+        }
+        if state.http_major != 1 {
+            return failCallback(.malformed("HTTP/\(state.http_major).\(state.http_minor) is not HTTP/1.x"))
+        }
+        if status < 100 { return failCallback(.malformed("status code \(status) below 100")) }
+        isInterim = status < 200
+        let skipBody = isInterim || toHEAD || status == 204 || status == 304
+        if !skipBody, let problem = framingProblem(state) { return failCallback(.malformed(problem)) }
+        if skipBody {
+            // llhttp sets F_SKIPBODY itself once we return 1; keep-alive must already see it,
+            // or a HEAD response without Content-Length would read as EOF-framed.
+            parser.pointee.flags |= UInt16(F_SKIPBODY.rawValue)
+        }
+        let head = ResponseHead(
+            versionMajor: Int(state.http_major),
+            versionMinor: Int(state.http_minor),
+            status: status,
+            reason: String(decoding: reasonBytes, as: UTF8.self),
+            headers: fields,
+            keepAlive: llhttp_should_keep_alive(parser) != 0
+        )
+        fields = []
+        if isInterim {
+            interimKeepAlive = interimKeepAlive && head.keepAlive
+            sink.append(.informational(head))
+            return 1
+        }
+        finalKeepAlive = head.keepAlive
+        sink.append(.head(head))
+        section = .body
+        if skipBody { return 1 }
+        if let maxBody = limits.maxBodyBytes, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0,
+           state.content_length > UInt64(maxBody) {
+            // The head is fine and already delivered; it is the body that will not fit.
+            return failCallback(ResponseDecoderError(kind: .bodyTooLarge, reason: "Content-Length \(state.content_length) exceeds the \(maxBody)-byte body limit"))
+        }
+        return 0
+    }
+
+    /// Why the body of this response cannot be framed reliably (RFC 9112 §6), or nil.
+    ///
+    /// We never send TE, so a server may apply no transfer coding but chunked (RFC 9112 §7.4),
+    /// and chunked exactly once. llhttp 8.1 would read "chunked, gzip" or "gzip" as EOF-framed and
+    /// "chunked, chunked" as chunked; all of those are refused here.
+    private func framingProblem(_ state: llhttp_t) -> String? {
+        let hasTransferEncoding = sawTransferEncoding || state.flags & UInt16(F_TRANSFER_ENCODING.rawValue) != 0
+        guard hasTransferEncoding else { return nil }
+        if state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 {
+            // llhttp refuses this already; kept so the rule does not depend on a lenient flag.
+            return "Content-Length together with Transfer-Encoding"
+        }
+        if state.http_minor == 0 {
+            // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing.
+            return "Transfer-Encoding in an HTTP/1.0 response"
+        }
+        if transferCodingCount != 1 || !transferCodingsAllChunked || state.flags & UInt16(F_CHUNKED.rawValue) == 0 {
+            return "Transfer-Encoding other than a single chunked"
+        }
+        return nil
+    }
+
+    // MARK: - Body and end
+
+    /// Body bytes, after chunked decoding: gathered until the feed ends, up to the body limit.
+    func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        var accepted = length
+        var overflow = false
+        if let maxBody = limits.maxBodyBytes, length > maxBody - bodyByteCount {
+            // Deliver what fits, so the bytes delivered do not depend on how reads were split.
+            accepted = maxBody - bodyByteCount
+            overflow = true
+        }
+        if accepted > 0 {
+            pendingBody.append(contentsOf: UnsafeRawBufferPointer(start: at, count: accepted))
+            bodyByteCount += accepted
+        }
+        if overflow {
+            return failCallback(ResponseDecoderError(kind: .bodyTooLarge, reason: "body exceeds the \(limits.maxBodyBytes ?? 0)-byte limit"))
+        }
+        return 0
+    }
+
+    /// A chunk-size line ended; after the last chunk, pause so the trailer section can be scanned
+    /// from its first byte (llhttp stops right after the line's LF).
+    func onChunkHeader() -> Int32 {
+        guard parser.pointee.content_length == 0 else { return 0 }
+        pause = .lastChunk
+        return Int32(HPE_PAUSED.rawValue)
+    }
+
+    /// A message ended: a 1xx (the final response follows) or the final response. Always pause,
+    /// so no byte after the message is consumed.
+    func onMessageComplete() -> Int32 {
+        if isInterim {
+            pause = .interimComplete
+        } else {
+            flushBody()
+            sink.append(.end(trailers: fields))
+            fields = []
+            completed = true
+            pause = .finalComplete
+        }
+        return Int32(HPE_PAUSED.rawValue)
+    }
+
+    // MARK: - Helpers
+
+    /// Stores `error` for the decoding loop to throw and returns the code that stops llhttp.
+    private func failCallback(_ error: ResponseDecoderError) -> Int32 {
+        callbackError = error
+        return Int32(HPE_USER.rawValue)
+    }
+
+    /// The stream byte just before `pointer`, which lies inside the current llhttp_execute call.
+    private func byteBefore(_ pointer: UnsafePointer<CChar>) -> UInt8 {
+        if let executeStart, pointer > executeStart { return UInt8(bitPattern: pointer[-1]) }
+        return byteBeforeExecute
+    }
+
+    /// Drops trailing SP/HTAB.
+    private func trimTrailingWhitespace(_ bytes: inout [UInt8]) {
+        while let last = bytes.last, ASCII.isWhitespace(last) { bytes.removeLast() }
+    }
+}
+
+/// Calls `body` with the decoder that owns `parser`, without retaining it: the decoder owns the
+/// parser, so it is alive for as long as llhttp runs.
+@inline(__always)
+private func withDecoder(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (ResponseDecoder) -> Int32) -> Int32 {
+    Unmanaged<ResponseDecoder>.fromOpaque(parser!.pointee.data!)._withUnsafeGuaranteedRef(body)
+}

@@ -1,0 +1,32 @@
+import Synchronization
+
+/// The one way into the loop thread: a multi-producer, single-consumer queue of closures.
+///
+/// Producers append under a mutex; the loop thread swaps the whole array out and runs it, so a
+/// wake-up drains everything that was queued before it, and a wake-up that finds the queue empty
+/// (uv_async_send coalesces, so that happens) costs one lock.
+final class JobQueue: Sendable {
+    typealias Job = @Sendable () -> Void
+
+    private let jobs = Mutex<[Job]>([])
+
+    /// Appends a job; returns true when the queue was empty, i.e. the consumer needs a wake-up.
+    @discardableResult
+    func push(_ job: @escaping Job) -> Bool {
+        jobs.withLock { jobs in
+            jobs.append(job)
+            return jobs.count == 1
+        }
+    }
+
+    /// Takes every queued job, in the order they were pushed.
+    func drain() -> [Job] {
+        jobs.withLock { jobs in
+            if jobs.isEmpty { return [] }
+            var taken: [Job] = []
+            taken.reserveCapacity(jobs.count)
+            swap(&taken, &jobs)
+            return taken
+        }
+    }
+}

@@ -1,0 +1,122 @@
+/// Someone waiting for a connection from a pool: a task runner. Loop thread only.
+protocol PoolRequest: AnyObject {
+    /// The pool's number for this request (the task identifier).
+    var poolRequestID: Int { get }
+    /// A connection is ready for the request; run it.
+    func poolAssigned(_ connection: HTTP1Connection)
+    /// No connection could be opened for the request.
+    func poolFailed(_ error: NetworkingError)
+}
+
+/// The I/O shell of one origin's keep-alive pool: maps the state machine's numbers to
+/// connections and waiting requests, and performs its actions. Loop-confined.
+final class ConnectionPool {
+    struct Settings {
+        var maximumConnections: Int
+        var idleTimeout: Double
+        var connectTimeout: Double
+        var decoderLimits: ResponseDecoder.Limits
+    }
+
+    let host: String
+    let port: Int
+    private let loop: EventLoop
+    private let resolver: DNSResolver
+    private let settings: Settings
+    private var machine: ConnectionPoolStateMachine
+    private var connections: [Int: HTTP1Connection] = [:]
+    private var waiting: [Int: PoolRequest] = [:]
+
+    init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings) {
+        self.host = host
+        self.port = port
+        self.loop = loop
+        self.resolver = resolver
+        self.settings = settings
+        self.machine = ConnectionPoolStateMachine(maximumConnections: settings.maximumConnections)
+    }
+
+    /// Open or opening connections.
+    var connectionCount: Int { machine.connectionCount }
+    /// Whether the pool holds nothing: no connection, no waiter.
+    var isEmpty: Bool { machine.isEmpty }
+
+    /// Queues `request`; it gets `poolAssigned` or `poolFailed` later (or at once, on an idle
+    /// connection).
+    func enqueue(_ request: PoolRequest, requireFreshConnection: Bool) {
+        loop.assertInLoop()
+        waiting[request.poolRequestID] = request
+        perform(machine.requestArrived(request.poolRequestID, requireFresh: requireFreshConnection))
+    }
+
+    /// Removes a request that no longer wants a connection.
+    func cancel(_ request: PoolRequest) {
+        guard waiting.removeValue(forKey: request.poolRequestID) != nil else { return }
+        perform(machine.requestCancelled(request.poolRequestID))
+    }
+
+    /// Closes every idle connection now, and every busy one as soon as its exchange ends: the
+    /// session is going away.
+    func drain() {
+        isDraining = true
+        for id in machine.takeIdleConnections() {
+            connections[id]?.close()
+        }
+    }
+    private var isDraining = false
+
+    private func perform(_ action: ConnectionPoolStateMachine.Action, error: NetworkingError? = nil) {
+        switch action {
+        case .none:
+            break
+        case .execute(let requestID, let connectionID):
+            guard let request = waiting.removeValue(forKey: requestID), let connection = connections[connectionID] else {
+                preconditionFailure("pool machine named an unknown request \(requestID) or connection \(connectionID)")
+            }
+            request.poolAssigned(connection)
+        case .openConnection(let id):
+            open(id)
+        case .replaceConnection(let victim, let id):
+            connections[victim]?.close()
+            open(id)
+        case .parkIdle(let id):
+            if isDraining {
+                _ = machine.takeIdleConnections()
+                connections[id]?.close()
+            } else {
+                connections[id]?.parkIdle(timeout: settings.idleTimeout)
+            }
+        case .failRequest(let requestID, let then):
+            let request = waiting.removeValue(forKey: requestID)
+            request?.poolFailed(error ?? NetworkingError(.connectFailed, "no connection to \(host):\(port)"))
+            perform(then)
+        }
+    }
+
+    private func open(_ id: Int) {
+        let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, resolver: resolver,
+                                         connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
+        connections[id] = connection
+        connection.start()
+    }
+}
+
+extension ConnectionPool: HTTP1ConnectionOwner {
+    func connectionReady(_ connection: HTTP1Connection) {
+        perform(machine.connectionEstablished(connection.id))
+    }
+
+    func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError) {
+        connections[connection.id] = nil
+        perform(machine.connectionFailed(connection.id), error: error)
+    }
+
+    func connectionReleased(_ connection: HTTP1Connection) {
+        perform(machine.connectionReleased(connection.id))
+    }
+
+    func connectionClosed(_ connection: HTTP1Connection) {
+        connections[connection.id] = nil
+        perform(machine.connectionClosed(connection.id))
+    }
+}

@@ -1,0 +1,56 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+
+/// Where and how completions are delivered, read from the manager when a batch leaves the loop.
+struct DeliveryTarget: @unchecked Sendable {
+    // @unchecked: DispatchQueue and DispatchGroup are thread-safe; the serializer is Sendable.
+    var queue: DispatchQueue
+    var group: DispatchGroup
+    var serializer: any ResponseSerializer
+}
+
+/// Runs on a worker thread: serializes each finished task's response, then calls the completion
+/// handlers on the completion queue inside the completion group, as AFNetworking does with
+/// dispatch_group_async. A batch (the tasks that finished in one loop iteration) costs one
+/// dispatch.
+enum CompletionDelivery {
+    private struct Outcome: @unchecked Sendable {
+        // @unchecked: the object was made on this worker and is handed over, never shared.
+        var task: SessionTask
+        var response: HTTPResponse?
+        var object: Any?
+        var error: (any Error)?
+    }
+
+    static func run(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget) {
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(batch.count)
+        for finished in batch {
+            guard finished.task.completionHandler != nil else { continue }
+            if let error = finished.error {
+                // A transport failure skips the serializer: (response, nil, error).
+                outcomes.append(Outcome(task: finished.task, response: finished.response, object: nil, error: error))
+                continue
+            }
+            guard let response = finished.response else { continue }
+            let data = Data(finished.body)
+            do {
+                let object = try target.serializer.responseObject(for: response, data: data)
+                outcomes.append(Outcome(task: finished.task, response: response, object: object, error: nil))
+            } catch var error as NetworkingError {
+                error.failingURL = error.failingURL ?? finished.task.originalRequest.url
+                outcomes.append(Outcome(task: finished.task, response: response, object: nil, error: error))
+            } catch {
+                outcomes.append(Outcome(task: finished.task, response: response, object: nil, error: error))
+            }
+        }
+        guard !outcomes.isEmpty else { return }
+        let ready = outcomes
+        target.queue.async(group: target.group) {
+            for outcome in ready {
+                outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
+            }
+        }
+    }
+}

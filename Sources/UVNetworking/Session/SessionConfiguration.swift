@@ -1,0 +1,31 @@
+import Foundation
+
+/// How a session connects and what it tolerates. Values, copied into the session when it is made.
+public struct SessionConfiguration: Sendable {
+    /// Connections open at once to one origin (scheme, host, port). URLSession's default is 6;
+    /// a batch fetcher raises it.
+    public var maximumConnectionsPerHost: Int = 6
+    /// Seconds to resolve and connect (all addresses together).
+    public var connectTimeout: TimeInterval = 10
+    /// Seconds from the last request byte to the response head.
+    public var responseHeadTimeout: TimeInterval = 60
+    /// Seconds without a byte while a response body arrives (URLSession's timeoutIntervalForRequest).
+    public var idleTimeout: TimeInterval = 60
+    /// Seconds an unused keep-alive connection stays open (async-http-client uses 60; servers
+    /// commonly close after 5 to 75).
+    public var idleConnectionTimeout: TimeInterval = 60
+    /// The largest response head accepted (status line and fields, or trailers), in bytes.
+    public var maximumResponseHeaderBytes: Int = 64 * 1024
+    /// The largest response body accepted, in bytes; nil for no limit.
+    public var maximumResponseBodyBytes: Int? = nil
+    /// Header fields added to every request that does not set them.
+    public var httpAdditionalHeaders: [(name: String, value: String)] = []
+    /// Seconds a DNS answer is reused.
+    public var dnsCacheTTL: TimeInterval = 30
+
+    /// The defaults above.
+    public static var `default`: SessionConfiguration { SessionConfiguration() }
+
+    /// Creates the default configuration.
+    public init() {}
+}

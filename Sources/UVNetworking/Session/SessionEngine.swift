@@ -1,0 +1,198 @@
+import Foundation
+import HTTPTypes
+
+/// The loop-side half of a session: its pools (one per origin), its running tasks and the
+/// hand-off of finished tasks to the worker pool and the completion queue. Loop-confined; the
+/// manager reaches it only through `EventLoop.execute`.
+final class SessionEngine {
+    private let loop: EventLoop
+    private let workers: WorkerPool
+    private let configuration: SessionConfiguration
+    private unowned let manager: SessionManager
+    private let resolver: DNSResolver
+    private var pools: [PoolKey: ConnectionPool] = [:]
+    private var runners: [Int: TaskRunner] = [:]
+    private var finished: [FinishedTask] = []
+    private var flushScheduled = false
+    private var additionalHeaderNames: Set<String>
+    private(set) var isInvalidated = false
+    private var invalidationWaiter: (() -> Void)?
+
+    private struct PoolKey: Hashable { var scheme: String; var host: String; var port: Int }
+
+    /// A task whose exchange is over, on its way to the serializer and the completion handler.
+    struct FinishedTask: @unchecked Sendable {
+        // @unchecked: the body array is handed over and never touched again on the loop.
+        var task: SessionTask
+        var response: HTTPResponse?
+        var body: [UInt8]
+        var error: NetworkingError?
+    }
+
+    init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
+        self.loop = loop
+        self.workers = workers
+        self.configuration = configuration
+        self.manager = manager
+        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: UInt64(max(0, configuration.dnsCacheTTL) * 1000))
+        self.additionalHeaderNames = Set(configuration.httpAdditionalHeaders.map { $0.name.lowercased() })
+    }
+
+    // MARK: Task events from the caller
+
+    func resume(_ task: SessionTask) { runner(for: task)?.resume() }
+    func suspend(_ task: SessionTask) { runners[task.taskIdentifier]?.suspend() }
+    func cancel(_ task: SessionTask) { runner(for: task)?.cancel() }
+
+    /// The task's runner; made on first use, never again once the task has finished.
+    private func runner(for task: SessionTask) -> TaskRunner? {
+        loop.assertInLoop()
+        if let runner = runners[task.taskIdentifier] { return runner }
+        guard task.loopPhase == .notStarted else { return nil }
+        task.loopPhase = .running
+        task.loopEngine = self
+        let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
+        runners[task.taskIdentifier] = runner
+        if isInvalidated {
+            runner.invalidate()
+            return nil
+        }
+        return runner
+    }
+
+    // MARK: Requests
+
+    struct PreparedRequest {
+        var bytes: [UInt8]
+        var pool: ConnectionPool
+    }
+
+    /// Validates and encodes a request and finds its pool. Throws for anything that must not reach
+    /// the network.
+    func prepare(_ request: Request) throws(NetworkingError) -> PreparedRequest {
+        let target: RequestTarget
+        do throws(RequestTarget.ParseError) {
+            target = try RequestTarget(absoluteURL: request.url.absoluteString)
+        } catch {
+            switch error {
+            case .unsupportedScheme(let scheme):
+                throw NetworkingError(.unsupportedURL, "unsupported URL scheme \"\(scheme)\"", failingURL: request.url)
+            case .invalid(let why):
+                throw NetworkingError(.invalidURL, "invalid URL: \(why)", failingURL: request.url)
+            }
+        }
+        guard target.scheme == "http" else {
+            throw NetworkingError(.unsupportedURL, "https needs TLS, which this build does not have yet", failingURL: request.url)
+        }
+        var fields = request.headerFields
+        if !configuration.httpAdditionalHeaders.isEmpty {
+            for extra in configuration.httpAdditionalHeaders where request.value(forHTTPHeaderField: extra.name) == nil {
+                fields.append(extra)
+            }
+        }
+        let bytes: [UInt8]
+        do throws(RequestEncoder.EncodeError) {
+            if let body = request.body {
+                let encoded = body.withUnsafeBytes { raw in
+                    Result { () throws(RequestEncoder.EncodeError) in
+                        try RequestEncoder.encode(method: request.method.rawValue, target: target, fields: fields, body: raw)
+                    }
+                }
+                bytes = try encoded.get()
+            } else {
+                bytes = try RequestEncoder.encode(method: request.method.rawValue, target: target, fields: fields, body: nil)
+            }
+        } catch {
+            throw NetworkingError(.invalidRequestHeader, Self.describe(error), failingURL: request.url)
+        }
+        return PreparedRequest(bytes: bytes, pool: pool(for: target))
+    }
+
+    private static func describe(_ error: RequestEncoder.EncodeError) -> String {
+        switch error {
+        case .invalidName(let name): return "invalid header field name \"\(name)\""
+        case .invalidValue(let name): return "the value of header field \"\(name)\" contains CR, LF, NUL or another control byte"
+        case .invalidMethod(let method): return "invalid method \"\(method)\""
+        }
+    }
+
+    private func pool(for target: RequestTarget) -> ConnectionPool {
+        let key = PoolKey(scheme: target.scheme, host: target.host, port: target.port)
+        if let pool = pools[key] { return pool }
+        let settings = ConnectionPool.Settings(
+            maximumConnections: max(1, configuration.maximumConnectionsPerHost),
+            idleTimeout: configuration.idleConnectionTimeout,
+            connectTimeout: configuration.connectTimeout,
+            decoderLimits: ResponseDecoder.Limits(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
+                                                  maxBodyBytes: configuration.maximumResponseBodyBytes))
+        let pool = ConnectionPool(host: target.host, port: target.port, loop: loop, resolver: resolver, settings: settings)
+        pools[key] = pool
+        return pool
+    }
+
+    // MARK: Finishing
+
+    /// A runner is done (success, failure or cancellation). Called exactly once per runner.
+    func runnerFinished(_ runner: TaskRunner, error: NetworkingError?) {
+        let task = runner.task
+        precondition(task.loopPhase == .running, "task \(task.taskIdentifier) finished twice")
+        task.loopPhase = .finished
+        task.loopEngine = nil
+        runners[task.taskIdentifier] = nil
+        task.recordCompletion(error: error)
+        manager.taskFinished(task)
+        finished.append(FinishedTask(task: task, response: runner.response, body: error == nil ? runner.body : [], error: error))
+        if !flushScheduled {
+            flushScheduled = true
+            // One hand-off per loop iteration, however many tasks finished in it.
+            loop.runAfterIO { [unowned self] in self.flushFinished() }
+        }
+        if isInvalidated && runners.isEmpty { closeAllIdle() }
+    }
+
+    private func flushFinished() {
+        flushScheduled = false
+        let batch = finished
+        finished.removeAll(keepingCapacity: true)
+        let delivery = manager.deliverySnapshot()
+        workers.submit {
+            CompletionDelivery.run(batch, with: delivery)
+        }
+    }
+
+    /// Body or upload bytes moved: tell the task's progress handler, at most one call in flight.
+    func progressChanged(_ task: SessionTask, upload: Bool) {
+        guard let handler = upload ? task.uploadProgressHandler : task.downloadProgressHandler else { return }
+        guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let progress = upload ? task.uploadProgress : task.downloadProgress
+        manager.deliverySnapshot().queue.async {
+            task.progressDeliveryPending.store(false, ordering: .releasing)
+            handler(progress)
+        }
+    }
+
+    // MARK: Invalidation
+
+    /// Stops taking tasks. With `cancelPending`, cancels every task; otherwise lets them finish.
+    /// Idle connections close now, busy ones when their task ends. `done` runs on the loop once
+    /// no task is left.
+    func invalidate(cancelPending: Bool, done: @escaping () -> Void) {
+        isInvalidated = true
+        if cancelPending {
+            for runner in Array(runners.values) { runner.invalidate() }
+        }
+        invalidationWaiter = done
+        if runners.isEmpty { closeAllIdle() }
+    }
+
+    private func closeAllIdle() {
+        for pool in pools.values { pool.drain() }
+        if let waiter = invalidationWaiter {
+            invalidationWaiter = nil
+            waiter()
+        }
+    }
+
+    /// Open or opening connections across every pool (for tests and metrics).
+    var connectionCount: Int { pools.values.reduce(0) { $0 + $1.connectionCount } }
+}

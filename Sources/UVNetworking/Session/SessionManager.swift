@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Creates and runs tasks, like AFURLSessionManager: every task's connection lives on one event
+/// loop; responses are serialized on a worker pool; completion handlers run on `completionQueue`
+/// inside `completionGroup`.
+public final class SessionManager: @unchecked Sendable {
+    // @unchecked: mutable state is in `settings` and `registry` (mutexes); the engine is touched
+    // only on the loop thread.
+
+    /// The configuration the session was made with.
+    public let configuration: SessionConfiguration
+    /// The loop that runs this session's connections.
+    public let loop: EventLoop
+    /// The threads that run this session's serializers.
+    public let workers: WorkerPool
+
+    private struct Settings {
+        var completionQueue: DispatchQueue?
+        var completionGroup: DispatchGroup?
+        var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
+        var sessionDidBecomeInvalid: (@Sendable () -> Void)?
+    }
+
+    private struct Registry {
+        var tasks: [Int: SessionTask] = [:]
+        var nextIdentifier = 1
+        var invalidated = false
+    }
+
+    private let settings = Mutex(Settings())
+    private let registry = Mutex(Registry())
+    /// Loop thread only (set in `init` before any job can run, replaced in a loop job).
+    private var engine: SessionEngine!
+    private static let sharedCompletionGroup = DispatchGroup()
+
+    /// Creates a session on the shared loop and worker pool.
+    public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
+        self.configuration = configuration
+        self.loop = loop
+        self.workers = workers
+        self.engine = SessionEngine(loop: loop, workers: workers, configuration: configuration, manager: self)
+    }
+
+    /// The queue completion handlers (and progress handlers) run on; nil means the main queue.
+    public var completionQueue: DispatchQueue? {
+        get { settings.withLock { $0.completionQueue } }
+        set { settings.withLock { $0.completionQueue = newValue } }
+    }
+
+    /// The group completion handlers run in; nil means one private group shared by all managers.
+    public var completionGroup: DispatchGroup? {
+        get { settings.withLock { $0.completionGroup } }
+        set { settings.withLock { $0.completionGroup = newValue } }
+    }
+
+    /// Turns responses into objects. Defaults to `JSONResponseSerializer`, as in AFNetworking.
+    public var responseSerializer: any ResponseSerializer {
+        get { settings.withLock { $0.responseSerializer } }
+        set { settings.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// Called once the session has been invalidated and every task has ended, on the completion
+    /// queue (AFNetworking's setSessionDidBecomeInvalidBlock).
+    public var sessionDidBecomeInvalid: (@Sendable () -> Void)? {
+        get { settings.withLock { $0.sessionDidBecomeInvalid } }
+        set { settings.withLock { $0.sessionDidBecomeInvalid = newValue } }
+    }
+
+    func deliverySnapshot() -> DeliveryTarget {
+        settings.withLock {
+            DeliveryTarget(queue: $0.completionQueue ?? .main, group: $0.completionGroup ?? Self.sharedCompletionGroup,
+                           serializer: $0.responseSerializer)
+        }
+    }
+
+    /// Creates a suspended data task; call `resume()` to start it. `completionHandler` runs exactly
+    /// once: with the serialized object, or with the error (a failed response's body is in the
+    /// error).
+    public func dataTask(with request: Request,
+                         uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+                         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+                         completionHandler: SessionTask.CompletionHandler? = nil) -> DataTask {
+        let identifier = registry.withLock { registry -> Int in
+            defer { registry.nextIdentifier += 1 }
+            return registry.nextIdentifier
+        }
+        let task = DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
+                            downloadProgress: downloadProgress, completionHandler: completionHandler)
+        registry.withLock { $0.tasks[identifier] = task }
+        return task
+    }
+
+    /// Every task created and not yet completed, by identifier.
+    public var tasks: [SessionTask] {
+        registry.withLock { $0.tasks.values.sorted { $0.taskIdentifier < $1.taskIdentifier } }
+    }
+
+    /// The data tasks among `tasks`.
+    public var dataTasks: [DataTask] { tasks.compactMap { $0 as? DataTask } }
+
+    /// Runs `body` on the loop thread with the engine that runs `task`: the current one, or the
+    /// one it started on before a reset.
+    func engineCall(for task: SessionTask, _ body: @escaping @Sendable (SessionEngine) -> Void) {
+        let accepted = loop.execute { [self] in body(task.loopEngine ?? self.engine) }
+        precondition(accepted, "the session's event loop has been shut down")
+    }
+
+    func taskFinished(_ task: SessionTask) {
+        _ = registry.withLock { $0.tasks.removeValue(forKey: task.taskIdentifier) }
+    }
+
+    /// Stops the session, like AFNetworking's method of the same name: with `cancelPendingTasks`
+    /// every task is cancelled, otherwise running tasks finish first. Connections close once no
+    /// task needs them. With `resetSession`, the manager is usable again afterwards with a fresh
+    /// session (new pools, new DNS cache); otherwise later tasks fail with `.sessionInvalidated`.
+    public func invalidateSessionCancelingTasks(_ cancelPendingTasks: Bool, resetSession: Bool) {
+        loop.execute { [self] in
+            let old = self.engine!
+            if resetSession {
+                self.engine = SessionEngine(loop: self.loop, workers: self.workers, configuration: self.configuration, manager: self)
+            }
+            old.invalidate(cancelPending: cancelPendingTasks) { [self] in
+                let target = self.deliverySnapshot()
+                guard let hook = self.sessionDidBecomeInvalid else { return }
+                target.queue.async(group: target.group) { hook() }
+            }
+        }
+    }
+
+    /// Open or opening connections of the current session; asks the loop and waits.
+    public var openConnectionCount: Int {
+        precondition(!loop.inLoop, "would deadlock on the loop thread")
+        let result = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { [self] in
+            result.withLock { $0 = self.engine.connectionCount }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// A request's life as the caller sees it, like URLSessionTask: created suspended, started with
+/// `resume()`, ended once with its completion handler. Safe to use from any thread.
+public class SessionTask: @unchecked Sendable {
+    // @unchecked: mutable state lives in `snapshot` (a Mutex) and atomics; the rest is immutable.
+
+    /// The task's state, numbered like URLSessionTask.State.
+    public enum State: Int, Sendable {
+        case running = 0, suspended = 1, canceling = 2, completed = 3
+    }
+
+    /// Unique within its session.
+    public let taskIdentifier: Int
+    /// The request as given.
+    public let originalRequest: Request
+    /// The request being sent (the same until redirects exist).
+    public var currentRequest: Request { originalRequest }
+
+    struct Snapshot {
+        var state: State = .suspended
+        var response: HTTPResponse?
+        var error: (any Error & Sendable)?
+        var uploadProgress: Progress?
+        var downloadProgress: Progress?
+    }
+
+    let snapshot = Mutex(Snapshot())
+    private let bytesReceived = Atomic<Int64>(0)
+    private let bytesSent = Atomic<Int64>(0)
+    private let bytesExpectedToReceive = Atomic<Int64>(-1)
+    private let bytesExpectedToSend: Int64
+    let progressDeliveryPending = Atomic<Bool>(false)
+    let completionHandler: CompletionHandler?
+
+    /// Where the task is on the loop. Loop thread only: it is what keeps a late `cancel()` from
+    /// starting a task that already finished.
+    enum LoopPhase { case notStarted, running, finished }
+    var loopPhase = LoopPhase.notStarted
+    /// The engine running the task, once it started. Loop thread only.
+    var loopEngine: SessionEngine?
+
+    /// AFNetworking's completion: the response (nil if none arrived), the serialized object,
+    /// and the error.
+    public typealias CompletionHandler = @Sendable (HTTPResponse?, Any?, (any Error)?) -> Void
+    let manager: SessionManager
+    let uploadProgressHandler: (@Sendable (Progress) -> Void)?
+    let downloadProgressHandler: (@Sendable (Progress) -> Void)?
+
+    init(identifier: Int, request: Request, manager: SessionManager,
+         uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
+         completionHandler: CompletionHandler?) {
+        self.completionHandler = completionHandler
+        self.taskIdentifier = identifier
+        self.originalRequest = request
+        self.manager = manager
+        self.uploadProgressHandler = uploadProgress
+        self.downloadProgressHandler = downloadProgress
+        self.bytesExpectedToSend = Int64(request.body?.count ?? 0)
+    }
+
+    /// The current state.
+    public var state: State { snapshot.withLock { $0.state } }
+    /// The response head, once it arrived.
+    public var response: HTTPResponse? { snapshot.withLock { $0.response } }
+    /// The error the task ended with, if it failed.
+    public var error: (any Error & Sendable)? { snapshot.withLock { $0.error } }
+    /// Body bytes received so far (after decoding the transfer coding).
+    public var countOfBytesReceived: Int64 { bytesReceived.load(ordering: .relaxed) }
+    /// Body bytes sent so far.
+    public var countOfBytesSent: Int64 { bytesSent.load(ordering: .relaxed) }
+    /// The response's Content-Length, or -1 while unknown.
+    public var countOfBytesExpectedToReceive: Int64 { bytesExpectedToReceive.load(ordering: .relaxed) }
+    /// The request body's length.
+    public var countOfBytesExpectedToSend: Int64 { bytesExpectedToSend }
+
+    /// Upload progress (total: the body's length). Created on first use.
+    public var uploadProgress: Progress {
+        snapshot.withLock { snapshot in
+            if let progress = snapshot.uploadProgress { return progress }
+            let progress = Progress(totalUnitCount: bytesExpectedToSend)
+            progress.completedUnitCount = bytesSent.load(ordering: .relaxed)
+            snapshot.uploadProgress = progress
+            return progress
+        }
+    }
+
+    /// Download progress (total: Content-Length, or -1 while unknown). Created on first use.
+    public var downloadProgress: Progress {
+        snapshot.withLock { snapshot in
+            if let progress = snapshot.downloadProgress { return progress }
+            let progress = Progress(totalUnitCount: bytesExpectedToReceive.load(ordering: .relaxed))
+            progress.completedUnitCount = bytesReceived.load(ordering: .relaxed)
+            snapshot.downloadProgress = progress
+            return progress
+        }
+    }
+
+    /// Starts the task, or resumes it after `suspend()`.
+    public func resume() {
+        let changed = snapshot.withLock { snapshot -> Bool in
+            guard snapshot.state == .suspended else { return false }
+            snapshot.state = .running
+            return true
+        }
+        if changed { manager.engineCall(for: self) { $0.resume(self) } }
+    }
+
+    /// Pauses the task: before it starts, it does not start; while it runs, reading stops.
+    public func suspend() {
+        let changed = snapshot.withLock { snapshot -> Bool in
+            guard snapshot.state == .running else { return false }
+            snapshot.state = .suspended
+            return true
+        }
+        if changed { manager.engineCall(for: self) { $0.suspend(self) } }
+    }
+
+    /// Cancels the task: it completes with `NetworkingError.Code.cancelled`, unless it has already
+    /// completed.
+    public func cancel() {
+        let changed = snapshot.withLock { snapshot -> Bool in
+            guard snapshot.state == .running || snapshot.state == .suspended else { return false }
+            snapshot.state = .canceling
+            return true
+        }
+        if changed { manager.engineCall(for: self) { $0.cancel(self) } }
+    }
+
+    // MARK: Updates from the loop thread
+
+    func recordResponse(_ response: HTTPResponse, expectedLength: Int64?) {
+        if let expectedLength { bytesExpectedToReceive.store(expectedLength, ordering: .relaxed) }
+        let progress = snapshot.withLock { snapshot -> Progress? in
+            snapshot.response = response
+            return snapshot.downloadProgress
+        }
+        if let progress, let expectedLength { progress.totalUnitCount = expectedLength }
+    }
+
+    /// Adds received body bytes; returns the download Progress if anyone is watching it.
+    func recordReceived(_ count: Int) {
+        let total = bytesReceived.add(Int64(count), ordering: .relaxed).newValue
+        if let progress = snapshot.withLock({ $0.downloadProgress }) { progress.completedUnitCount = total }
+    }
+
+    func recordSent(_ count: Int64) {
+        bytesSent.store(count, ordering: .relaxed)
+        if let progress = snapshot.withLock({ $0.uploadProgress }) { progress.completedUnitCount = count }
+    }
+
+    func recordCompletion(error: (any Error & Sendable)?) {
+        snapshot.withLock { snapshot in
+            snapshot.state = .completed
+            snapshot.error = error
+        }
+    }
+}
+
+/// A task whose response body is collected in memory, like URLSessionDataTask.
+public final class DataTask: SessionTask, @unchecked Sendable {}

@@ -1,0 +1,224 @@
+import CUV
+import Glibc
+
+/// What a TCP transport reports to its owner. Every callback runs on the loop thread, and none runs
+/// after `close()` has been called.
+protocol TCPTransportDelegate: AnyObject {
+    func transportDidConnect(_ transport: TCPTransport)
+    func transport(_ transport: TCPTransport, didFailToConnect code: Int32)
+    /// `bytes` is valid only during the call: it is the loop's shared read buffer.
+    func transport(_ transport: TCPTransport, didRead bytes: UnsafeRawBufferPointer)
+    func transportDidReadEOF(_ transport: TCPTransport)
+    /// A read or write error (ECONNRESET, EPIPE, ...).
+    func transport(_ transport: TCPTransport, didFailWith code: Int32)
+    /// A write that returned `.pending` has reached the kernel.
+    func transportDidFinishWriting(_ transport: TCPTransport)
+}
+
+/// One uv_tcp_t: connect, read, write, close. The thin shell under an HTTP/1.1 connection.
+///
+/// Loop-confined. The handle keeps the transport alive from `connect` until libuv's close
+/// callback, so memory is released only when libuv is done with it.
+final class TCPTransport {
+    enum WriteOutcome: Equatable { case written, pending, failed(Int32) }
+
+    private let loop: EventLoop
+    private let handle: UnsafeMutablePointer<uv_tcp_t>
+    weak var delegate: TCPTransportDelegate?
+    private(set) var isClosed = false
+    private var isReading = false
+    private var writesInFlight = 0
+    /// Bytes written to the socket over the transport's life (for metrics and tests).
+    private(set) var bytesWritten = 0
+    /// Bytes read from the socket over the transport's life.
+    private(set) var bytesRead = 0
+    /// The address connected to, once connected.
+    private(set) var remoteAddress: SocketAddress?
+
+    init(loop: EventLoop) {
+        loop.assertInLoop()
+        self.loop = loop
+        handle = .allocate(capacity: 1)
+        uv_tcp_init(loop.uv, handle)
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    private var stream: UnsafeMutablePointer<uv_stream_t> {
+        UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self)
+    }
+
+    private static func from(_ data: UnsafeMutableRawPointer?) -> TCPTransport {
+        Unmanaged<TCPTransport>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    /// Starts connecting. The outcome arrives as `transportDidConnect` or `didFailToConnect`.
+    func connect(to address: SocketAddress) {
+        loop.assertInLoop()
+        let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        let status = address.withSockAddr { sockaddr in
+            uv_tcp_connect(request, handle, sockaddr) { request, status in
+                let transport = TCPTransport.from(request!.pointee.handle.pointee.data)
+                request!.deallocate()
+                transport.connectFinished(status)
+            }
+        }
+        remoteAddress = address
+        if status != 0 {
+            request.deallocate()
+            // Report asynchronously-equivalent: the caller is prepared for a callback at any time,
+            // but not re-entrantly from inside connect(); defer it one loop turn.
+            let failure = status
+            loop.runAfterIO { [weak self] in
+                guard let self, !self.isClosed else { return }
+                self.delegate?.transport(self, didFailToConnect: failure)
+            }
+        }
+    }
+
+    private func connectFinished(_ status: Int32) {
+        guard !isClosed else { return }
+        if status != 0 {
+            delegate?.transport(self, didFailToConnect: status)
+            return
+        }
+        // Small requests must not wait for Nagle's algorithm.
+        uv_tcp_nodelay(handle, 1)
+        delegate?.transportDidConnect(self)
+    }
+
+    /// Starts delivering reads (idempotent).
+    func startReading() {
+        guard !isClosed, !isReading else { return }
+        isReading = true
+        let status = uv_read_start(stream, { handle, _, buffer in
+            let transport = TCPTransport.from(handle!.pointee.data)
+            buffer!.pointee.base = transport.loop.readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self)
+            buffer!.pointee.len = transport.loop.readBuffer.count
+        }, { stream, count, _ in
+            TCPTransport.from(stream!.pointee.data).readFinished(count)
+        })
+        if status != 0 {
+            isReading = false
+            let failure = status
+            loop.runAfterIO { [weak self] in
+                guard let self, !self.isClosed else { return }
+                self.delegate?.transport(self, didFailWith: failure)
+            }
+        }
+    }
+
+    /// Stops delivering reads: the kernel buffers, then TCP flow control slows the peer.
+    func stopReading() {
+        guard !isClosed, isReading else { return }
+        isReading = false
+        uv_read_stop(stream)
+    }
+
+    private func readFinished(_ count: Int) {
+        guard !isClosed else { return }
+        if count > 0 {
+            bytesRead += count
+            delegate?.transport(self, didRead: UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count))
+        } else if count == Int(UV_EOF.rawValue) {
+            stopReading()
+            delegate?.transportDidReadEOF(self)
+        } else if count < 0 {
+            stopReading()
+            delegate?.transport(self, didFailWith: Int32(count))
+        }
+        // count == 0 is EAGAIN: nothing to do.
+    }
+
+    /// Writes `bytes` with one syscall when the socket takes them all (the usual case for a
+    /// request), else queues the rest with uv_write.
+    func write(_ bytes: [UInt8]) -> WriteOutcome {
+        guard !isClosed else { return .failed(Int32(UV_EPIPE.rawValue)) }
+        var offset = 0
+        if writesInFlight == 0 {
+            let written = bytes.withUnsafeBytes { raw -> Int32 in
+                var buffer = uv_buf_init(UnsafeMutablePointer(mutating: raw.baseAddress?.assumingMemoryBound(to: CChar.self)), UInt32(raw.count))
+                return uv_try_write(stream, &buffer, 1)
+            }
+            if written >= 0 {
+                offset = Int(written)
+                bytesWritten += offset
+                if offset == bytes.count { return .written }
+            } else if written != UV_EAGAIN.rawValue {
+                return .failed(written)
+            }
+        }
+        let pending = PendingWrite(bytes: bytes[offset...], transport: self)
+        let status = pending.start(on: stream, count: bytes.count - offset)
+        if status != 0 { return .failed(status) }
+        writesInFlight += 1
+        return .pending
+    }
+
+    fileprivate func writeFinished(_ status: Int32, count: Int) {
+        writesInFlight -= 1
+        guard !isClosed else { return }
+        if status != 0 {
+            delegate?.transport(self, didFailWith: status)
+        } else {
+            bytesWritten += count
+            delegate?.transportDidFinishWriting(self)
+        }
+    }
+
+    /// Closes the socket. With `reset`, the peer sees RST instead of FIN (used when a response was
+    /// abandoned mid-body, so the server stops sending). No delegate callback runs afterwards.
+    func close(reset: Bool = false) {
+        guard !isClosed else { return }
+        isClosed = true
+        isReading = false
+        let raw = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)
+        if reset {
+            uv_tcp_close_reset(handle) { raw in TCPTransport.closed(raw) }
+        } else {
+            uv_close(raw) { raw in TCPTransport.closed(raw) }
+        }
+    }
+
+    private static func closed(_ raw: UnsafeMutablePointer<uv_handle_t>?) {
+        let unmanaged = Unmanaged<TCPTransport>.fromOpaque(raw!.pointee.data)
+        let transport = unmanaged.takeUnretainedValue()
+        transport.handle.deallocate()
+        unmanaged.release()
+    }
+}
+
+/// A uv_write whose bytes must outlive the call; it owns itself and a copy of the bytes until
+/// libuv's callback.
+private final class PendingWrite {
+    let buffer: UnsafeMutableRawBufferPointer
+    let transport: TCPTransport
+    let request = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+
+    init(bytes: ArraySlice<UInt8>, transport: TCPTransport) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        self.buffer = buffer
+        self.transport = transport
+    }
+
+    deinit {
+        buffer.deallocate()
+        request.deallocate()
+    }
+
+    func start(on stream: UnsafeMutablePointer<uv_stream_t>, count: Int) -> Int32 {
+        request.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        var uvBuffer = uv_buf_init(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(count))
+        let status = uv_write(request, stream, &uvBuffer, 1) { request, status in
+            let write = Unmanaged<PendingWrite>.fromOpaque(request!.pointee.data).takeRetainedValue()
+            write.transport.writeFinished(status, count: write.written)
+        }
+        written = count
+        if status != 0 {
+            Unmanaged<PendingWrite>.fromOpaque(request.pointee.data).release()
+        }
+        return status
+    }
+
+    private(set) var written = 0
+}

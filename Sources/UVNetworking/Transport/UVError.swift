@@ -1,0 +1,11 @@
+import CUV
+
+/// libuv's negative error codes, named.
+enum UVError {
+    /// "ECONNREFUSED (connection refused)".
+    static func describe(_ code: Int32) -> String {
+        "\(String(cString: uv_err_name(code))) (\(String(cString: uv_strerror(code))))"
+    }
+
+    static func name(_ code: Int32) -> String { String(cString: uv_err_name(code)) }
+}

@@ -1,0 +1,91 @@
+import Testing
+@testable import UVNetworking
+
+@Suite struct RequestEncoderTests {
+    private func target(_ url: String) throws -> RequestTarget { try RequestTarget(absoluteURL: url) }
+
+    private func encode(_ method: String = "GET", _ url: String = "http://example.com/a?b=c",
+                        _ fields: [(name: String, value: String)] = [], body: [UInt8]? = nil) throws -> String {
+        let target = try target(url)
+        let bytes: [UInt8]
+        if let body {
+            bytes = try body.withUnsafeBytes { try RequestEncoder.encode(method: method, target: target, fields: fields, body: $0) }
+        } else {
+            bytes = try RequestEncoder.encode(method: method, target: target, fields: fields, body: nil)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func getHasHostAndNoContentLength() throws {
+        #expect(try encode() == "GET /a?b=c HTTP/1.1\r\nHost: example.com\r\n\r\n")
+    }
+
+    @Test func postWithBodyHasContentLengthAndBodyInTheSameBuffer() throws {
+        #expect(try encode("POST", "http://127.0.0.1:8080/x", [("Content-Type", "text/plain")], body: Array("hi".utf8))
+                == "POST /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi")
+    }
+
+    @Test func emptyPostSaysContentLengthZero() throws {
+        #expect(try encode("POST", "http://h/") == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+    }
+
+    @Test func callerHostWins() throws {
+        #expect(try encode("GET", "http://h/", [("host", "other")]) == "GET / HTTP/1.1\r\nhost: other\r\n\r\n")
+    }
+
+    @Test(arguments: ["a\r\nInjected: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{7F}b", "a\u{1}b"])
+    func valuesWithControlBytesAreRejected(value: String) {
+        #expect(throws: RequestEncoder.EncodeError.invalidValue(name: "X")) {
+            _ = try encode("GET", "http://h/", [("X", value)])
+        }
+    }
+
+    @Test(arguments: ["", "Bad Name", "Bad:Name", "Bad\r\nName", "Ünï"])
+    func namesThatAreNotTokensAreRejected(name: String) {
+        #expect(throws: RequestEncoder.EncodeError.invalidName(name)) {
+            _ = try encode("GET", "http://h/", [(name, "v")])
+        }
+    }
+
+    @Test func tabsAndObsTextAreFineInValues() throws {
+        #expect(try encode("GET", "http://h/", [("X", "a\tb é")]).contains("X: a\tb é\r\n"))
+    }
+
+    @Test func badMethodIsRejected() {
+        #expect(throws: RequestEncoder.EncodeError.invalidMethod("GE T")) { _ = try encode("GE T") }
+    }
+}
+
+@Suite struct RequestTargetTests {
+    @Test func partsOfAnOrdinaryURL() throws {
+        let target = try RequestTarget(absoluteURL: "http://user:pw@example.com:8080/p%20q?x=1#frag")
+        #expect(target.host == "example.com")
+        #expect(target.port == 8080)
+        #expect(target.authority == "example.com:8080")
+        #expect(target.path == "/p%20q?x=1")
+    }
+
+    @Test func defaultPortIsLeftOutOfHostAndEmptyPathIsSlash() throws {
+        let target = try RequestTarget(absoluteURL: "http://example.com")
+        #expect(target.port == 80)
+        #expect(target.authority == "example.com")
+        #expect(target.path == "/")
+        #expect(try RequestTarget(absoluteURL: "http://example.com?q").path == "/?q")
+    }
+
+    @Test func ipv6Literal() throws {
+        let target = try RequestTarget(absoluteURL: "http://[::1]:9000/x")
+        #expect(target.host == "::1")
+        #expect(target.port == 9000)
+        #expect(target.authority == "[::1]:9000")
+    }
+
+    @Test(arguments: ["http://", "http://:80/", "http://h:0/", "http://h:70000/", "http://h:8a/", "http://[::1/", "notaurl", "http://h h/", "http://h/a b"])
+    func invalidURLs(url: String) {
+        #expect(throws: RequestTarget.ParseError.self) { _ = try RequestTarget(absoluteURL: url) }
+    }
+
+    @Test func otherSchemesAreUnsupported() {
+        #expect(throws: RequestTarget.ParseError.unsupportedScheme("ftp")) { _ = try RequestTarget(absoluteURL: "ftp://h/") }
+    }
+}

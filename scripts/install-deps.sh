@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs what UVNetworking needs to build and test, skipping whatever is already there, so that
+# running it twice costs nothing. llhttp has no -dev package on Debian bookworm: it is built here
+# from the C sources that Debian's node-llhttp ships, in strict mode, into LLHTTP_PREFIX — never
+# into this repository.
+set -euo pipefail
+
+LLHTTP_PREFIX=${LLHTTP_PREFIX:-/usr/local}
+packages=(libuv1-dev libssl-dev pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin wrk curl)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+# llhttp: prefer the system's (newer distributions ship libllhttp-dev); otherwise build it.
+need_llhttp=0
+pkg-config --exists libllhttp 2>/dev/null || need_llhttp=1
+if [ "$need_llhttp" = 1 ] && [ ! -f /usr/share/llhttp/llhttp.c ]; then
+  if apt-cache show libllhttp-dev >/dev/null 2>&1; then missing+=(libllhttp-dev); else missing+=(node-llhttp); fi
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if pkg-config --exists libllhttp 2>/dev/null; then
+  exit 0
+fi
+
+src=/usr/share/llhttp
+hdr=/usr/share/include/llhttp/llhttp.h
+[ -f "$src/llhttp.c" ] && [ -f "$hdr" ] || { echo "install-deps: no llhttp sources in $src" >&2; exit 1; }
+version=$(awk '/define LLHTTP_VERSION_(MAJOR|MINOR|PATCH)/ {printf "%s%s", sep, $3; sep="."}' "$hdr")
+
+build=$(mktemp -d)
+trap 'rm -rf "$build"' EXIT
+for f in api http llhttp; do
+  cc -O2 -fPIC -DLLHTTP_STRICT_MODE=1 -I"$(dirname "$hdr")" -c "$src/$f.c" -o "$build/$f.o"
+done
+ar rcs "$build/libllhttp.a" "$build"/*.o
+
+"${sudo_cmd[@]}" install -d "$LLHTTP_PREFIX/lib/pkgconfig" "$LLHTTP_PREFIX/include"
+"${sudo_cmd[@]}" install -m 644 "$build/libllhttp.a" "$LLHTTP_PREFIX/lib/libllhttp.a"
+"${sudo_cmd[@]}" install -m 644 "$hdr" "$LLHTTP_PREFIX/include/llhttp.h"
+cat > "$build/libllhttp.pc" <<PC
+prefix=$LLHTTP_PREFIX
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: libllhttp
+Description: llhttp $version built from Debian's node-llhttp sources (strict mode)
+Version: $version
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lllhttp
+PC
+"${sudo_cmd[@]}" install -m 644 "$build/libllhttp.pc" "$LLHTTP_PREFIX/lib/pkgconfig/libllhttp.pc"
+echo "install-deps: built llhttp $version (strict) into $LLHTTP_PREFIX"
