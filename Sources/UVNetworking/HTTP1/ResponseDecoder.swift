@@ -227,7 +227,7 @@ final class ResponseDecoder {
             if consumed > 0 { byteBeforeExecute = UInt8(bitPattern: start[consumed - 1]) }
             return consumed
         }
-        throw fail(callbackError ?? llhttpError(result))
+        throw fail(callbackError ?? Self.llhttpError(result, parser: parser))
     }
 
     /// Acts on the pause llhttp just returned. Returns true when the final response is complete.
@@ -285,7 +285,7 @@ final class ResponseDecoder {
     }
 
     /// Builds a `.malformed` error from llhttp's errno and reason (which may be NULL).
-    private func llhttpError(_ code: llhttp_errno_t) -> ResponseDecoderError {
+    static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>) -> ResponseDecoderError {
         let name = llhttp_errno_name(code).map { String(cString: $0) } ?? "HPE_\(code.rawValue)"
         let detail = llhttp_get_error_reason(parser).map { String(cString: $0) } ?? "no reason given"
         return .malformed("\(name): \(detail)")
@@ -395,7 +395,6 @@ enum ASCII {
         return literal.withUTF8Buffer { expected in
             var index = 0
             for byte in bytes {
-                // Only letters change with | 0x20, and the literal holds no byte that a non-letter could fold into.
                 let folded = (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
                 if folded != expected[index] { return false }
                 index += 1

@@ -92,3 +92,15 @@ func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
     }
     return condition()
 }
+
+/// Every open descriptor of this process and what it points at ("socket:[123]", a path, ...),
+/// for saying which ones leaked.
+func fileDescriptorTargets() -> [Int32: String] {
+    var result: [Int32: String] = [:]
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return result }
+    for name in names {
+        guard let fd = Int32(name) else { continue }
+        result[fd] = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) ?? "?"
+    }
+    return result
+}

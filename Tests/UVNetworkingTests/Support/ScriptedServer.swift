@@ -109,7 +109,12 @@ final class ScriptedServer: @unchecked Sendable {
     /// a script that returns without closing gets an orderly close.
     init(ipv6: Bool = false, _ script: @escaping @Sendable (ScriptedConnection) throws -> Void) throws {
         core = try ScriptedServerCore(ipv6: ipv6, script: script)
-        try core.startAccepting()
+        do {
+            try core.startAccepting()
+        } catch {
+            core.stop()
+            throw error
+        }
     }
 
     deinit { core.stop() }
@@ -123,7 +128,8 @@ final class ScriptedServer: @unchecked Sendable {
     var maxConcurrentConnections: Int { core.state.withLock { $0.maxOpen } }
 
     /// Closes the listener and every open connection, wakes scripts blocked in this API (their
-    /// next call throws `.stopped`) and joins all threads. Idempotent.
+    /// next call throws `.stopped`) and joins all threads. Idempotent: only the first call
+    /// does (and waits for) the work.
     func stop() { core.stop() }
 }
 
@@ -148,8 +154,9 @@ private final class ScriptedServerCore: @unchecked Sendable {
     private let stopRead: Int32
     private let stopWrite: Int32
     private let script: @Sendable (ScriptedConnection) throws -> Void
-    /// Serialises whole `stop()` calls so a second caller returns only once stopping is done.
-    private let stopLock = Mutex(false)
+    /// Set by the first `stop()`; later calls return at once (a script calling `stop()` while
+    /// the first caller joins its thread must not wait for that caller).
+    private let stopStarted = Mutex(false)
 
     init(ipv6: Bool, script: @escaping @Sendable (ScriptedConnection) throws -> Void) throws {
         self.script = script
@@ -220,29 +227,30 @@ private final class ScriptedServerCore: @unchecked Sendable {
     }
 
     func stop() {
-        stopLock.withLock { alreadyStopped in
-            guard !alreadyStopped else { return }
-            alreadyStopped = true
-            let connections = state.withLock { state in
-                state.stopping = true
-                return Array(state.connections.values)
-            }
-            var byte: UInt8 = 1
-            _ = Glibc.write(stopWrite, &byte, 1) // Never drained: the pipe stays readable for every poll.
-            for connection in connections { connection.abortForStop() }
-            let self_ = pthread_self()
-            if let acceptThread = state.withLock({ $0.acceptThread }), pthread_equal(acceptThread, self_) == 0 {
-                pthread_join(acceptThread, nil)
-            }
-            // The accept loop has exited, so these lists no longer grow.
-            let threads = state.withLock { state in Array(state.connectionThreads.values) + state.finishedThreads }
-            for thread in threads where pthread_equal(thread, self_) == 0 { pthread_join(thread, nil) }
-            // Scripts that bypassed the API may have left sockets open; close them now.
-            for connection in state.withLock({ Array($0.connections.values) }) { connection.close() }
-            Glibc.close(listener)
-            Glibc.close(stopRead)
-            Glibc.close(stopWrite)
+        let first = stopStarted.withLock { started in
+            defer { started = true }
+            return !started
         }
+        guard first else { return }
+        let connections = state.withLock { state in
+            state.stopping = true
+            return Array(state.connections.values)
+        }
+        var byte: UInt8 = 1
+        _ = Glibc.write(stopWrite, &byte, 1) // Never drained: stays readable for every later poll.
+        for connection in connections { connection.abortForStop() }
+        let self_ = pthread_self()
+        if let acceptThread = state.withLock({ $0.acceptThread }), pthread_equal(acceptThread, self_) == 0 {
+            pthread_join(acceptThread, nil)
+        }
+        // The accept loop has exited, so these lists no longer grow.
+        let threads = state.withLock { state in Array(state.connectionThreads.values) + state.finishedThreads }
+        for thread in threads where pthread_equal(thread, self_) == 0 { pthread_join(thread, nil) }
+        // Scripts that bypassed the API may have left sockets open; close them now.
+        for connection in state.withLock({ Array($0.connections.values) }) { connection.close() }
+        Glibc.close(listener)
+        Glibc.close(stopRead)
+        Glibc.close(stopWrite)
     }
 }
 
@@ -484,8 +492,8 @@ final class RawTCPClient {
 // MARK: - Socket plumbing
 
 /// Thin wrappers over the socket calls both ends need.
-private enum Socket {
-    static func listen(ipv6: Bool) throws -> (fd: Int32, port: Int) {
+enum Socket {
+    static func listen(ipv6: Bool, backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw LoopbackSocketError.system(call: "socket", errno: errno) }
         do {
@@ -495,7 +503,7 @@ private enum Socket {
             try withLoopbackAddress(ipv6: ipv6, port: 0) { address, length in
                 guard bind(fd, address, length) == 0 else { throw LoopbackSocketError.system(call: "bind", errno: errno) }
             }
-            guard Glibc.listen(fd, 128) == 0 else { throw LoopbackSocketError.system(call: "listen", errno: errno) }
+            guard Glibc.listen(fd, backlog) == 0 else { throw LoopbackSocketError.system(call: "listen", errno: errno) }
             return (fd, localPort(fd))
         } catch {
             Glibc.close(fd)

@@ -243,7 +243,7 @@ struct TestServersSelfTests {
     }
 
     @Test func releasedSupervisedProcessIsGoneWithItsDirectory() throws {
-        let directory = NSTemporaryDirectory() + "/uvnetworking-supervised-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let directory = NSTemporaryDirectory() + "uvnetworking-supervised-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let process = try SupervisedProcess.launch(["/bin/sleep", "600"], directory: directory)
         #expect(process.exitStatus == nil)

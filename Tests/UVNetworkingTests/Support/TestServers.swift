@@ -144,7 +144,7 @@ enum TestServers {
         }
         try Data(NginxServer.largeBody(count: NginxServer.largeSize)).write(to: URL(fileURLWithPath: docroot + "/large.bin"))
         try Data(NginxServer.largeBody(count: NginxServer.large8MSize)).write(to: URL(fileURLWithPath: docroot + "/large-8m.bin"))
-        try NginxServer.helloBody.write(toFile: docroot + "/hello.txt", atomically: true, encoding: .utf8)
+        try NginxServer.helloBody.write(toFile: docroot + "/hello.txt", atomically: false, encoding: .utf8)
         let hello = "default_type text/plain; return 200 \"hello world\\n\";"
         // sub_filter with a pattern that never occurs still removes Content-Length -> chunked.
         let chunked = "sub_filter_types *; sub_filter \"no-such-text\" \"\";"
@@ -186,7 +186,7 @@ enum TestServers {
             }
 
             """
-        try config.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        try config.write(toFile: directory + "/nginx.conf", atomically: false, encoding: .utf8)
     }
 
     /// Polls until GET `path` on `port` answers 200 with a body `accepts`; nil when ready,

@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+// UVNetworking's benchmarks: a package of its own so that the library's package stays free of
+// benchmark-only dependencies. `make bench` (Benchmarks/run.sh) builds and runs everything here.
+import PackageDescription
+
+let package = Package(
+    name: "UVNetworkingBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "UVNetworking", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    ],
+    targets: [
+        // Counts malloc-family calls while enabled (an interposer linked into uvbench itself, so no
+        // LD_PRELOAD is needed).
+        .target(name: "CAllocCounter"),
+        // What uvbench and the ordo-one benchmark share: a private nginx, wrk, and the closed-loop
+        // load driver for the task model.
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "uvbench",
+            dependencies: [
+                "BenchSupport", "CAllocCounter",
+                .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "HTTPClient",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/HTTPClient",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,240 @@
+import ArgumentParser
+import BenchSupport
+import CAllocCounter
+import Foundation
+import Histogram
+import UVNetworking
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The side-by-side run: wrk and UVNetworking take turns against one private nginx, in one
+/// process run, so that their ratio is taken under the same conditions.
+@main
+struct UVBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "uvbench",
+        abstract: "wrk vs UVNetworking's task model against a private nginx (12-byte body, keep-alive).",
+        discussion: """
+        Rounds alternate: wrk, UVNetworking, wrk, UVNetworking, ... each for --seconds, after a warm-up \
+        of each. UVNetworking keeps exactly --connections tasks in flight: every completion handler \
+        checks its response (200, the 12 bytes) and resumes the next task. A run with any error is \
+        invalid (exit status 2). Missing the 0.8x goal is a verdict, not a failure.
+        """
+    )
+
+    @Option(help: "Seconds per round.")
+    var seconds: Int = 5
+
+    @Option(help: "Rounds of each client.")
+    var rounds: Int = 3
+
+    @Option(help: "Warm-up seconds for each client before the rounds.")
+    var warmup: Int = 2
+
+    @Option(help: "Requests in flight (wrk -c, and tasks in flight for UVNetworking).")
+    var connections: Int = 64
+
+    @Option(help: "Requests over which allocations are counted (0 skips the count).")
+    var allocRequests: Int = 20_000
+
+    @Option(help: "Write a markdown summary to this file.")
+    var markdown: String?
+
+    @Option(help: "The goal: UVNetworking's median over wrk's median.")
+    var goal: Double = 0.8
+
+    @Option(help: "nginx executable.")
+    var nginx: String = "/usr/sbin/nginx"
+
+    @Option(help: "wrk executable.")
+    var wrk: String = "/usr/bin/wrk"
+
+    @Flag(help: "Run only UVNetworking for --seconds (one round, no wrk): for profilers and strace.")
+    var oursOnly = false
+
+    @Option(help: "With --ours-only: use this server instead of starting nginx.")
+    var url: String?
+
+    func validate() throws {
+        guard seconds > 0, rounds > 0, warmup >= 0, connections > 0, allocRequests >= 0 else {
+            throw ValidationError("--seconds, --rounds and --connections must be positive")
+        }
+        if url != nil && !oursOnly { throw ValidationError("--url is only for --ours-only runs") }
+    }
+
+    func run() throws {
+        Cleanup.installSignalHandlers()
+        defer { Cleanup.runNow() }
+        setvbuf(stdout, nil, _IOLBF, 0)
+        if oursOnly {
+            try runOursOnly()
+        } else {
+            try runSideBySide()
+        }
+    }
+
+    // MARK: Profiling mode
+
+    private func runOursOnly() throws {
+        var server: NginxServer?
+        let target: URL
+        if let url {
+            guard let parsed = URL(string: url) else { throw ValidationError("bad --url") }
+            target = parsed
+        } else {
+            server = try NginxServer(executable: nginx)
+            target = server!.url
+        }
+        defer { server?.stop() }
+        let load = ClosedLoopLoad(url: target, connections: connections)
+        if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
+        print("uvbench: UVNetworking only, \(connections) in flight for \(seconds) s against \(target.absoluteString) (pid \(getpid()))")
+        let cpuBefore = CPUTime.ofSelf()
+        let result = load.run(concurrency: connections, seconds: Double(seconds))
+        let cpu = CPUTime.ofSelf() - cpuBefore
+        let perRequest = cpu.total / Double(max(1, result.completed))
+        print(String(format: "%.0f req/s, %d requests, %d errors, CPU %.2f µs/request (%.2f cores), ",
+                     result.requestsPerSecond, result.completed, result.errors, perRequest, cpu.total / 1e6 / result.elapsed)
+              + "p50 \(formatMicros(Double(result.latency.valueAtPercentile(50)) / 1e3)), "
+              + "p99 \(formatMicros(Double(result.latency.valueAtPercentile(99)) / 1e3))")
+        load.shutdown()
+        if !result.isValid { throw InvalidRun(firstError: result.firstError, errors: result.errors) }
+    }
+
+    // MARK: Side by side
+
+    struct Round {
+        var wrk: WrkResult
+        var wrkNginxCPU: Double?
+        var ours: LoadResult
+        var oursCPU: CPUTime
+        var oursNginxCPU: Double?
+    }
+
+    private func runSideBySide() throws {
+        let server = try NginxServer(executable: nginx)
+        defer { server.stop() }
+        let load = ClosedLoopLoad(url: server.url, connections: connections)
+        print("uvbench: nginx (1 worker, pid \(server.masterPID)) on \(server.url.absoluteString) serving \(server.body.utf8.count) bytes")
+        print("uvbench: \(rounds) rounds x \(seconds) s of each client, alternating, \(connections) in flight; warm-up \(warmup) s each")
+
+        if warmup > 0 {
+            _ = try Wrk.run(executable: wrk, url: server.url, connections: connections, seconds: warmup)
+            let warm = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false)
+            guard warm.isValid else { throw InvalidRun(firstError: warm.firstError, errors: warm.errors) }
+        }
+
+        var results: [Round] = []
+        var latency: Histogram<UInt64>?
+        for index in 1...rounds {
+            let nginxBeforeWrk = server.workerPID.flatMap(CPUTime.ofProcess)
+            let wrkResult = try Wrk.run(executable: wrk, url: server.url, connections: connections, seconds: seconds)
+            let nginxAfterWrk = server.workerPID.flatMap(CPUTime.ofProcess)
+
+            let cpuBefore = CPUTime.ofSelf()
+            let ours = load.run(concurrency: connections, seconds: Double(seconds))
+            let oursCPU = CPUTime.ofSelf() - cpuBefore
+            let nginxAfterOurs = server.workerPID.flatMap(CPUTime.ofProcess)
+
+            let round = Round(wrk: wrkResult,
+                              wrkNginxCPU: zip2(nginxAfterWrk, nginxBeforeWrk).map { ($0 - $1).total },
+                              ours: ours, oursCPU: oursCPU,
+                              oursNginxCPU: zip2(nginxAfterOurs, nginxAfterWrk).map { ($0 - $1).total })
+            results.append(round)
+            if latency == nil { latency = ours.latency } else { latency!.add(ours.latency) }
+            let wrkNote = wrkResult.errors > 0 ? " (\(wrkResult.errors) errors)" : ""
+            let oursNote = ours.errors > 0 ? " (\(ours.errors) ERRORS)" : ""
+            print(String(format: "  round %d: wrk %9.0f req/s", index, wrkResult.requestsPerSecond) + wrkNote
+                  + String(format: "   UVNetworking %9.0f req/s", ours.requestsPerSecond) + oursNote
+                  + String(format: "   ratio %.3f", ours.requestsPerSecond / wrkResult.requestsPerSecond))
+        }
+
+        let allocations = allocRequests > 0 ? countAllocations(load) : nil
+        load.shutdown()
+
+        let report = Report(rounds: results, latency: latency!, allocations: allocations, connections: connections,
+                            seconds: seconds, goal: goal, server: server)
+        print("")
+        print(report.text())
+        if let markdown {
+            try report.markdown().write(toFile: markdown, atomically: true, encoding: .utf8)
+            print("uvbench: wrote \(markdown)")
+        }
+        let errors = results.reduce(0) { $0 + $1.ours.errors }
+        if errors > 0 {
+            throw InvalidRun(firstError: results.compactMap(\.ours.firstError).first, errors: errors)
+        }
+    }
+
+    /// Counts malloc-family calls, across every thread of this process, over `allocRequests`
+    /// requests with the usual concurrency (connections already open and warm).
+    private func countAllocations(_ load: ClosedLoopLoad) -> AllocationCount? {
+        // Self-test: does this binary's malloc see the Swift runtime's allocations?
+        uvbench_alloc_counter_reset()
+        uvbench_alloc_counter_enable(1)
+        let probe = [Int](repeating: 1, count: 1000)
+        uvbench_alloc_counter_enable(0)
+        withExtendedLifetime(probe) {}
+        guard uvbench_alloc_counter_read().allocations > 0 else {
+            print("uvbench: malloc is not interposed in this binary; allocations not counted")
+            return nil
+        }
+        // Wait for the completion queue and the pool to be quiet, then count.
+        uvbench_alloc_counter_reset()
+        uvbench_alloc_counter_enable(1)
+        let result = load.run(concurrency: connections, requests: allocRequests, recordLatency: false)
+        uvbench_alloc_counter_enable(0)
+        let counts = uvbench_alloc_counter_read()
+        return AllocationCount(requests: result.completed, allocations: Int(counts.allocations),
+                               reallocations: Int(counts.reallocations), frees: Int(counts.frees), bytes: Int(counts.bytes),
+                               errors: result.errors)
+    }
+}
+
+struct InvalidRun: Error, CustomStringConvertible {
+    var firstError: String?
+    var errors: Int
+    var description: String {
+        "INVALID RUN: \(errors) UVNetworking request(s) failed or returned the wrong response; first: \(firstError ?? "?")"
+    }
+}
+
+extension InvalidRun: CustomNSError {}
+
+struct AllocationCount {
+    var requests: Int
+    var allocations: Int
+    var reallocations: Int
+    var frees: Int
+    var bytes: Int
+    var errors: Int
+    func perRequest(_ value: Int) -> Double { Double(value) / Double(max(1, requests)) }
+}
+
+func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+func formatMicros(_ micros: Double) -> String {
+    micros >= 1000 ? String(format: "%.2f ms", micros / 1000) : String(format: "%.0f µs", micros)
+}
+
+func formatRate(_ rate: Double) -> String {
+    let digits = String(Int(rate.rounded()))
+    var out = ""
+    for (index, character) in digits.reversed().enumerated() {
+        if index > 0 && index % 3 == 0 { out.append(",") }
+        out.append(character)
+    }
+    return String(out.reversed())
+}

@@ -1,0 +1,247 @@
+// libFuzzer harness for ResponseDecoder. Built by Fuzz/build.sh together with the decoder's own
+// source files (which import only CLLHTTP and the standard library), not by SwiftPM.
+//
+// Input: 4 option bytes, then the bytes a server sends.
+//   byte 0  bit 0: the first request is a HEAD; bit 1: later requests alternate HEAD / not HEAD
+//           bit 2: small head limit (byte 1); bit 3: body limit (byte 2)
+//   byte 1  maxHeaderBytes = 8 + 2 * byte 1, when bit 2 is set (else the 64 KiB default)
+//   byte 2  maxBodyBytes = byte 2, when bit 3 is set (else none)
+//   byte 3  seed for the read sizes of the split run
+//
+// Each run feeds the stream the way a connection would: feed every read, re-arm the decoder with
+// expectResponse after each complete keep-alive response (at most 8), stop at an error or at a
+// response that closes the connection, and call finish at the end of the stream.
+// Three runs: one read, reads of pseudo-random sizes, and (inputs up to 512 bytes) one byte per read.
+//
+// Invariants (a violation traps with a message):
+// - Each response's events follow `informational* head body* end`; bodies are never empty; `.end`
+//   is the last event of its feed and leaves isComplete true; keepAlive is false before `.end`.
+// - Exactly one terminal outcome per response: after `.end`, feed consumes nothing and emits
+//   nothing; after a throw, feed and finish throw the same error and emit nothing.
+// - feed consumes every byte unless the response completed during that call.
+// - closedBeforeResponse exactly when no byte of the response was fed.
+// - Limits: a response's body events total at most maxBodyBytes; each head (and the trailers) is
+//   no larger than maxHeaderBytes, measured by a lower bound of its raw size.
+// - Split invariance, response by response: the same heads (interim and final), the same body
+//   bytes (concatenated), the same trailers and the same outcome, where an outcome is
+//   "complete, with this keep-alive, ending at this stream offset" or "failed with this Kind".
+//   For failures the error Kind, heads and body bytes delivered before the error must match; the
+//   reason text and the number of bytes consumed before the error may differ.
+
+/// Traps with `message` when `condition` is false (kept in -O builds, unlike assert).
+@inline(__always)
+private func invariant(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError("invariant violated: \(message())") }
+}
+
+/// Options decoded from the first four input bytes.
+private struct FuzzOptions {
+    var firstIsHEAD = false
+    var alternateHEAD = false
+    var limits = ResponseDecoder.Limits()
+    var seed: UInt32 = 1
+
+    init(_ bytes: ArraySlice<UInt8>) {
+        guard bytes.count >= 4 else { return }
+        let base = bytes.startIndex
+        let flags = bytes[base]
+        firstIsHEAD = flags & 1 != 0
+        alternateHEAD = flags & 2 != 0
+        if flags & 4 != 0 { limits.maxHeaderBytes = 8 + 2 * Int(bytes[base + 1]) }
+        if flags & 8 != 0 { limits.maxBodyBytes = Int(bytes[base + 2]) }
+        seed = UInt32(bytes[base + 3]) &* 2_654_435_761 | 1
+    }
+
+    /// Whether response number `index` (from 0) answers a HEAD request.
+    func isHEAD(_ index: Int) -> Bool {
+        alternateHEAD && index % 2 == 1 ? !firstIsHEAD : firstIsHEAD
+    }
+}
+
+/// How one response ended.
+private enum Outcome: Equatable {
+    case complete(keepAlive: Bool, endOffset: Int)
+    case failed(ResponseDecoderError.Kind)
+}
+
+/// Everything one response delivered.
+private struct ResponseRecord: Equatable {
+    var heads: [ResponseHead] = []
+    var body: [UInt8] = []
+    var trailers: [HeaderField] = []
+    var outcome: Outcome?
+}
+
+/// Where a response is in the `informational* head body* end` grammar.
+private enum Stage {
+    case beforeFinalHead, inBody, ended
+}
+
+/// Feeds `stream` to a fresh decoder in reads ending at `bounds`, checking the per-run invariants.
+private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions) -> [ResponseRecord] {
+    let limits = options.limits
+    let decoder = ResponseDecoder(limits: limits)
+    decoder.expectResponse(toHEAD: options.isHEAD(0))
+    var records: [ResponseRecord] = []
+    var record = ResponseRecord()
+    var stage = Stage.beforeFinalHead
+    var fedThisResponse = false
+
+    /// Checks and records one batch of events from a single feed/finish call.
+    func absorb(_ events: [ResponseEvent]) {
+        for (index, event) in events.enumerated() {
+            switch event {
+            case .informational(let head):
+                invariant(stage == .beforeFinalHead, "informational after the final head")
+                invariant(head.status >= 100 && head.status < 200 && head.status != 101, "informational status \(head.status)")
+                checkSectionSize(statusLineReason: head.reason, head.headers, limits)
+                record.heads.append(head)
+            case .head(let head):
+                invariant(stage == .beforeFinalHead, "second final head")
+                invariant(head.status >= 200 && head.status <= 999, "final status \(head.status)")
+                checkSectionSize(statusLineReason: head.reason, head.headers, limits)
+                record.heads.append(head)
+                stage = .inBody
+            case .body(let bytes):
+                invariant(stage == .inBody, "body outside a body")
+                invariant(!bytes.isEmpty, "empty body event")
+                record.body += bytes
+                if let maxBody = limits.maxBodyBytes { invariant(record.body.count <= maxBody, "body beyond maxBodyBytes") }
+            case .end(let trailers):
+                invariant(stage == .inBody, "end without a final head")
+                invariant(index == events.count - 1, "events after end in the same call")
+                checkSectionSize(statusLineReason: nil, trailers, limits)
+                record.trailers = trailers
+                stage = .ended
+            }
+        }
+        invariant((stage == .ended) == decoder.isComplete, "isComplete disagrees with the events")
+        invariant(decoder.isComplete || !decoder.keepAlive, "keepAlive before the end")
+    }
+
+    /// Records a thrown error and checks that the decoder stays dead.
+    func die(_ failure: ResponseDecoderError, _ all: UnsafeRawBufferPointer) {
+        invariant((failure.kind == .closedBeforeResponse) == !fedThisResponse, "closedBeforeResponse iff nothing was fed: \(failure)")
+        invariant(!decoder.isComplete && !decoder.keepAlive, "a failed decoder reports completion")
+        var events: [ResponseEvent] = []
+        do throws(ResponseDecoderError) {
+            _ = try decoder.feed(all, into: &events)
+            invariant(false, "feed after an error did not throw")
+        } catch {
+            invariant(error == failure, "feed after an error threw \(error), not \(failure)")
+        }
+        do throws(ResponseDecoderError) {
+            try decoder.finish(into: &events)
+            invariant(false, "finish after an error did not throw")
+        } catch {
+            invariant(error == failure, "finish after an error threw \(error), not \(failure)")
+        }
+        invariant(events.isEmpty, "events after an error")
+        record.outcome = .failed(failure.kind)
+        records.append(record)
+    }
+
+    return stream.withUnsafeBytes { all -> [ResponseRecord] in
+        var start = 0
+        for end in bounds where end > start {
+            while start < end {
+                var events: [ResponseEvent] = []
+                let consumed: Int
+                fedThisResponse = true
+                do throws(ResponseDecoderError) {
+                    consumed = try decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &events)
+                } catch {
+                    absorb(events)
+                    die(error, all)
+                    return records
+                }
+                invariant(consumed >= 0 && consumed <= end - start, "consumed \(consumed) of \(end - start)")
+                absorb(events)
+                start += consumed
+                guard decoder.isComplete else {
+                    invariant(start == end, "an incomplete response left bytes unconsumed")
+                    break
+                }
+                // Complete: nothing more is taken or emitted until the decoder is re-armed.
+                var after: [ResponseEvent] = []
+                let more = try? decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &after)
+                invariant(more == 0 && after.isEmpty, "the decoder went on after the end")
+                record.outcome = .complete(keepAlive: decoder.keepAlive, endOffset: start)
+                records.append(record)
+                if !decoder.keepAlive || records.count == 8 { return records }
+                decoder.expectResponse(toHEAD: options.isHEAD(records.count))
+                record = ResponseRecord()
+                stage = .beforeFinalHead
+                fedThisResponse = false
+            }
+            start = end
+        }
+        var events: [ResponseEvent] = []
+        do throws(ResponseDecoderError) {
+            try decoder.finish(into: &events)
+        } catch {
+            absorb(events)
+            die(error, all)
+            return records
+        }
+        absorb(events)
+        invariant(decoder.isComplete, "finish returned without completing")
+        record.outcome = .complete(keepAlive: decoder.keepAlive, endOffset: stream.count)
+        records.append(record)
+        return records
+    }
+}
+
+/// Checks a lower bound of a field section's raw size against the limit: a status line is at
+/// least "HTTP/1.1 200" plus " reason", each field is its name, ':' and value plus CRLF, and the
+/// section ends with CRLF. Unicode scalars, not UTF-8 bytes, because each invalid byte became one U+FFFD.
+private func checkSectionSize(statusLineReason reason: String?, _ fields: [HeaderField], _ limits: ResponseDecoder.Limits) {
+    var size = 2
+    if let reason { size += 12 + (reason.isEmpty ? 0 : 1 + reason.unicodeScalars.count) + 2 }
+    for field in fields {
+        size += field.name.unicodeScalars.count + 1 + field.value.unicodeScalars.count + 2
+    }
+    invariant(size <= limits.maxHeaderBytes, "a field section of at least \(size) bytes got past a limit of \(limits.maxHeaderBytes)")
+}
+
+/// Read sizes from a xorshift generator: 1 to 64 bytes each.
+private func randomBounds(count: Int, seed: UInt32) -> [Int] {
+    var state = seed
+    var bounds: [Int] = []
+    var position = 0
+    let maxRead = Int(seed % 64) + 1
+    while position < count {
+        state ^= state << 13
+        state ^= state >> 17
+        state ^= state << 5
+        position = min(count, position + 1 + Int(state % UInt32(maxRead)))
+        bounds.append(position)
+    }
+    return bounds
+}
+
+/// Compares two runs response by response (see the invariants at the top of this file).
+private func compare(_ a: [ResponseRecord], _ b: [ResponseRecord], _ label: String) {
+    invariant(a.count == b.count, "\(label): \(a.count) responses vs \(b.count)")
+    for (index, (x, y)) in zip(a, b).enumerated() {
+        invariant(x.outcome == y.outcome, "\(label): response \(index) ended \(String(describing: x.outcome)) vs \(String(describing: y.outcome))")
+        invariant(x.heads == y.heads, "\(label): response \(index) heads differ")
+        invariant(x.body == y.body, "\(label): response \(index) body differs (\(x.body.count) vs \(y.body.count) bytes)")
+        invariant(x.trailers == y.trailers, "\(label): response \(index) trailers differ")
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func responseDecoderFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    let options = FuzzOptions(input[...])
+    let stream = Array(input.dropFirst(4))
+    let oneRead = decodeStream(stream, bounds: [stream.count], options: options)
+    let randomReads = decodeStream(stream, bounds: randomBounds(count: stream.count, seed: options.seed), options: options)
+    compare(oneRead, randomReads, "one read vs random reads")
+    if stream.count <= 512 {
+        let byteReads = decodeStream(stream, bounds: Array(stride(from: 1, through: stream.count, by: 1)), options: options)
+        compare(oneRead, byteReads, "one read vs one byte per read")
+    }
+    return 0
+}

@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+/// What a task's completion handler received.
+struct Outcome: @unchecked Sendable {
+    // @unchecked: `object` is Data or a JSON object made on the worker and only read by the test.
+    var response: HTTPResponse?
+    var object: Any?
+    var error: (any Error)?
+    /// How many times the completion handler ran (must be exactly 1).
+    var calls = 1
+
+    var status: Int? { response?.status.code }
+    var data: Data? { object as? Data }
+    var text: String? { data.map { String(decoding: $0, as: UTF8.self) } }
+    var code: NetworkingError.Code? { (error as? NetworkingError)?.code }
+}
+
+/// Accepts every status, so tests see every body; still runs on the worker pool like any serializer.
+struct AcceptAllSerializer: ResponseSerializer {
+    func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? { data ?? Data() }
+}
+
+/// A session for one test, with helpers to run tasks synchronously and, at the end, proof that
+/// the session left nothing behind: no handle open on the loop, no file descriptor more than
+/// before it started.
+final class ClientHarness: @unchecked Sendable {
+    let manager: SessionManager
+    let queue = DispatchQueue(label: "uvnetworking.tests.completions")
+    private let baselineFileDescriptors: Int
+    private let baselineHandles: Int
+    private let baselineDescriptorTargets: [Int32: String]
+
+    /// One-time descriptors (libdispatch's eventfd and epoll, and whatever else the runtime opens
+    /// lazily on a first exchange) must exist before the baseline, not appear inside the first
+    /// test: one full exchange through a throw-away session does that.
+    private static let warmUp: Void = {
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "uvnetworking.tests.warmup").asyncAfter(deadline: .now() + .milliseconds(1)) { done.signal() }
+        _ = done.wait(timeout: .now() + 5)
+        guard let server = try? ScriptedServer({ connection in
+            try connection.serveKeepAlive { _ in ScriptedResponse.text("warm") }
+        }) else { return }
+        let manager = SessionManager()
+        manager.completionQueue = DispatchQueue(label: "uvnetworking.tests.warmup.completions")
+        manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:\(server.port)/")!), completionHandler: { _, _, _ in
+            done.signal()
+        }).resume()
+        _ = done.wait(timeout: .now() + 5)
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        server.stop()
+    }()
+
+    private static func warmUpDispatch() { _ = warmUp }
+
+    init(_ configure: (inout SessionConfiguration) -> Void = { _ in }) {
+        // The shared loop and worker pool exist before the baseline is taken.
+        baselineHandles = EventLoop.shared.openHandleCountFromOutside()
+        _ = WorkerPool.shared
+        Self.warmUpDispatch()
+        baselineFileDescriptors = openFileDescriptorCount()
+        baselineDescriptorTargets = fileDescriptorTargets()
+        var configuration = SessionConfiguration()
+        configure(&configuration)
+        manager = SessionManager(configuration: configuration)
+        manager.completionQueue = queue
+        manager.responseSerializer = AcceptAllSerializer()
+    }
+
+    /// A request for `url` with optional method, fields and body.
+    static func request(_ url: String, method: HTTPRequest.Method = .get, fields: [(String, String)] = [],
+                        body: String? = nil, timeout: TimeInterval = 30) -> Request {
+        var request = Request(url: URL(string: url)!, method: method, body: body.map { Data($0.utf8) }, timeoutInterval: timeout)
+        for (name, value) in fields { request.addValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// Creates a task whose outcome can be awaited with `wait`. Does not resume it.
+    func makeTask(_ request: Request) -> (task: DataTask, wait: (Double) -> Outcome?) {
+        let result = Mutex<Outcome?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let task = manager.dataTask(with: request, completionHandler: { response, object, error in
+            let boxed = Outcome(response: response, object: object, error: error)
+            let first = result.withLock { current -> Bool in
+                if current == nil { current = boxed; return true }
+                current!.calls += 1
+                return false
+            }
+            if first { done.signal() }
+        })
+        let wait: (Double) -> Outcome? = { seconds in
+            guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+            // Give a second, wrong call of the handler a moment to show itself.
+            return result.withLock { $0 }
+        }
+        return (task, wait)
+    }
+
+    /// Runs `request` to completion (at most `seconds`); records a test failure on a hang.
+    func fetch(_ request: Request, within seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) -> Outcome {
+        let (task, wait) = makeTask(request)
+        task.resume()
+        guard let outcome = wait(seconds) else {
+            Issue.record("task \(task.taskIdentifier) did not complete within \(seconds) s", sourceLocation: sourceLocation)
+            task.cancel()
+            return Outcome(response: nil, object: nil, error: nil, calls: 0)
+        }
+        return outcome
+    }
+
+    func fetch(_ url: String, method: HTTPRequest.Method = .get, fields: [(String, String)] = [], body: String? = nil,
+               timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) -> Outcome {
+        fetch(Self.request(url, method: method, fields: fields, body: body, timeout: timeout), sourceLocation: sourceLocation)
+    }
+
+    /// Invalidates the session (cancelling what is left), then checks that every loop handle and
+    /// file descriptor it opened is closed again.
+    func finish(sourceLocation: SourceLocation = #_sourceLocation) {
+        let invalidated = DispatchSemaphore(value: 0)
+        manager.sessionDidBecomeInvalid = { invalidated.signal() }
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        #expect(invalidated.wait(timeout: .now() + 10) == .success, "session never became invalid", sourceLocation: sourceLocation)
+        let handlesClosed = waitUntil(timeout: 5) { EventLoop.shared.openHandleCountFromOutside() == baselineHandles }
+        #expect(handlesClosed, "loop handles left open: \(EventLoop.shared.openHandleCountFromOutside()) > \(baselineHandles)",
+                sourceLocation: sourceLocation)
+        let descriptorsClosed = waitUntil(timeout: 5) { openFileDescriptorCount() <= baselineFileDescriptors }
+        if !descriptorsClosed {
+            let now = fileDescriptorTargets()
+            let new = now.filter { baselineDescriptorTargets[$0.key] != $0.value }.sorted { $0.key < $1.key }
+            Issue.record("file descriptors leaked: \(new.map { "\($0.key) -> \($0.value)" })", sourceLocation: sourceLocation)
+        }
+    }
+}
