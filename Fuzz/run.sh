@@ -15,6 +15,9 @@ if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" 2>/dev/nu
   "$here/build.sh"
 fi
 
+# The Swift runtime's backtracer trips AddressSanitizer; libFuzzer prints the stack trace itself.
+export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
+
 corpus=$here/corpus-work
 mkdir -p "$corpus"
 # New inputs go to the first directory; the seeds are only read.

@@ -94,10 +94,10 @@ public final class ClosedLoopLoad: @unchecked Sendable {
         remainingLaunches -= 1
         inFlight += 1
         let started = monotonicNanoseconds()
-        let task = manager.dataTask(with: request) { [self] response, object, error in
+        let task = manager.dataTask(with: request, completionHandler: { [self] response, object, error in
             // Already on `queue` (the manager's completion queue).
             self.completed(started: started, response: response, object: object, error: error)
-        }
+        })
         task.resume()
     }
 

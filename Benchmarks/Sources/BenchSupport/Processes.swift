@@ -115,9 +115,9 @@ public struct CPUTime: Sendable {
     public var total: Double { user + system }
 
     /// This process, every thread.
-    public static func ofSelf() -> CPUTime { read(RUSAGE_SELF) }
+    public static func ofSelf() -> CPUTime { read(RUSAGE_SELF.rawValue) }
     /// Every child that has been waited for.
-    public static func ofChildren() -> CPUTime { read(RUSAGE_CHILDREN) }
+    public static func ofChildren() -> CPUTime { read(RUSAGE_CHILDREN.rawValue) }
 
     private static func read(_ who: __rusage_who_t) -> CPUTime {
         var usage = rusage()

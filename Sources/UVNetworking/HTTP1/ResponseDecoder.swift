@@ -166,7 +166,9 @@ final class ResponseDecoder {
         if let callbackError { throw fail(callbackError) }
         let reason: String
         switch section {
-        case .head: reason = isInterim ? "connection closed after an interim response" : "connection closed inside the response head"
+        case .head:
+            // A fresh head scanner that saw nothing means the last message was a complete 1xx.
+            reason = scanner.byteCount == 0 ? "connection closed after an interim response" : "connection closed inside the response head"
         case .body: reason = "connection closed inside the body"
         case .trailers: reason = "connection closed inside the trailer section"
         }
@@ -358,8 +360,14 @@ struct FieldSectionScanner {
     /// Checks one byte of `HTTP/d.d SP ddd [SP reason]` (RFC 9112 §4) at `column`.
     private static func statusLineProblem(_ byte: UInt8, at column: Int) -> String? {
         switch column {
-        case 0...4:
-            return byte == ASCII.httpSlash[column] ? nil : "status line does not start with HTTP/"
+        case 0:
+            return byte == UInt8(ascii: "H") ? nil : "status line does not start with HTTP/"
+        case 1, 2:
+            return byte == UInt8(ascii: "T") ? nil : "status line does not start with HTTP/"
+        case 3:
+            return byte == UInt8(ascii: "P") ? nil : "status line does not start with HTTP/"
+        case 4:
+            return byte == UInt8(ascii: "/") ? nil : "status line does not start with HTTP/"
         case 5, 7:
             return ASCII.isDigit(byte) ? nil : "malformed HTTP version"
         case 6:
@@ -381,7 +389,6 @@ enum ASCII {
     static let lf = UInt8(ascii: "\n")
     static let space = UInt8(ascii: " ")
     static let tab = UInt8(ascii: "\t")
-    static let httpSlash: [UInt8] = Array("HTTP/".utf8)
 
     /// SP or HTAB: optional whitespace (RFC 9110 §5.6.3).
     @inline(__always) static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }
