@@ -67,7 +67,6 @@ struct UVBench: ParsableCommand {
     func run() throws {
         Cleanup.installSignalHandlers()
         defer { Cleanup.runNow() }
-        setvbuf(stdout, nil, _IOLBF, 0)
         if oursOnly {
             try runOursOnly()
         } else {
@@ -90,12 +89,12 @@ struct UVBench: ParsableCommand {
         defer { server?.stop() }
         let load = ClosedLoopLoad(url: target, connections: connections)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
-        print("uvbench: UVNetworking only, \(connections) in flight for \(seconds) s against \(target.absoluteString) (pid \(getpid()))")
+        say("uvbench: UVNetworking only, \(connections) in flight for \(seconds) s against \(target.absoluteString) (pid \(getpid()))")
         let cpuBefore = CPUTime.ofSelf()
         let result = load.run(concurrency: connections, seconds: Double(seconds))
         let cpu = CPUTime.ofSelf() - cpuBefore
         let perRequest = cpu.total / Double(max(1, result.completed))
-        print(String(format: "%.0f req/s, %d requests, %d errors, CPU %.2f µs/request (%.2f cores), ",
+        say(String(format: "%.0f req/s, %d requests, %d errors, CPU %.2f µs/request (%.2f cores), ",
                      result.requestsPerSecond, result.completed, result.errors, perRequest, cpu.total / 1e6 / result.elapsed)
               + "p50 \(formatMicros(Double(result.latency.valueAtPercentile(50)) / 1e3)), "
               + "p99 \(formatMicros(Double(result.latency.valueAtPercentile(99)) / 1e3))")
@@ -117,8 +116,8 @@ struct UVBench: ParsableCommand {
         let server = try NginxServer(executable: nginx)
         defer { server.stop() }
         let load = ClosedLoopLoad(url: server.url, connections: connections)
-        print("uvbench: nginx (1 worker, pid \(server.masterPID)) on \(server.url.absoluteString) serving \(server.body.utf8.count) bytes")
-        print("uvbench: \(rounds) rounds x \(seconds) s of each client, alternating, \(connections) in flight; warm-up \(warmup) s each")
+        say("uvbench: nginx (1 worker, pid \(server.masterPID)) on \(server.url.absoluteString) serving \(server.body.utf8.count) bytes")
+        say("uvbench: \(rounds) rounds x \(seconds) s of each client, alternating, \(connections) in flight; warm-up \(warmup) s each")
 
         if warmup > 0 {
             _ = try Wrk.run(executable: wrk, url: server.url, connections: connections, seconds: warmup)
@@ -146,7 +145,7 @@ struct UVBench: ParsableCommand {
             if latency == nil { latency = ours.latency } else { latency!.add(ours.latency) }
             let wrkNote = wrkResult.errors > 0 ? " (\(wrkResult.errors) errors)" : ""
             let oursNote = ours.errors > 0 ? " (\(ours.errors) ERRORS)" : ""
-            print(String(format: "  round %d: wrk %9.0f req/s", index, wrkResult.requestsPerSecond) + wrkNote
+            say(String(format: "  round %d: wrk %9.0f req/s", index, wrkResult.requestsPerSecond) + wrkNote
                   + String(format: "   UVNetworking %9.0f req/s", ours.requestsPerSecond) + oursNote
                   + String(format: "   ratio %.3f", ours.requestsPerSecond / wrkResult.requestsPerSecond))
         }
@@ -156,11 +155,11 @@ struct UVBench: ParsableCommand {
 
         let report = Report(rounds: results, latency: latency!, allocations: allocations, connections: connections,
                             seconds: seconds, goal: goal, server: server)
-        print("")
-        print(report.text())
+        say("")
+        say(report.text())
         if let markdown {
             try report.markdown().write(toFile: markdown, atomically: true, encoding: .utf8)
-            print("uvbench: wrote \(markdown)")
+            say("uvbench: wrote \(markdown)")
         }
         let errors = results.reduce(0) { $0 + $1.ours.errors }
         if errors > 0 {
@@ -178,7 +177,7 @@ struct UVBench: ParsableCommand {
         uvbench_alloc_counter_enable(0)
         withExtendedLifetime(probe) {}
         guard uvbench_alloc_counter_read().allocations > 0 else {
-            print("uvbench: malloc is not interposed in this binary; allocations not counted")
+            say("uvbench: malloc is not interposed in this binary; allocations not counted")
             return nil
         }
         // Wait for the completion queue and the pool to be quiet, then count.
@@ -237,4 +236,10 @@ func formatRate(_ rate: Double) -> String {
         out.append(character)
     }
     return String(out.reversed())
+}
+
+/// print, flushed at once (stdout is a pipe under run.sh).
+func say(_ text: String) {
+    print(text)
+    fflush(nil)
 }

@@ -59,38 +59,42 @@ final class ResponseDecoder {
     /// and the callbacks reach it without an exclusive access to `self`.
     let parser: UnsafeMutablePointer<llhttp_t>
 
+    // Mutable state. `@exclusivity(unchecked)`: the decoder is confined to one thread and never
+    // re-entered (`executing` guards that), and the runtime's per-access exclusivity checks on
+    // class properties were the largest single cost of decoding a small response.
+
     // Connection-level state, touched only by this type and its callbacks.
-    var toHEAD = false
-    var receivedBytes = false
-    var completed = false
-    var failure: ResponseDecoderError?
-    var executing = false
+    @exclusivity(unchecked) var toHEAD = false
+    @exclusivity(unchecked) var receivedBytes = false
+    @exclusivity(unchecked) var completed = false
+    @exclusivity(unchecked) var failure: ResponseDecoderError?
+    @exclusivity(unchecked) var executing = false
     /// Events produced during one feed: the caller's array, swapped in so callbacks can append.
-    var sink: [ResponseEvent] = []
-    var interimKeepAlive = true
-    var finalKeepAlive = false
+    @exclusivity(unchecked) var sink: [ResponseEvent] = []
+    @exclusivity(unchecked) var interimKeepAlive = true
+    @exclusivity(unchecked) var finalKeepAlive = false
 
     // Message-level state, reset by `startMessage`.
-    var scanner = FieldSectionScanner.inactive
-    var section = Section.head
-    var pause: Pause?
-    var callbackError: ResponseDecoderError?
-    var isInterim = false
+    @exclusivity(unchecked) var scanner = FieldSectionScanner.inactive
+    @exclusivity(unchecked) var section = Section.head
+    @exclusivity(unchecked) var pause: Pause?
+    @exclusivity(unchecked) var callbackError: ResponseDecoderError?
+    @exclusivity(unchecked) var isInterim = false
     /// Where the current llhttp_execute started, and the byte before it: how a value callback
     /// finds what precedes its span (obs-fold detection).
-    var executeStart: UnsafePointer<CChar>?
-    var byteBeforeExecute: UInt8 = 0
+    @exclusivity(unchecked) var executeStart: UnsafePointer<CChar>?
+    @exclusivity(unchecked) var byteBeforeExecute: UInt8 = 0
     // Buffers reused from one field (and one response) to the next.
-    var reasonBytes: [UInt8] = []
-    var nameBytes: [UInt8] = []
-    var valueBytes: [UInt8] = []
-    var skippingFoldWhitespace = false
-    var fields: [HeaderField] = []
-    var sawTransferEncoding = false
-    var transferCodingCount = 0
-    var transferCodingsAllChunked = true
-    var pendingBody: [UInt8] = []
-    var bodyByteCount = 0
+    @exclusivity(unchecked) var reasonBytes: [UInt8] = []
+    @exclusivity(unchecked) var nameBytes: [UInt8] = []
+    @exclusivity(unchecked) var valueBytes: [UInt8] = []
+    @exclusivity(unchecked) var skippingFoldWhitespace = false
+    @exclusivity(unchecked) var fields: [HeaderField] = []
+    @exclusivity(unchecked) var sawTransferEncoding = false
+    @exclusivity(unchecked) var transferCodingCount = 0
+    @exclusivity(unchecked) var transferCodingsAllChunked = true
+    @exclusivity(unchecked) var pendingBody: [UInt8] = []
+    @exclusivity(unchecked) var bodyByteCount = 0
 
     /// Creates a decoder armed for a response to a non-HEAD request.
     init(limits: Limits = Limits()) {
@@ -325,7 +329,22 @@ struct FieldSectionScanner {
     /// first byte that must not reach llhttp, with the error it causes; nil if there is none.
     mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> (index: Int, error: ResponseDecoderError)? {
         var index = start
-        while index < bytes.count {
+        let end = bytes.count
+        while index < end {
+            if !sawCR && !onStatusLine {
+                // Inside a field line only CR, LF and the limit matter: skip to the next of them.
+                let window = min(end, index + (limit - byteCount))
+                var next = index
+                while next < window {
+                    let byte = bytes[next]
+                    if byte <= ASCII.cr && (byte == ASCII.cr || byte == ASCII.lf) { break }
+                    next += 1
+                }
+                column += next - index
+                byteCount += next - index
+                index = next
+                if index == end { return nil }
+            }
             let byte = bytes[index]
             if byteCount >= limit {
                 return (index, ResponseDecoderError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes"))

@@ -29,6 +29,10 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Functions run once per loop iteration after I/O (uv_check), used to batch work.
     private var checkHandle: UnsafeMutablePointer<uv_check_t>
+    /// Active only while after-I/O work is pending: an active idle handle makes libuv poll with a
+    /// zero timeout, so work deferred from a timer or a job runs in this iteration, not after the
+    /// next unrelated event.
+    private var idleHandle: UnsafeMutablePointer<uv_idle_t>
     private var afterIOCallbacks: [() -> Void] = []
 
     private enum RunState { case starting, running, stopping, stopped }
@@ -39,6 +43,7 @@ public final class EventLoop: @unchecked Sendable {
         precondition(uv_loop_init(uv) == 0, "uv_loop_init failed")
         wakeup = .allocate(capacity: 1)
         checkHandle = .allocate(capacity: 1)
+        idleHandle = .allocate(capacity: 1)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         uv.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -46,6 +51,7 @@ public final class EventLoop: @unchecked Sendable {
         uv_async_init(uv, wakeup) { handle in
             EventLoop.from(handle!.pointee.data).runJobs()
         }
+        uv_idle_init(uv, idleHandle)
         uv_check_init(uv, checkHandle)
         // The check handle must not keep the loop alive on its own.
         uv_unref(UnsafeMutableRawPointer(checkHandle).assumingMemoryBound(to: uv_handle_t.self))
@@ -108,6 +114,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Used to batch per-iteration work (completions) into one hand-off.
     func runAfterIO(_ body: @escaping () -> Void) {
         assertInLoop()
+        if afterIOCallbacks.isEmpty {
+            uv_idle_start(idleHandle) { _ in }
+        }
         afterIOCallbacks.append(body)
     }
 
@@ -116,9 +125,10 @@ public final class EventLoop: @unchecked Sendable {
         let callbacks = afterIOCallbacks
         afterIOCallbacks.removeAll(keepingCapacity: true)
         for callback in callbacks { callback() }
+        if afterIOCallbacks.isEmpty { uv_idle_stop(idleHandle) }
     }
 
-    /// The number of open handles other than the loop's own (wake-up and check handles). Tests use
+    /// The number of open handles other than the loop's own (wake-up, check and idle handles). Tests use
     /// it to prove that nothing leaked. Must be called on the loop thread.
     func openHandleCount() -> Int {
         assertInLoop()
@@ -128,7 +138,8 @@ public final class EventLoop: @unchecked Sendable {
                 guard let handle, uv_is_closing(handle) == 0 else { return }
                 let loop = EventLoop.from(handle.pointee.loop.pointee.data)
                 let raw = UnsafeMutableRawPointer(handle)
-                if raw == UnsafeMutableRawPointer(loop.wakeup) || raw == UnsafeMutableRawPointer(loop.checkHandle) { return }
+                if raw == UnsafeMutableRawPointer(loop.wakeup) || raw == UnsafeMutableRawPointer(loop.checkHandle)
+                    || raw == UnsafeMutableRawPointer(loop.idleHandle) { return }
                 arg!.assumingMemoryBound(to: Int.self).pointee += 1
             }, countPointer)
         }
@@ -177,6 +188,7 @@ public final class EventLoop: @unchecked Sendable {
         // Only reached for loops that were shut down (the shared loop lives forever).
         wakeup.deallocate()
         checkHandle.deallocate()
+        idleHandle.deallocate()
         readBuffer.deallocate()
         uv.deallocate()
     }

@@ -54,7 +54,7 @@ final class SessionEngine {
         let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
         runners[task.taskIdentifier] = runner
         if isInvalidated {
-            runner.invalidate()
+            runner.invalidate(.sessionInvalidated)
             return nil
         }
         return runner
@@ -179,7 +179,7 @@ final class SessionEngine {
     func invalidate(cancelPending: Bool, done: @escaping () -> Void) {
         isInvalidated = true
         if cancelPending {
-            for runner in Array(runners.values) { runner.invalidate() }
+            for runner in Array(runners.values) { runner.invalidate(.cancelled) }
         }
         invalidationWaiter = done
         if runners.isEmpty { closeAllIdle() }

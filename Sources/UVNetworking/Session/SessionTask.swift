@@ -82,6 +82,7 @@ public class SessionTask: @unchecked Sendable {
             if let progress = snapshot.uploadProgress { return progress }
             let progress = Progress(totalUnitCount: bytesExpectedToSend)
             progress.completedUnitCount = bytesSent.load(ordering: .relaxed)
+            controlTask(with: progress)
             snapshot.uploadProgress = progress
             return progress
         }
@@ -93,9 +94,20 @@ public class SessionTask: @unchecked Sendable {
             if let progress = snapshot.downloadProgress { return progress }
             let progress = Progress(totalUnitCount: bytesExpectedToReceive.load(ordering: .relaxed))
             progress.completedUnitCount = bytesReceived.load(ordering: .relaxed)
+            controlTask(with: progress)
             snapshot.downloadProgress = progress
             return progress
         }
+    }
+
+    /// As in AFNetworking, cancelling, pausing or resuming a task's Progress does the same to the
+    /// task. The handlers hold the task weakly: a Progress kept by a caller keeps nothing alive.
+    private func controlTask(with progress: Progress) {
+        progress.isCancellable = true
+        progress.isPausable = true
+        progress.cancellationHandler = { [weak self] in self?.cancel() }
+        progress.pausingHandler = { [weak self] in self?.suspend() }
+        progress.resumingHandler = { [weak self] in self?.resume() }
     }
 
     /// Starts the task, or resumes it after `suspend()`.

@@ -44,7 +44,7 @@ final class TaskRunner {
     func resume() { perform(machine.resume()) }
     func suspend() { perform(machine.suspend()) }
     func cancel() { perform(machine.cancel()) }
-    func invalidate() { perform(machine.invalidated()) }
+    func invalidate(_ code: NetworkingError.Code) { perform(machine.invalidated(code)) }
 
     // MARK: Acting
 
@@ -68,6 +68,7 @@ final class TaskRunner {
     private static func detail(for code: NetworkingError.Code, request: Request) -> String {
         switch code {
         case .cancelled: return "the task was cancelled"
+        case .sessionInvalidated: return "the session was invalidated before the task started"
         case .requestTimeout: return "the request took longer than its timeoutInterval (\(request.timeoutInterval) s)"
         case .responseHeadTimeout: return "no response head arrived in time"
         case .idleTimeout: return "no byte arrived for too long while receiving the body"

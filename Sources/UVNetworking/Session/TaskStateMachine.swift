@@ -145,10 +145,11 @@ struct TaskStateMachine: Sendable {
         return .fail(code)
     }
 
-    /// The session is going away without letting the task run.
-    mutating func invalidated() -> Action {
+    /// The session is going away without letting the task run: `.cancelled` for a task it
+    /// cancels, `.sessionInvalidated` for one started after the session was invalidated.
+    mutating func invalidated(_ code: NetworkingError.Code) -> Action {
         guard !state.isTerminal else { return .none }
-        state = .cancelled
-        return .fail(.cancelled)
+        state = code == .cancelled ? .cancelled : .failed
+        return .fail(code)
     }
 }

@@ -83,6 +83,14 @@ import Testing
         loop.shutdown()
     }
 
+    @Test func workDeferredFromAJobRunsWithoutWaitingForAnotherEvent() {
+        let loop = EventLoop(name: "test.loop.deferred")
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { loop.runAfterIO { loop.runAfterIO { done.signal() } } }
+        #expect(done.wait(timeout: .now() + 2) == .success)
+        loop.shutdown()
+    }
+
     @Test func emptyWakeUpsAreHarmless() {
         let loop = EventLoop(name: "test.loop.empty")
         // Many jobs queued at once coalesce into fewer wake-ups; a drained queue must not trip it.

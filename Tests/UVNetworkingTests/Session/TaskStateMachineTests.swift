@@ -113,6 +113,18 @@ import Testing
         #expect(machine.state == .failed)
     }
 
+    @Test func invalidationCancelsRunningTasksAndRejectsNewOnes() {
+        var running = TaskStateMachine(isReplayable: true)
+        _ = running.resume()
+        #expect(running.invalidated(.cancelled) == .fail(.cancelled))
+        #expect(running.state == .cancelled)
+
+        var fresh = TaskStateMachine(isReplayable: true)
+        #expect(fresh.invalidated(.sessionInvalidated) == .fail(.sessionInvalidated))
+        #expect(fresh.state == .failed)
+        #expect(fresh.invalidated(.cancelled) == .none)
+    }
+
     @Test func earlyResponseBeforeTheWriteFinishes() {
         var machine = TaskStateMachine(isReplayable: false)
         _ = machine.resume(); _ = machine.connectionAssigned()
