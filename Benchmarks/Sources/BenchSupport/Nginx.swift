@@ -44,6 +44,7 @@ public final class NginxServer: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["-p", directory, "-c", "\(directory)/nginx.conf", "-e", "\(directory)/error.log"]
+        process.environment = childEnvironment()
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -56,6 +57,7 @@ public final class NginxServer: @unchecked Sendable {
         watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
         watchdog.arguments = ["-c", "while kill -0 \"$0\" 2>/dev/null; do sleep 1; done; kill -TERM \"$1\" 2>/dev/null; rm -rf \"$2\"",
                               String(getpid()), String(process.processIdentifier), directory]
+        watchdog.environment = childEnvironment()
         watchdog.standardInput = FileHandle.nullDevice
         watchdog.standardOutput = FileHandle.nullDevice
         watchdog.standardError = FileHandle.nullDevice

@@ -96,6 +96,7 @@ public func runProgram(_ path: String, _ arguments: [String], mergeStandardError
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    process.environment = childEnvironment()
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = mergeStandardError ? pipe : FileHandle.nullDevice
@@ -106,6 +107,14 @@ public func runProgram(_ path: String, _ arguments: [String], mergeStandardError
     process.waitUntilExit()
     Cleanup.untrack(pid: process.processIdentifier)
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// This process's environment without LD_PRELOAD: the ordo-one benchmark runs under a preloaded
+/// malloc interposer, which nginx and wrk must not inherit.
+func childEnvironment() -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["LD_PRELOAD"] = nil
+    return environment
 }
 
 /// CPU time (user + system) in microseconds.

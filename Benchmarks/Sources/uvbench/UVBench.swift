@@ -54,23 +54,38 @@ struct UVBench: ParsableCommand {
     @Flag(help: "Run only UVNetworking for --seconds (one round, no wrk): for profilers and strace.")
     var oursOnly = false
 
+    @Option(help: "With --ours-only: run exactly this many requests instead of --seconds (e.g. under valgrind).")
+    var requests: Int?
+
     @Option(help: "With --ours-only: use this server instead of starting nginx.")
     var url: String?
+
+    @Flag(help: "Only start the private nginx, print its URL and wait for SIGINT/SIGTERM (for profiling a client alone).")
+    var serveOnly = false
 
     func validate() throws {
         guard seconds > 0, rounds > 0, warmup >= 0, connections > 0, allocRequests >= 0 else {
             throw ValidationError("--seconds, --rounds and --connections must be positive")
         }
-        if url != nil && !oursOnly { throw ValidationError("--url is only for --ours-only runs") }
+        if (url != nil || requests != nil) && !oursOnly { throw ValidationError("--url and --requests are for --ours-only runs") }
     }
 
     func run() throws {
         Cleanup.installSignalHandlers()
         defer { Cleanup.runNow() }
-        if oursOnly {
-            try runOursOnly()
-        } else {
-            try runSideBySide()
+        do {
+            if serveOnly {
+                let server = try NginxServer(executable: nginx)
+                say("uvbench: nginx (master pid \(server.masterPID), worker pid \(server.workerPID.map(String.init) ?? "?")) serving \(server.url.absoluteString); stop with SIGINT or SIGTERM")
+                while true { sleep(60) }
+            } else if oursOnly {
+                try runOursOnly()
+            } else {
+                try runSideBySide()
+            }
+        } catch let invalid as InvalidRun {
+            say(invalid.description)
+            throw ExitCode(2)
         }
     }
 
@@ -89,9 +104,11 @@ struct UVBench: ParsableCommand {
         defer { server?.stop() }
         let load = ClosedLoopLoad(url: target, connections: connections)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
-        say("uvbench: UVNetworking only, \(connections) in flight for \(seconds) s against \(target.absoluteString) (pid \(getpid()))")
+        let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
+        say("uvbench: UVNetworking only, \(connections) in flight for \(amount) against \(target.absoluteString) (pid \(getpid()))")
         let cpuBefore = CPUTime.ofSelf()
-        let result = load.run(concurrency: connections, seconds: Double(seconds))
+        let result = requests.map { load.run(concurrency: connections, requests: $0) }
+            ?? load.run(concurrency: connections, seconds: Double(seconds))
         let cpu = CPUTime.ofSelf() - cpuBefore
         let perRequest = cpu.total / Double(max(1, result.completed))
         say(String(format: "%.0f req/s, %d requests, %d errors, CPU %.2f µs/request (%.2f cores), ",
@@ -199,8 +216,6 @@ struct InvalidRun: Error, CustomStringConvertible {
         "INVALID RUN: \(errors) UVNetworking request(s) failed or returned the wrong response; first: \(firstError ?? "?")"
     }
 }
-
-extension InvalidRun: CustomNSError {}
 
 struct AllocationCount {
     var requests: Int

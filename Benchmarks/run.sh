@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `make bench`: builds the benchmarks in release mode and runs them.
+#   1. uvbench: wrk and UVNetworking take turns against a private nginx (12-byte body, 64 in flight),
+#      then allocations per request, CPU per request and latency of UVNetworking.
+#   2. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
+# Exits non-zero only when something really failed (build, nginx/wrk missing, a UVNetworking request
+# that failed or returned the wrong response, the ordo-one suite failing). Missing the 0.8x goal is
+# printed as the verdict, not a failure.
+#
+# Settings (environment): BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3),
+# BENCH_WARMUP (seconds, default 2), BENCH_MARKDOWN (where uvbench writes its markdown summary,
+# default Benchmarks/.build/benchmarks.md), BENCH_SKIP_ORDO=1 skips the ordo-one suite.
+# Extra arguments go to uvbench (see `uvbench --help`).
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+seconds=${BENCH_SECONDS:-5}
+rounds=${BENCH_ROUNDS:-3}
+warmup=${BENCH_WARMUP:-2}
+markdown=${BENCH_MARKDOWN:-$here/.build/benchmarks.md}
+
+for tool in /usr/sbin/nginx /usr/bin/wrk; do
+  [ -x "$tool" ] || { echo "bench: $tool is missing (make deps installs nginx-light and wrk)" >&2; exit 1; }
+done
+
+# The library's sources may change while we build (someone editing): retry once in that case.
+build() {
+  local log
+  for attempt in 1 2; do
+    log=$(swift build --package-path "$here" -c release "$@" 2>&1) && { printf '%s\n' "$log" | tail -1; return 0; }
+    if [ "$attempt" = 1 ] && grep -q "was modified during the build" <<<"$log"; then
+      echo "bench: sources changed during the build; building again" >&2
+      continue
+    fi
+    printf '%s\n' "$log" >&2
+    return 1
+  done
+}
+
+echo "== bench: building uvbench (release)"
+build --product uvbench || { echo "bench: build failed" >&2; exit 1; }
+bin="$(swift build --package-path "$here" -c release --show-bin-path)/uvbench"
+mkdir -p "$(dirname "$markdown")"
+
+echo "== bench: uvbench, wrk vs UVNetworking side by side"
+status=0
+(cd "$repo" && "$bin" --seconds "$seconds" --rounds "$rounds" --warmup "$warmup" --markdown "$markdown" "$@")
+uvbench_status=$?
+case $uvbench_status in
+  0) ;;
+  2) echo "bench: uvbench: the UVNetworking run was INVALID (requests failed)" >&2; status=2 ;;
+  *) echo "bench: uvbench failed (status $uvbench_status)" >&2; status=1 ;;
+esac
+
+if [ "${BENCH_SKIP_ORDO:-0}" != 1 ]; then
+  echo
+  echo "== bench: ordo-one/benchmark suite (HTTPClient)"
+  if ! (cd "$repo" && swift package --package-path "$here" benchmark --no-progress); then
+    echo "bench: the ordo-one benchmark suite failed" >&2
+    [ "$status" = 0 ] && status=1
+  fi
+fi
+
+[ -f "$markdown" ] && echo "bench: markdown summary for docs/benchmarks.md: $markdown"
+exit $status
