@@ -25,8 +25,9 @@ final class HTTP1Connection {
     private var reportedReady = false
     private var reportedEnd = false
 
-    /// The task running on this connection, if any.
-    private(set) weak var exchange: HTTP1ExchangeDelegate?
+    /// The task running on this connection, if any. A strong reference, cleared whenever the
+    /// exchange ends, fails or is aborted (a weak one would cost a side table per task).
+    private(set) var exchange: HTTP1ExchangeDelegate?
     /// Whether the exchange in flight had received any response byte.
     private var responseStarted = false
 
@@ -93,9 +94,18 @@ final class HTTP1Connection {
         case .idle:
             // The pool's idle timeout: the connection has been unused for too long.
             perform(machine.closeRequested())
-        case .active, .closed:
+        case .active:
+            // One timer per connection serves the exchange's deadlines too: arming a live libuv
+            // timer is a heap update, while a timer per task would be a handle per task.
+            exchange?.exchangeTimerFired()
+        case .closed:
             break
         }
+    }
+
+    /// Fires `exchangeTimerFired` at `deadline` (loop milliseconds) unless re-armed first.
+    func armExchangeTimer(at deadline: UInt64) {
+        timer?.arm(at: deadline)
     }
 
     // MARK: Exchanges

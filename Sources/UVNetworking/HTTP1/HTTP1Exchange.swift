@@ -11,6 +11,8 @@ protocol HTTP1ExchangeDelegate: AnyObject {
     func exchangeFinished()
     /// The exchange failed. `onReusedConnection` and `responseStarted` feed the retry rule.
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool)
+    /// The deadline set with `HTTP1Connection.armExchangeTimer(at:)` passed.
+    func exchangeTimerFired()
 }
 
 /// What an HTTP/1.1 connection reports to the pool that owns it. Loop thread only.

@@ -13,58 +13,92 @@ struct RequestTarget: Equatable, Sendable {
 
     enum ParseError: Error, Equatable { case invalid(String), unsupportedScheme(String) }
 
-    /// Parses "scheme://[userinfo@]host[:port][/path][?query][#fragment]".
+    /// Parses "scheme://[userinfo@]host[:port][/path][?query][#fragment]" on the UTF-8 bytes.
     init(absoluteURL text: String) throws(ParseError) {
-        guard let schemeEnd = text.range(of: "://") else { throw .invalid("not an absolute URL") }
-        let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
-        let rest = text[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var text = text
+        let result: Result<RequestTarget, ParseError> = text.withUTF8 { bytes in
+            Result { () throws(ParseError) in try RequestTarget(bytes: bytes) }
+        }
+        self = try result.get()
+    }
 
-        var host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw .invalid("unterminated IPv6 literal") }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty { throw .invalid("junk after IPv6 literal") }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
-        } else {
-            host = authority
+    private init(bytes: UnsafeBufferPointer<UInt8>) throws(ParseError) {
+        let count = bytes.count
+        var schemeEnd = -1
+        var i = 0
+        while i + 2 < count {
+            if bytes[i] == 0x3A && bytes[i + 1] == 0x2F && bytes[i + 2] == 0x2F { schemeEnd = i; break }
+            i += 1
         }
-        guard !host.isEmpty else { throw .invalid("no host") }
-        let bracketed = authority.hasPrefix("[")
-        guard host.utf8.allSatisfy({ bracketed ? Self.isIPv6LiteralByte($0) : Self.isRegNameByte($0) }) else {
-            throw .invalid("host has characters a host name cannot have")
+        guard schemeEnd >= 0 else { throw .invalid("not an absolute URL") }
+        func string(_ from: Int, _ to: Int) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
         }
-        let defaultPort = scheme == "https" ? 443 : 80
-        var port = defaultPort
-        if let portText, !portText.isEmpty {
-            guard portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(portText), (1...65535).contains(value) else {
-                throw .invalid("bad port \(portText)")
+        func lowered(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
+        let isHTTP = schemeEnd == 4 && lowered(bytes[0]) == 0x68 && lowered(bytes[1]) == 0x74 && lowered(bytes[2]) == 0x74 && lowered(bytes[3]) == 0x70
+        let isHTTPS = schemeEnd == 5 && lowered(bytes[0]) == 0x68 && lowered(bytes[1]) == 0x74 && lowered(bytes[2]) == 0x74 && lowered(bytes[3]) == 0x70 && lowered(bytes[4]) == 0x73
+        guard isHTTP || isHTTPS else { throw .unsupportedScheme(string(0, schemeEnd).lowercased()) }
+        let scheme = isHTTP ? "http" : "https"
+        let restStart = schemeEnd + 3
+        var authorityEnd = restStart
+        while authorityEnd < count, bytes[authorityEnd] != 0x2F, bytes[authorityEnd] != 0x3F, bytes[authorityEnd] != 0x23 { authorityEnd += 1 }
+        var authorityStart = restStart
+        var j = authorityEnd
+        while j > restStart { j -= 1; if bytes[j] == 0x40 { authorityStart = j + 1; break } }
+        var hostStart = authorityStart, hostEnd = authorityEnd
+        var portStart = -1
+        let bracketed = authorityStart < authorityEnd && bytes[authorityStart] == 0x5B
+        if bracketed {
+            var close = -1
+            var k = authorityStart
+            while k < authorityEnd { if bytes[k] == 0x5D { close = k; break }; k += 1 }
+            guard close >= 0 else { throw .invalid("unterminated IPv6 literal") }
+            hostStart = authorityStart + 1; hostEnd = close
+            if close + 1 < authorityEnd {
+                guard bytes[close + 1] == 0x3A else { throw .invalid("junk after IPv6 literal") }
+                portStart = close + 2
             }
+        } else {
+            var k = authorityEnd
+            while k > authorityStart { k -= 1; if bytes[k] == 0x3A { hostEnd = k; portStart = k + 1; break } }
+        }
+        guard hostEnd > hostStart else { throw .invalid("no host") }
+        var hasColon = false
+        for k in hostStart..<hostEnd {
+            let b = bytes[k]
+            if b == 0x3A { hasColon = true }
+            guard bracketed ? Self.isIPv6LiteralByte(b) : Self.isRegNameByte(b) else {
+                throw .invalid("host has characters a host name cannot have")
+            }
+        }
+        let defaultPort = isHTTPS ? 443 : 80
+        var port = defaultPort
+        if portStart >= 0 && portStart < authorityEnd {
+            var value = 0
+            for k in portStart..<authorityEnd {
+                let b = bytes[k]
+                guard b >= 0x30 && b <= 0x39, value <= 65535 else { throw .invalid("bad port \(string(portStart, authorityEnd))") }
+                value = value * 10 + Int(b - 0x30)
+            }
+            guard (1...65535).contains(value) else { throw .invalid("bad port \(string(portStart, authorityEnd))") }
             port = value
         }
-
-        var path = rest[authorityEnd...]
-        if let hash = path.firstIndex(of: "#") { path = path[..<hash] }
+        var pathEnd = authorityEnd
+        while pathEnd < count, bytes[pathEnd] != 0x23 { pathEnd += 1 }
         self.scheme = scheme
-        self.host = String(host)
+        let host = string(hostStart, hostEnd)
+        self.host = host
         self.port = port
-        let hostForHeader = host.contains(":") ? "[\(host)]" : String(host)
+        let hostForHeader = hasColon ? "[\(host)]" : host
         self.authority = port == defaultPort ? hostForHeader : "\(hostForHeader):\(port)"
-        if path.isEmpty {
+        if pathEnd == authorityEnd {
             self.path = "/"
-        } else if path.hasPrefix("?") {
-            self.path = "/" + path
+        } else if bytes[authorityEnd] == 0x3F {
+            self.path = "/" + string(authorityEnd, pathEnd)
         } else {
-            self.path = String(path)
+            self.path = string(authorityEnd, pathEnd)
         }
-        guard self.path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        for k in authorityEnd..<pathEnd where !(bytes[k] > 0x20 && bytes[k] < 0x7F) {
             throw .invalid("the path has spaces, control or non-ASCII bytes: percent-encode them")
         }
     }
@@ -80,6 +114,10 @@ struct RequestTarget: Equatable, Sendable {
 
     /// Visible ASCII other than the delimiters that end or break an authority.
     private static func isRegNameByte(_ byte: UInt8) -> Bool {
-        byte > 0x20 && byte < 0x7F && !"/?#@[]\\<>\"{}|^`%".utf8.contains(byte)
+        guard byte > 0x20 && byte < 0x7F else { return false }
+        switch byte {
+        case 0x2F, 0x3F, 0x23, 0x40, 0x5B, 0x5D, 0x5C, 0x3C, 0x3E, 0x22, 0x7B, 0x7D, 0x7C, 0x5E, 0x60, 0x25: return false
+        default: return true
+        }
     }
 }

@@ -45,13 +45,13 @@ extension ResponseDecoder {
 
     /// A piece of the reason phrase (the scanner has already checked its bytes).
     func onStatus(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        reasonBytes.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
+        reasonBytes.append(DecoderASCII.bytes(at, length))
         return 0
     }
 
     /// A piece of a field name; names arrive in several pieces when a read splits them.
     func onHeaderField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        nameBytes.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
+        nameBytes.append(DecoderASCII.bytes(at, length))
         return 0
     }
 
@@ -70,51 +70,48 @@ extension ResponseDecoder {
     /// arrive split across reads).
     func onHeaderValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard length > 0, let at else { return 0 }
-        var span = UnsafeRawBufferPointer(start: at, count: length)
-        if byteBefore(at) == ASCII.lf {
-            trimTrailingWhitespace(&valueBytes)
-            valueBytes.append(ASCII.space)
+        var span = DecoderASCII.bytes(at, length)
+        if byteBefore(at) == DecoderASCII.lf {
+            valueBytes.trimTrailingWhitespace()
+            valueBytes.append(DecoderASCII.space)
             skippingFoldWhitespace = true
         }
         if skippingFoldWhitespace {
-            guard let first = span.firstIndex(where: { !ASCII.isWhitespace($0) }) else { return 0 }
-            span = UnsafeRawBufferPointer(rebasing: span[first...])
+            guard let first = span.firstIndex(where: { !DecoderASCII.isWhitespace($0) }) else { return 0 }
+            span = UnsafeBufferPointer(rebasing: span[first...])
             skippingFoldWhitespace = false
         }
-        valueBytes.append(contentsOf: span)
+        valueBytes.append(span)
         return 0
     }
 
     /// The value is complete: make the field (one String per name and value) and note framing.
     func onHeaderValueComplete() -> Int32 {
+        // Unsafe buffers rather than slices: no retain/release of the reused arrays per field.
+        let name = nameBytes.bytes
         // llhttp already drops leading OWS on the first line; trailing OWS is ours to drop.
-        var start = valueBytes.startIndex
-        var end = valueBytes.endIndex
-        while start < end && ASCII.isWhitespace(valueBytes[start]) { start += 1 }
-        while end > start && ASCII.isWhitespace(valueBytes[end - 1]) { end -= 1 }
-        let value = valueBytes[start..<end]
-        if section == .head && ASCII.equalsLowercase(nameBytes, "transfer-encoding") {
+        let value = DecoderASCII.trimmingWhitespace(valueBytes.bytes)
+        if section == .head && DecoderASCII.equalsLowercase(name, "transfer-encoding") {
             noteTransferCodings(value)
         }
         if fields.capacity == 0 { fields.reserveCapacity(16) }
-        fields.append(HeaderField(name: String(decoding: nameBytes, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
-        nameBytes.removeAll(keepingCapacity: true)
-        valueBytes.removeAll(keepingCapacity: true)
+        fields.append(HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        nameBytes.removeAll()
+        valueBytes.removeAll()
         skippingFoldWhitespace = false
         return 0
     }
 
     /// Counts the transfer codings in one Transfer-Encoding value (a comma list, empty elements allowed).
-    private func noteTransferCodings(_ value: ArraySlice<UInt8>) {
+    private func noteTransferCodings(_ value: UnsafeBufferPointer<UInt8>) {
         sawTransferEncoding = true
-        for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            var start = element.startIndex
-            var end = element.endIndex
-            while start < end && ASCII.isWhitespace(element[start]) { start += 1 }
-            while end > start && ASCII.isWhitespace(element[end - 1]) { end -= 1 }
-            if start == end { continue }
+        var elementStart = 0
+        for index in 0...value.count where index == value.count || value[index] == UInt8(ascii: ",") {
+            let element = DecoderASCII.trimmingWhitespace(UnsafeBufferPointer(rebasing: value[elementStart..<index]))
+            elementStart = index + 1
+            if element.isEmpty { continue }
             transferCodingCount += 1
-            if !ASCII.equalsLowercase(element[start..<end], "chunked") { transferCodingsAllChunked = false }
+            if !DecoderASCII.equalsLowercase(element, "chunked") { transferCodingsAllChunked = false }
         }
     }
 
@@ -146,11 +143,12 @@ extension ResponseDecoder {
             versionMajor: Int(state.http_major),
             versionMinor: Int(state.http_minor),
             status: status,
-            reason: String(decoding: reasonBytes, as: UTF8.self),
+            reason: String(decoding: reasonBytes.bytes, as: UTF8.self),
             headers: fields,
             keepAlive: llhttp_should_keep_alive(parser) != 0
         )
         fields = []
+        reasonBytes.removeAll()
         if isInterim {
             interimKeepAlive = interimKeepAlive && head.keepAlive
             sink.append(.informational(head))
@@ -202,7 +200,7 @@ extension ResponseDecoder {
             overflow = true
         }
         if accepted > 0 {
-            pendingBody.append(contentsOf: UnsafeRawBufferPointer(start: at, count: accepted))
+            pendingBody.append(contentsOf: DecoderASCII.bytes(at, accepted))
             bodyByteCount += accepted
         }
         if overflow {
@@ -246,11 +244,6 @@ extension ResponseDecoder {
     private func byteBefore(_ pointer: UnsafePointer<CChar>) -> UInt8 {
         if let executeStart, pointer > executeStart { return UInt8(bitPattern: pointer[-1]) }
         return byteBeforeExecute
-    }
-
-    /// Drops trailing SP/HTAB.
-    private func trimTrailingWhitespace(_ bytes: inout [UInt8]) {
-        while let last = bytes.last, ASCII.isWhitespace(last) { bytes.removeLast() }
     }
 }
 

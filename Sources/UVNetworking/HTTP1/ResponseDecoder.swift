@@ -53,6 +53,7 @@ final class ResponseDecoder {
         case lastChunk
     }
 
+    /// The limits this decoder enforces.
     let limits: Limits
 
     /// llhttp's state. A separate allocation so that its address stays fixed while llhttp holds it
@@ -63,37 +64,56 @@ final class ResponseDecoder {
     // re-entered (`executing` guards that), and the runtime's per-access exclusivity checks on
     // class properties were the largest single cost of decoding a small response.
 
-    // Connection-level state, touched only by this type and its callbacks.
+    // Response-level state (one request's response, 1xx included), touched only by this type
+    // and its callbacks.
+    /// The request was a HEAD: the final response has no body whatever its fields say.
     @exclusivity(unchecked) var toHEAD = false
+    /// A byte of this response has been fed.
     @exclusivity(unchecked) var receivedBytes = false
+    /// The final response has ended.
     @exclusivity(unchecked) var completed = false
+    /// Set once an error was thrown: the decoder is dead.
     @exclusivity(unchecked) var failure: ResponseDecoderError?
+    /// Inside feed/finish (re-entrancy guard).
     @exclusivity(unchecked) var executing = false
     /// Events produced during one feed: the caller's array, swapped in so callbacks can append.
     @exclusivity(unchecked) var sink: [ResponseEvent] = []
+    /// No 1xx of this response said the connection closes.
     @exclusivity(unchecked) var interimKeepAlive = true
+    /// llhttp's keep-alive verdict on the final head.
     @exclusivity(unchecked) var finalKeepAlive = false
 
-    // Message-level state, reset by `startMessage`.
+    // Message-level state (one status line to its message end), reset by `startMessage`.
+    /// Checks the raw bytes of the field section being received, if any.
     @exclusivity(unchecked) var scanner = FieldSectionScanner.inactive
+    /// Where llhttp is in the message.
     @exclusivity(unchecked) var section = Section.head
+    /// Why llhttp paused, until the decoding loop handles it.
     @exclusivity(unchecked) var pause: Pause?
+    /// An error found by a callback, for the decoding loop to throw.
     @exclusivity(unchecked) var callbackError: ResponseDecoderError?
+    /// This message is a 1xx (known at headers-complete).
     @exclusivity(unchecked) var isInterim = false
     /// Where the current llhttp_execute started, and the byte before it: how a value callback
     /// finds what precedes its span (obs-fold detection).
     @exclusivity(unchecked) var executeStart: UnsafePointer<CChar>?
     @exclusivity(unchecked) var byteBeforeExecute: UInt8 = 0
-    // Buffers reused from one field (and one response) to the next.
-    @exclusivity(unchecked) var reasonBytes: [UInt8] = []
-    @exclusivity(unchecked) var nameBytes: [UInt8] = []
-    @exclusivity(unchecked) var valueBytes: [UInt8] = []
+    /// The reason phrase, a field name and a field value as they arrive in pieces; the storage is
+    /// reused from one field (and one response) to the next.
+    @exclusivity(unchecked) var reasonBytes = ByteAccumulator(capacity: 32)
+    @exclusivity(unchecked) var nameBytes = ByteAccumulator(capacity: 64)
+    @exclusivity(unchecked) var valueBytes = ByteAccumulator(capacity: 256)
+    /// Dropping the leading whitespace of an obs-fold continuation line.
     @exclusivity(unchecked) var skippingFoldWhitespace = false
+    /// The head's fields, then the trailers.
     @exclusivity(unchecked) var fields: [HeaderField] = []
+    /// Transfer-Encoding seen in the head, how many codings it listed, and whether all were chunked.
     @exclusivity(unchecked) var sawTransferEncoding = false
     @exclusivity(unchecked) var transferCodingCount = 0
     @exclusivity(unchecked) var transferCodingsAllChunked = true
+    /// Body bytes gathered during the current feed, emitted as one `.body`.
     @exclusivity(unchecked) var pendingBody: [UInt8] = []
+    /// Body bytes of this response so far, for the limit.
     @exclusivity(unchecked) var bodyByteCount = 0
 
     /// Creates a decoder armed for a response to a non-HEAD request.
@@ -101,14 +121,12 @@ final class ResponseDecoder {
         self.limits = limits
         parser = .allocate(capacity: 1)
         llhttp_init(parser, HTTP_RESPONSE, ResponseDecoder.settings)
-        reasonBytes.reserveCapacity(32)
-        nameBytes.reserveCapacity(64)
-        valueBytes.reserveCapacity(256)
         // Unretained: the decoder owns the parser, so it outlives every callback.
         parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         startMessage()
     }
 
+    /// Frees llhttp's state (plain data: nothing to deinitialise).
     deinit {
         parser.deallocate()
     }
@@ -266,9 +284,9 @@ final class ResponseDecoder {
         pause = nil
         callbackError = nil
         isInterim = false
-        reasonBytes.removeAll(keepingCapacity: true)
-        nameBytes.removeAll(keepingCapacity: true)
-        valueBytes.removeAll(keepingCapacity: true)
+        reasonBytes.removeAll()
+        nameBytes.removeAll()
+        valueBytes.removeAll()
         skippingFoldWhitespace = false
         fields = []
         sawTransferEncoding = false
@@ -331,19 +349,22 @@ struct FieldSectionScanner {
         var index = start
         let end = bytes.count
         while index < end {
-            if !sawCR && !onStatusLine {
-                // Inside a field line only CR, LF and the limit matter: skip to the next of them.
-                let window = min(end, index + (limit - byteCount))
-                var next = index
-                while next < window {
-                    let byte = bytes[next]
-                    if byte <= ASCII.cr && (byte == ASCII.cr || byte == ASCII.lf) { break }
-                    next += 1
+            if !sawCR {
+                if !onStatusLine {
+                    // Inside a field line only CR, LF and the limit matter: skip to the next of them.
+                    let next = Self.nextLineByte(bytes, from: index, before: min(end, index + (limit - byteCount)))
+                    column += next - index
+                    byteCount += next - index
+                    index = next
+                    if index == end { return nil }
+                } else if column == 0 && end - index >= 12 && limit - byteCount >= 12
+                            && Self.isStatusLinePrefix(bytes, at: index) {
+                    // The usual case, a whole "HTTP/1.1 200" at hand: check it at once.
+                    column = 12
+                    byteCount += 12
+                    index += 12
+                    if index == end { return nil }
                 }
-                column += next - index
-                byteCount += next - index
-                index = next
-                if index == end { return nil }
             }
             let byte = bytes[index]
             if byteCount >= limit {
@@ -351,7 +372,7 @@ struct FieldSectionScanner {
             }
             byteCount += 1
             if sawCR {
-                guard byte == ASCII.lf else { return (index, .malformed("CR not followed by LF in a field section")) }
+                guard byte == DecoderASCII.lf else { return (index, .malformed("CR not followed by LF in a field section")) }
                 sawCR = false
                 if column == 0 {
                     isActive = false  // the empty line: llhttp takes it from here
@@ -359,9 +380,9 @@ struct FieldSectionScanner {
                 }
                 column = 0
                 onStatusLine = false
-            } else if byte == ASCII.lf {
+            } else if byte == DecoderASCII.lf {
                 return (index, .malformed("line ending in a bare LF in a field section"))
-            } else if byte == ASCII.cr {
+            } else if byte == DecoderASCII.cr {
                 // "HTTP/1.1 200" is the shortest status line; this also refuses CRLF before it.
                 if onStatusLine && column < 12 { return (index, .malformed("status line too short")) }
                 sawCR = true
@@ -376,6 +397,36 @@ struct FieldSectionScanner {
         return nil
     }
 
+    /// The index of the first CR or LF in bytes[start..<stop], or `stop`. Eight bytes at a time
+    /// while no byte of a word is below 14 (CR and LF are 13 and 10; HTAB, 9, only slows it down).
+    private static func nextLineByte(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
+        guard let base = bytes.baseAddress else { return stop }
+        var index = start
+        while index < stop {
+            while index &+ 8 <= stop {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // Sets a high bit when some byte of the word is below 0x0E.
+                if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+                index &+= 8
+            }
+            let wordEnd = min(stop, index &+ 8)
+            while index < wordEnd {
+                let byte = base.load(fromByteOffset: index, as: UInt8.self)
+                if byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
+                index &+= 1
+            }
+        }
+        return stop
+    }
+
+    /// Whether bytes[index..<index+12] is `HTTP/d.d ddd`.
+    private static func isStatusLinePrefix(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Bool {
+        bytes[index] == UInt8(ascii: "H") && bytes[index + 1] == UInt8(ascii: "T") && bytes[index + 2] == UInt8(ascii: "T")
+            && bytes[index + 3] == UInt8(ascii: "P") && bytes[index + 4] == UInt8(ascii: "/") && DecoderASCII.isDigit(bytes[index + 5])
+            && bytes[index + 6] == UInt8(ascii: ".") && DecoderASCII.isDigit(bytes[index + 7]) && bytes[index + 8] == DecoderASCII.space
+            && DecoderASCII.isDigit(bytes[index + 9]) && DecoderASCII.isDigit(bytes[index + 10]) && DecoderASCII.isDigit(bytes[index + 11])
+    }
+
     /// Checks one byte of `HTTP/d.d SP ddd [SP reason]` (RFC 9112 §4) at `column`.
     private static func statusLineProblem(_ byte: UInt8, at column: Int) -> String? {
         switch column {
@@ -388,22 +439,85 @@ struct FieldSectionScanner {
         case 4:
             return byte == UInt8(ascii: "/") ? nil : "status line does not start with HTTP/"
         case 5, 7:
-            return ASCII.isDigit(byte) ? nil : "malformed HTTP version"
+            return DecoderASCII.isDigit(byte) ? nil : "malformed HTTP version"
         case 6:
             return byte == UInt8(ascii: ".") ? nil : "malformed HTTP version"
         case 8, 12:
-            return byte == ASCII.space ? nil : "status line fields not separated by one space"
+            return byte == DecoderASCII.space ? nil : "status line fields not separated by one space"
         case 9...11:
-            return ASCII.isDigit(byte) ? nil : "status code is not three digits"
+            return DecoderASCII.isDigit(byte) ? nil : "status code is not three digits"
         default:
             // reason-phrase = 1*( HTAB / SP / VCHAR / obs-text )
-            return byte == ASCII.tab || (byte >= 0x20 && byte != 0x7F) ? nil : "control character in the reason phrase"
+            return byte == DecoderASCII.tab || (byte >= 0x20 && byte != 0x7F) ? nil : "control character in the reason phrase"
         }
     }
 }
 
-/// Byte constants shared by the decoder files.
-enum ASCII {
+/// A growable byte buffer that keeps its storage when emptied: names, values and the reason
+/// phrase are gathered here piece by piece, then turned into one String each. Cheaper than an
+/// [UInt8] (no uniqueness checks, emptying only resets the count); its size is bounded by the
+/// head limit, which the scanner enforces before llhttp sees the bytes.
+struct ByteAccumulator: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Bytes held.
+    private(set) var count = 0
+
+    /// Empty, with room for `capacity` bytes.
+    init(capacity: Int) {
+        base = .allocate(capacity: capacity)
+        self.capacity = capacity
+    }
+
+    /// Frees the storage.
+    deinit {
+        base.deallocate()
+    }
+
+    /// Whether no byte is held.
+    var isEmpty: Bool { count == 0 }
+
+    /// The bytes held; valid until the next mutation.
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Appends `more`, growing the storage when needed.
+    mutating func append(_ more: UnsafeBufferPointer<UInt8>) {
+        guard let source = more.baseAddress, more.count > 0 else { return }
+        if count + more.count > capacity { grow(toHold: count + more.count) }
+        (base + count).update(from: source, count: more.count)
+        count += more.count
+    }
+
+    /// Appends one byte.
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(toHold: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    /// Drops trailing SP/HTAB.
+    mutating func trimTrailingWhitespace() {
+        while count > 0 && DecoderASCII.isWhitespace(base[count - 1]) { count -= 1 }
+    }
+
+    /// Forgets the bytes, keeping the storage.
+    mutating func removeAll() {
+        count = 0
+    }
+
+    /// Moves the bytes to storage of at least `needed` bytes (doubling, to keep appends amortised O(1)).
+    private mutating func grow(toHold needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+}
+
+/// Byte constants and helpers shared by the response decoder files.
+enum DecoderASCII {
     static let cr = UInt8(ascii: "\r")
     static let lf = UInt8(ascii: "\n")
     static let space = UInt8(ascii: " ")
@@ -416,16 +530,28 @@ enum ASCII {
     @inline(__always) static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
     /// ASCII case-insensitive comparison of `bytes` with a lowercase `literal`.
-    static func equalsLowercase<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ literal: StaticString) -> Bool {
+    static func equalsLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         guard bytes.count == literal.utf8CodeUnitCount else { return false }
-        return literal.withUTF8Buffer { expected in
-            var index = 0
-            for byte in bytes {
-                let folded = (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
-                if folded != expected[index] { return false }
-                index += 1
-            }
-            return true
+        let expected = literal.utf8Start
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            if folded != expected[index] { return false }
         }
+        return true
+    }
+
+    /// `bytes` without leading and trailing SP/HTAB.
+    static func trimmingWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0
+        var end = bytes.count
+        while start < end && isWhitespace(bytes[start]) { start += 1 }
+        while end > start && isWhitespace(bytes[end - 1]) { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// The bytes of an llhttp span. Int8 and UInt8 may alias, so viewing the chars as bytes is sound.
+    @inline(__always) static func bytes(_ at: UnsafePointer<CChar>?, _ count: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self), count: count)
     }
 }

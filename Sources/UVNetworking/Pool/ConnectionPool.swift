@@ -6,6 +6,10 @@ protocol PoolRequest: AnyObject {
     func poolAssigned(_ connection: HTTP1Connection)
     /// No connection could be opened for the request.
     func poolFailed(_ error: NetworkingError)
+    /// When the request gives up waiting (loop milliseconds).
+    var poolDeadline: UInt64 { get }
+    /// `poolDeadline` passed while the request was still waiting.
+    func poolDeadlineReached()
 }
 
 /// The I/O shell of one origin's keep-alive pool: maps the state machine's numbers to
@@ -26,6 +30,10 @@ final class ConnectionPool {
     private var machine: ConnectionPoolStateMachine
     private var connections: [Int: HTTP1Connection] = [:]
     private var waiting: [Int: PoolRequest] = [:]
+    /// Fires at the earliest deadline among waiting requests; one per pool, made when first
+    /// needed and closed when the pool drains.
+    private var waiterTimer: LoopTimer?
+    private var waiterTimerDeadline: UInt64 = .max
 
     init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings) {
         self.host = host
@@ -45,8 +53,34 @@ final class ConnectionPool {
     /// connection).
     func enqueue(_ request: PoolRequest, requireFreshConnection: Bool) {
         loop.assertInLoop()
-        waiting[request.poolRequestID] = request
-        perform(machine.requestArrived(request.poolRequestID, requireFresh: requireFreshConnection))
+        let id = request.poolRequestID
+        let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
+        if case .execute(id, let connectionID) = action, let connection = connections[connectionID] {
+            // The common case with keep-alive: an idle connection at once, no bookkeeping.
+            request.poolAssigned(connection)
+            return
+        }
+        waiting[id] = request
+        waiterDeadlineChanged(request.poolDeadline)
+        perform(action)
+    }
+
+    /// A waiting request's deadline moved (or it just arrived): fire no later than it.
+    func waiterDeadlineChanged(_ deadline: UInt64) {
+        guard deadline < waiterTimerDeadline, !isDraining else { return }
+        if waiterTimer == nil { waiterTimer = LoopTimer(loop: loop) { [unowned self] in self.waiterTimerFired() } }
+        waiterTimerDeadline = deadline
+        waiterTimer!.arm(at: deadline)
+    }
+
+    private func waiterTimerFired() {
+        waiterTimerDeadline = .max
+        let now = LoopTimer.now(loop)
+        // Giving up removes the request from `waiting`, so walk a copy.
+        for request in Array(waiting.values) where request.poolDeadline <= now {
+            request.poolDeadlineReached()
+        }
+        if let next = waiting.values.map(\.poolDeadline).min() { waiterDeadlineChanged(next) }
     }
 
     /// Removes a request that no longer wants a connection.
@@ -59,6 +93,8 @@ final class ConnectionPool {
     /// session is going away.
     func drain() {
         isDraining = true
+        waiterTimer?.close()
+        waiterTimer = nil
         for id in machine.takeIdleConnections() {
             connections[id]?.close()
         }

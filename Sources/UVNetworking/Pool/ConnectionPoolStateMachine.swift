@@ -14,7 +14,7 @@ struct ConnectionPoolStateMachine: Sendable {
     typealias RequestID = Int
     typealias ConnectionID = Int
 
-    indirect enum Action: Equatable, Sendable {
+    enum Action: Equatable, Sendable {
         case none
         /// Run the request on the (idle, connected) connection.
         case execute(RequestID, on: ConnectionID)
@@ -26,7 +26,7 @@ struct ConnectionPoolStateMachine: Sendable {
         case parkIdle(ConnectionID)
         /// Opening a connection failed: fail this waiter with the error, then do `then` (open a
         /// connection for the next waiters, or nothing).
-        case failRequest(RequestID, then: Action)
+        indirect case failRequest(RequestID, then: Action)
     }
 
     private struct Waiter: Sendable { var id: RequestID; var requireFresh: Bool }

@@ -27,13 +27,16 @@ enum CompletionDelivery {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
         for finished in batch {
-            guard finished.task.completionHandler != nil else { continue }
             if let error = finished.error {
+                guard finished.task.completionHandler != nil else { continue }
                 // A transport failure skips the serializer: (response, nil, error).
-                outcomes.append(Outcome(task: finished.task, response: finished.response, object: nil, error: error))
+                outcomes.append(Outcome(task: finished.task, response: error.response, object: nil, error: error))
                 continue
             }
-            guard let response = finished.response else { continue }
+            guard let head = finished.head else { continue }
+            let response = head.httpResponse
+            finished.task.cacheResponse(response)
+            guard finished.task.completionHandler != nil else { continue }
             let data = Data(finished.body)
             do {
                 let object = try target.serializer.responseObject(for: response, data: data)

@@ -10,21 +10,18 @@ final class SessionEngine {
     private let configuration: SessionConfiguration
     private unowned let manager: SessionManager
     private let resolver: DNSResolver
-    private var pools: [PoolKey: ConnectionPool] = [:]
+    private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
     private var runners: [Int: TaskRunner] = [:]
     private var finished: [FinishedTask] = []
     private var flushScheduled = false
-    private var additionalHeaderNames: Set<String>
     private(set) var isInvalidated = false
     private var invalidationWaiter: (() -> Void)?
-
-    private struct PoolKey: Hashable { var scheme: String; var host: String; var port: Int }
 
     /// A task whose exchange is over, on its way to the serializer and the completion handler.
     struct FinishedTask: @unchecked Sendable {
         // @unchecked: the body array is handed over and never touched again on the loop.
         var task: SessionTask
-        var response: HTTPResponse?
+        var head: ResponseHead?
         var body: [UInt8]
         var error: NetworkingError?
     }
@@ -35,7 +32,6 @@ final class SessionEngine {
         self.configuration = configuration
         self.manager = manager
         self.resolver = DNSResolver(loop: loop, ttlMilliseconds: UInt64(max(0, configuration.dnsCacheTTL) * 1000))
-        self.additionalHeaderNames = Set(configuration.httpAdditionalHeaders.map { $0.name.lowercased() })
     }
 
     // MARK: Task events from the caller
@@ -60,73 +56,19 @@ final class SessionEngine {
         return runner
     }
 
-    // MARK: Requests
+    // MARK: Pools
 
-    struct PreparedRequest {
-        var bytes: [UInt8]
-        var pool: ConnectionPool
-    }
-
-    /// Validates and encodes a request and finds its pool. Throws for anything that must not reach
-    /// the network.
-    func prepare(_ request: Request) throws(NetworkingError) -> PreparedRequest {
-        let target: RequestTarget
-        do throws(RequestTarget.ParseError) {
-            target = try RequestTarget(absoluteURL: request.url.absoluteString)
-        } catch {
-            switch error {
-            case .unsupportedScheme(let scheme):
-                throw NetworkingError(.unsupportedURL, "unsupported URL scheme \"\(scheme)\"", failingURL: request.url)
-            case .invalid(let why):
-                throw NetworkingError(.invalidURL, "invalid URL: \(why)", failingURL: request.url)
-            }
-        }
-        guard target.scheme == "http" else {
-            throw NetworkingError(.unsupportedURL, "https needs TLS, which this build does not have yet", failingURL: request.url)
-        }
-        var fields = request.headerFields
-        if !configuration.httpAdditionalHeaders.isEmpty {
-            for extra in configuration.httpAdditionalHeaders where request.value(forHTTPHeaderField: extra.name) == nil {
-                fields.append(extra)
-            }
-        }
-        let bytes: [UInt8]
-        do throws(RequestEncoder.EncodeError) {
-            if let body = request.body {
-                let encoded = body.withUnsafeBytes { raw in
-                    Result { () throws(RequestEncoder.EncodeError) in
-                        try RequestEncoder.encode(method: request.method.rawValue, target: target, fields: fields, body: raw)
-                    }
-                }
-                bytes = try encoded.get()
-            } else {
-                bytes = try RequestEncoder.encode(method: request.method.rawValue, target: target, fields: fields, body: nil)
-            }
-        } catch {
-            throw NetworkingError(.invalidRequestHeader, Self.describe(error), failingURL: request.url)
-        }
-        return PreparedRequest(bytes: bytes, pool: pool(for: target))
-    }
-
-    private static func describe(_ error: RequestEncoder.EncodeError) -> String {
-        switch error {
-        case .invalidName(let name): return "invalid header field name \"\(name)\""
-        case .invalidValue(let name): return "the value of header field \"\(name)\" contains CR, LF, NUL or another control byte"
-        case .invalidMethod(let method): return "invalid method \"\(method)\""
-        }
-    }
-
-    private func pool(for target: RequestTarget) -> ConnectionPool {
-        let key = PoolKey(scheme: target.scheme, host: target.host, port: target.port)
-        if let pool = pools[key] { return pool }
+    /// The pool for `origin`, made on first use.
+    func pool(for origin: PreparedRequest.Origin) -> ConnectionPool {
+        if let pool = pools[origin] { return pool }
         let settings = ConnectionPool.Settings(
             maximumConnections: max(1, configuration.maximumConnectionsPerHost),
             idleTimeout: configuration.idleConnectionTimeout,
             connectTimeout: configuration.connectTimeout,
             decoderLimits: ResponseDecoder.Limits(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
-        let pool = ConnectionPool(host: target.host, port: target.port, loop: loop, resolver: resolver, settings: settings)
-        pools[key] = pool
+        let pool = ConnectionPool(host: origin.host, port: origin.port, loop: loop, resolver: resolver, settings: settings)
+        pools[origin] = pool
         return pool
     }
 
@@ -141,7 +83,7 @@ final class SessionEngine {
         runners[task.taskIdentifier] = nil
         task.recordCompletion(error: error)
         manager.taskFinished(task)
-        finished.append(FinishedTask(task: task, response: runner.response, body: error == nil ? runner.body : [], error: error))
+        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error))
         if !flushScheduled {
             flushScheduled = true
             // One hand-off per loop iteration, however many tasks finished in it.

@@ -25,12 +25,11 @@ public final class SessionManager: @unchecked Sendable {
 
     private struct Registry {
         var tasks: [Int: SessionTask] = [:]
-        var nextIdentifier = 1
-        var invalidated = false
     }
 
     private let settings = Mutex(Settings())
     private let registry = Mutex(Registry())
+    private let nextIdentifier = Atomic<Int>(1)
     /// Loop thread only (set in `init` before any job can run, replaced in a loop job).
     private var engine: SessionEngine!
     private static let sharedCompletionGroup = DispatchGroup()
@@ -82,12 +81,10 @@ public final class SessionManager: @unchecked Sendable {
                          uploadProgress: (@Sendable (Progress) -> Void)? = nil,
                          downloadProgress: (@Sendable (Progress) -> Void)? = nil,
                          completionHandler: SessionTask.CompletionHandler? = nil) -> DataTask {
-        let identifier = registry.withLock { registry -> Int in
-            defer { registry.nextIdentifier += 1 }
-            return registry.nextIdentifier
-        }
+        let identifier = nextIdentifier.add(1, ordering: .relaxed).oldValue
         let task = DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
-                            downloadProgress: downloadProgress, completionHandler: completionHandler)
+                            downloadProgress: downloadProgress, completionHandler: completionHandler,
+                            additionalFields: configuration.httpAdditionalHeaders)
         registry.withLock { $0.tasks[identifier] = task }
         return task
     }

@@ -21,6 +21,8 @@ public class SessionTask: @unchecked Sendable {
 
     struct Snapshot {
         var state: State = .suspended
+        /// The raw head from the loop, converted on first request.
+        var head: ResponseHead?
         var response: HTTPResponse?
         var error: (any Error & Sendable)?
         var uploadProgress: Progress?
@@ -34,6 +36,9 @@ public class SessionTask: @unchecked Sendable {
     private let bytesExpectedToSend: Int64
     let progressDeliveryPending = Atomic<Bool>(false)
     let completionHandler: CompletionHandler?
+    /// The request checked and encoded at creation, or why it cannot be sent.
+    let prepared: Result<PreparedRequest, NetworkingError>
+    var isHEAD: Bool { originalRequest.method == .head }
 
     /// Where the task is on the loop. Loop thread only: it is what keeps a late `cancel()` from
     /// starting a task that already finished.
@@ -51,8 +56,9 @@ public class SessionTask: @unchecked Sendable {
 
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
-         completionHandler: CompletionHandler?) {
+         completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)]) {
         self.completionHandler = completionHandler
+        self.prepared = Result { () throws(NetworkingError) in try PreparedRequest(request, additionalFields: additionalFields) }
         self.taskIdentifier = identifier
         self.originalRequest = request
         self.manager = manager
@@ -64,7 +70,12 @@ public class SessionTask: @unchecked Sendable {
     /// The current state.
     public var state: State { snapshot.withLock { $0.state } }
     /// The response head, once it arrived.
-    public var response: HTTPResponse? { snapshot.withLock { $0.response } }
+    public var response: HTTPResponse? {
+        snapshot.withLock { snapshot in
+            if snapshot.response == nil, let head = snapshot.head { snapshot.response = head.httpResponse }
+            return snapshot.response
+        }
+    }
     /// The error the task ended with, if it failed.
     public var error: (any Error & Sendable)? { snapshot.withLock { $0.error } }
     /// Body bytes received so far (after decoding the transfer coding).
@@ -143,13 +154,19 @@ public class SessionTask: @unchecked Sendable {
 
     // MARK: Updates from the loop thread
 
-    func recordResponse(_ response: HTTPResponse, expectedLength: Int64?) {
+    func recordResponse(_ head: ResponseHead, expectedLength: Int64?) {
         if let expectedLength { bytesExpectedToReceive.store(expectedLength, ordering: .relaxed) }
         let progress = snapshot.withLock { snapshot -> Progress? in
-            snapshot.response = response
+            snapshot.head = head
+            snapshot.response = nil
             return snapshot.downloadProgress
         }
         if let progress, let expectedLength { progress.totalUnitCount = expectedLength }
+    }
+
+    /// Stores the response built off the loop, so `response` need not build it again.
+    func cacheResponse(_ response: HTTPResponse) {
+        snapshot.withLock { $0.response = response }
     }
 
     /// Adds received body bytes; returns the download Progress if anyone is watching it.

@@ -8,11 +8,8 @@ final class TaskRunner {
     private unowned let engine: SessionEngine
     private let loop: EventLoop
     private var machine: TaskStateMachine
-    private var timer: LoopTimer?
     private var pool: ConnectionPool?
     private var connection: HTTP1Connection?
-    private var encodedRequest: [UInt8] = []
-    private var isHEAD = false
 
     private var requestDeadline: UInt64 = .max
     private var headDeadline: UInt64 = .max
@@ -20,7 +17,8 @@ final class TaskRunner {
     private let headTimeout: UInt64
     private let idleTimeout: UInt64
 
-    private(set) var response: HTTPResponse?
+    /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
+    private(set) var head: ResponseHead?
     private(set) var body: [UInt8] = []
     private var onReusedConnection = false
 
@@ -78,19 +76,19 @@ final class TaskRunner {
 
     private func enqueue(requireFresh: Bool) {
         if pool == nil {
-            // First start: validate and encode once; a bad request never reaches a socket.
-            do {
-                let prepared = try engine.prepare(task.originalRequest)
-                encodedRequest = prepared.bytes
-                isHEAD = task.originalRequest.method == .head
-                pool = prepared.pool
-            } catch {
+            // The request was checked and encoded when the task was made; a bad one ends here,
+            // before any socket.
+            switch task.prepared {
+            case .failure(let error):
                 finish(error: error)
                 return
+            case .success(let prepared):
+                pool = engine.pool(for: prepared.origin)
             }
-            requestDeadline = LoopTimer.now(loop) + Self.milliseconds(task.originalRequest.timeoutInterval)
-            armTimer()
+            let timeout = Self.milliseconds(task.originalRequest.timeoutInterval)
+            requestDeadline = timeout == .max ? .max : LoopTimer.now(loop) &+ timeout
         }
+        // The pool watches the deadline while the task waits; the connection once it has one.
         pool!.enqueue(self, requireFreshConnection: requireFresh)
     }
 
@@ -104,29 +102,34 @@ final class TaskRunner {
         }
         var error = error
         error.failingURL = task.originalRequest.url
-        error.response = error.response ?? response
+        error.response = error.response ?? head?.httpResponse
         finish(error: error)
     }
 
     private func finish(error: NetworkingError?) {
-        timer?.close()
-        timer = nil
         connection = nil
         engine.runnerFinished(self, error: error)
     }
 
     // MARK: Timers
 
+    /// Sets the next deadline on whoever holds the task: its connection while it has one, its
+    /// pool while it waits. The holder calls `timerFired`, which re-checks every deadline, so an
+    /// early or stale firing is harmless.
     private func armTimer() {
+        guard !machine.state.isTerminal else { return }
         let deadline: UInt64
         switch machine.state {
         case .sending, .awaitingHead: deadline = min(requestDeadline, headDeadline)
         case .receivingBody: deadline = min(requestDeadline, idleTimeout == .max ? .max : lastByteAt &+ idleTimeout)
         default: deadline = requestDeadline
         }
-        guard deadline != .max else { timer?.disarm(); return }
-        if timer == nil { timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() } }
-        timer!.arm(at: deadline)
+        guard deadline != .max else { return }
+        if let connection {
+            connection.armExchangeTimer(at: deadline)
+        } else if machine.state == .waitingForConnection {
+            pool?.waiterDeadlineChanged(deadline)
+        }
     }
 
     private func timerFired() {
@@ -150,11 +153,17 @@ extension TaskRunner: PoolRequest {
         self.connection = connection
         onReusedConnection = connection.isReused
         headDeadline = headTimeout == .max ? .max : LoopTimer.now(loop) &+ headTimeout
-        let action = machine.connectionAssigned()
-        connection.execute(encodedRequest, isHEAD: isHEAD, for: self)
-        perform(action)
+        perform(machine.connectionAssigned())
         armTimer()
+        // Last: a write that fails at once reports back (and may retry or finish the task) from
+        // inside this call.
+        guard case .success(let prepared) = task.prepared else { return }
+        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, for: self)
     }
+
+    var poolDeadline: UInt64 { requestDeadline }
+
+    func poolDeadlineReached() { timerFired() }
 
     func poolFailed(_ error: NetworkingError) {
         guard case .fail = machine.connectFailed(error.code) else { return }
@@ -175,20 +184,11 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     }
 
     func exchangeReceivedHead(_ head: ResponseHead) {
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)
-        var expectedLength: Int64?
-        for field in head.headers {
-            guard let name = HTTPField.Name(field.name) else { continue }
-            fields.append(HTTPField(name: name, value: field.value))
-            if name == .contentLength { expectedLength = Int64(field.value) }
-        }
-        if isHEAD || head.status == 204 || head.status == 304 { expectedLength = 0 }
-        let response = HTTPResponse(status: .init(code: head.status, reasonPhrase: head.reason), headerFields: fields)
-        self.response = response
+        let expectedLength: Int64? = task.isHEAD || head.status == 204 || head.status == 304 ? 0 : head.contentLength
+        self.head = head
         // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
         if let expectedLength, expectedLength > 64 * 1024 { body.reserveCapacity(Int(min(expectedLength, 1 << 26))) }
-        task.recordResponse(response, expectedLength: expectedLength)
+        task.recordResponse(head, expectedLength: expectedLength)
         lastByteAt = LoopTimer.now(loop)
         perform(machine.headReceived())
         armTimer()
@@ -201,6 +201,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         lastByteAt = LoopTimer.now(loop)
     }
 
+    func exchangeTimerFired() { timerFired() }
+
     func exchangeFinished() {
         connection = nil
         perform(machine.responseEnded())
@@ -211,13 +213,13 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {
         case .enqueue:
-            response = nil
+            head = nil
             body.removeAll()
             perform(action)
         case .fail:
             var error = error
             error.failingURL = task.originalRequest.url
-            error.response = response
+            error.response = head?.httpResponse
             finish(error: error)
         default:
             perform(action)
