@@ -579,15 +579,23 @@ import Testing
         #expect(decoder.keepAlive)
     }
 
-    @Test func deadDecoderRepeatsItsError() throws {
-        let failing = decode("HTTP/1.1 200 OK\r\n: v\r\n\r\n")
+    /// Errors found by llhttp, by a callback and by the scanner all leave the decoder dead; after
+    /// a scanner error llhttp itself would happily go on.
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nA: b\0\r\n\r\n",  // llhttp
+        "HTTP/1.1 200 OK\r\n: v\r\n\r\n",      // callback
+        "HTTP/1.1 200 OK\n",                    // scanner
+    ])
+    func deadDecoderRepeatsItsError(input: String) throws {
+        let failing = decode(input)
         let error = try #require(failing.error)
         let decoder = failing.decoder
         var events: [ResponseEvent] = []
-        let more = Array("HTTP/1.1 200 OK\r\n\r\n".utf8)
+        let more = Array("\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
         #expect(throws: error) { _ = try more.withUnsafeBytes { try decoder.feed($0, into: &events) } }
         #expect(throws: error) { try decoder.finish(into: &events) }
         decoder.expectResponse(toHEAD: false)
+        #expect(throws: error) { _ = try more.withUnsafeBytes { try decoder.feed($0, into: &events) } }
         #expect(throws: error) { try decoder.finish(into: &events) }
         #expect(events.isEmpty)
         #expect(!decoder.isComplete && !decoder.keepAlive)
