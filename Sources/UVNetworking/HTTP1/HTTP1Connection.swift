@@ -6,6 +6,10 @@ import CUV
 ///
 /// Loop-confined. Owned by its pool from `start()` until it reports `connectionClosed` or
 /// `failedToConnect`.
+///
+/// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
+/// and the state machines rule out re-entrant mutation. The checks cost more per request than
+/// the work they guard.
 final class HTTP1Connection {
     /// The pool's number for this connection.
     let id: Int
@@ -15,21 +19,21 @@ final class HTTP1Connection {
     private let port: Int
     private let resolver: DNSResolver
     private let connectTimeoutMilliseconds: UInt64
-    private var transport: TCPTransport
+    @exclusivity(unchecked) private var transport: TCPTransport
     private let decoder: ResponseDecoder
-    private var machine = HTTP1ConnectionStateMachine()
-    private var timer: LoopTimer?
-    private var addresses: [SocketAddress] = []
-    private var addressIndex = 0
-    private var events: [ResponseEvent] = []
-    private var reportedReady = false
-    private var reportedEnd = false
+    @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
+    @exclusivity(unchecked) private var timer: LoopTimer?
+    @exclusivity(unchecked) private var addresses: [SocketAddress] = []
+    @exclusivity(unchecked) private var addressIndex = 0
+    @exclusivity(unchecked) private var events: [ResponseEvent] = []
+    @exclusivity(unchecked) private var reportedReady = false
+    @exclusivity(unchecked) private var reportedEnd = false
 
     /// The task running on this connection, if any. A strong reference, cleared whenever the
     /// exchange ends, fails or is aborted (a weak one would cost a side table per task).
-    private(set) var exchange: HTTP1ExchangeDelegate?
+    @exclusivity(unchecked) private(set) var exchange: HTTP1ExchangeDelegate?
     /// Whether the exchange in flight had received any response byte.
-    private var responseStarted = false
+    @exclusivity(unchecked) private var responseStarted = false
 
     init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int,
          resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseDecoder.Limits) {

@@ -14,6 +14,10 @@ protocol PoolRequest: AnyObject {
 
 /// The I/O shell of one origin's keep-alive pool: maps the state machine's numbers to
 /// connections and waiting requests, and performs its actions. Loop-confined.
+///
+/// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
+/// and the state machines rule out re-entrant mutation. The checks cost more per request than
+/// the work they guard.
 final class ConnectionPool {
     struct Settings {
         var maximumConnections: Int
@@ -27,13 +31,13 @@ final class ConnectionPool {
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
-    private var machine: ConnectionPoolStateMachine
-    private var connections: [Int: HTTP1Connection] = [:]
-    private var waiting: [Int: PoolRequest] = [:]
+    @exclusivity(unchecked) private var machine: ConnectionPoolStateMachine
+    @exclusivity(unchecked) private var connections: [Int: HTTP1Connection] = [:]
+    @exclusivity(unchecked) private var waiting: [Int: PoolRequest] = [:]
     /// Fires at the earliest deadline among waiting requests; one per pool, made when first
     /// needed and closed when the pool drains.
-    private var waiterTimer: LoopTimer?
-    private var waiterTimerDeadline: UInt64 = .max
+    @exclusivity(unchecked) private var waiterTimer: LoopTimer?
+    @exclusivity(unchecked) private var waiterTimerDeadline: UInt64 = .max
 
     init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings) {
         self.host = host
@@ -99,7 +103,7 @@ final class ConnectionPool {
             connections[id]?.close()
         }
     }
-    private var isDraining = false
+    @exclusivity(unchecked) private var isDraining = false
 
     private func perform(_ action: ConnectionPoolStateMachine.Action, error: NetworkingError? = nil) {
         switch action {

@@ -4,18 +4,22 @@ import HTTPTypes
 /// The loop-side half of a session: its pools (one per origin), its running tasks and the
 /// hand-off of finished tasks to the worker pool and the completion queue. Loop-confined; the
 /// manager reaches it only through `EventLoop.execute`.
+///
+/// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
+/// and the state machines rule out re-entrant mutation. The checks cost more per request than
+/// the work they guard.
 final class SessionEngine {
     private let loop: EventLoop
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
     private unowned let manager: SessionManager
     private let resolver: DNSResolver
-    private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
-    private var runners: [Int: TaskRunner] = [:]
-    private var finished: [FinishedTask] = []
-    private var flushScheduled = false
-    private(set) var isInvalidated = false
-    private var invalidationWaiter: (() -> Void)?
+    @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
+    @exclusivity(unchecked) private var runners: [Int: TaskRunner] = [:]
+    @exclusivity(unchecked) private var finished: [FinishedTask] = []
+    @exclusivity(unchecked) private var flushScheduled = false
+    @exclusivity(unchecked) private(set) var isInvalidated = false
+    @exclusivity(unchecked) private var invalidationWaiter: (() -> Void)?
 
     /// A task whose exchange is over, on its way to the serializer and the completion handler.
     struct FinishedTask: @unchecked Sendable {

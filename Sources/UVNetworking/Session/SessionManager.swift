@@ -97,10 +97,20 @@ public final class SessionManager: @unchecked Sendable {
     /// The data tasks among `tasks`.
     public var dataTasks: [DataTask] { tasks.compactMap { $0 as? DataTask } }
 
-    /// Runs `body` on the loop thread with the engine that runs `task`: the current one, or the
-    /// one it started on before a reset.
-    func engineCall(for task: SessionTask, _ body: @escaping @Sendable (SessionEngine) -> Void) {
-        let accepted = loop.execute { [self] in body(task.loopEngine ?? self.engine) }
+    /// What a caller can do to a task; carried to the loop as a value so a call costs one job.
+    enum TaskOperation: Sendable { case resume, suspend, cancel }
+
+    /// Sends `operation` to the loop, to the engine that runs `task`: the current one, or the one it
+    /// started on before a reset.
+    func send(_ operation: TaskOperation, for task: SessionTask) {
+        let accepted = loop.execute { [self] in
+            let engine = task.loopEngine ?? self.engine!
+            switch operation {
+            case .resume: engine.resume(task)
+            case .suspend: engine.suspend(task)
+            case .cancel: engine.cancel(task)
+            }
+        }
         precondition(accepted, "the session's event loop has been shut down")
     }
 

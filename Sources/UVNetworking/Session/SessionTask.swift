@@ -128,7 +128,7 @@ public class SessionTask: @unchecked Sendable {
             snapshot.state = .running
             return true
         }
-        if changed { manager.engineCall(for: self) { $0.resume(self) } }
+        if changed { manager.send(.resume, for: self) }
     }
 
     /// Pauses the task: before it starts, it does not start; while it runs, reading stops.
@@ -138,7 +138,7 @@ public class SessionTask: @unchecked Sendable {
             snapshot.state = .suspended
             return true
         }
-        if changed { manager.engineCall(for: self) { $0.suspend(self) } }
+        if changed { manager.send(.suspend, for: self) }
     }
 
     /// Cancels the task: it completes with `NetworkingError.Code.cancelled`, unless it has already
@@ -149,7 +149,7 @@ public class SessionTask: @unchecked Sendable {
             snapshot.state = .canceling
             return true
         }
-        if changed { manager.engineCall(for: self) { $0.cancel(self) } }
+        if changed { manager.send(.cancel, for: self) }
     }
 
     // MARK: Updates from the loop thread

@@ -1,26 +1,30 @@
 import Foundation
 import HTTPTypes
 
-/// The loop-side half of a task: owns its state machine, its timer and its response while it
+/// The loop-side half of a task: owns its state machine, its deadlines and its response while it
 /// runs, and performs what the machine decides. Loop-confined.
+///
+/// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
+/// and the state machines rule out re-entrant mutation. The checks cost more per request than
+/// the work they guard.
 final class TaskRunner {
     let task: SessionTask
     private unowned let engine: SessionEngine
     private let loop: EventLoop
-    private var machine: TaskStateMachine
-    private var pool: ConnectionPool?
-    private var connection: HTTP1Connection?
+    @exclusivity(unchecked) private var machine: TaskStateMachine
+    @exclusivity(unchecked) private var pool: ConnectionPool?
+    @exclusivity(unchecked) private var connection: HTTP1Connection?
 
-    private var requestDeadline: UInt64 = .max
-    private var headDeadline: UInt64 = .max
-    private var lastByteAt: UInt64 = 0
+    @exclusivity(unchecked) private var requestDeadline: UInt64 = .max
+    @exclusivity(unchecked) private var headDeadline: UInt64 = .max
+    @exclusivity(unchecked) private var lastByteAt: UInt64 = 0
     private let headTimeout: UInt64
     private let idleTimeout: UInt64
 
     /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
-    private(set) var head: ResponseHead?
-    private(set) var body: [UInt8] = []
-    private var onReusedConnection = false
+    @exclusivity(unchecked) private(set) var head: ResponseHead?
+    @exclusivity(unchecked) private(set) var body: [UInt8] = []
+    @exclusivity(unchecked) private var onReusedConnection = false
 
     init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
         self.task = task

@@ -19,21 +19,25 @@ protocol TCPTransportDelegate: AnyObject {
 ///
 /// Loop-confined. The handle keeps the transport alive from `connect` until libuv's close
 /// callback, so memory is released only when libuv is done with it.
+///
+/// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
+/// and the state machines rule out re-entrant mutation. The checks cost more per request than
+/// the work they guard.
 final class TCPTransport {
     enum WriteOutcome: Equatable { case written, pending, failed(Int32) }
 
     private let loop: EventLoop
     private let handle: UnsafeMutablePointer<uv_tcp_t>
     weak var delegate: TCPTransportDelegate?
-    private(set) var isClosed = false
-    private var isReading = false
-    private var writesInFlight = 0
+    @exclusivity(unchecked) private(set) var isClosed = false
+    @exclusivity(unchecked) private var isReading = false
+    @exclusivity(unchecked) private var writesInFlight = 0
     /// Bytes written to the socket over the transport's life (for metrics and tests).
-    private(set) var bytesWritten = 0
+    @exclusivity(unchecked) private(set) var bytesWritten = 0
     /// Bytes read from the socket over the transport's life.
-    private(set) var bytesRead = 0
+    @exclusivity(unchecked) private(set) var bytesRead = 0
     /// The address connected to, once connected.
-    private(set) var remoteAddress: SocketAddress?
+    @exclusivity(unchecked) private(set) var remoteAddress: SocketAddress?
 
     init(loop: EventLoop) {
         loop.assertInLoop()
@@ -220,5 +224,5 @@ private final class PendingWrite {
         return status
     }
 
-    private(set) var written = 0
+    @exclusivity(unchecked) private(set) var written = 0
 }

@@ -32,6 +32,14 @@ final class BlackholeListener {
 extension EndToEnd {
     /// Each timeout is its own error; cancellation at each phase completes once.
     @Suite struct TimeoutsAndCancellation {
+        /// Reads each request and never answers; waits for the client to give up.
+        private func silentServer() throws -> ScriptedServer {
+            try ScriptedServer { connection in
+                _ = try connection.readRequest()
+                _ = connection.waitForPeerClose(timeout: 10)
+            }
+        }
+
         @Test func connectionRefused() throws {
             let harness = ClientHarness()
             let port = try ScriptedServer { _ in }.port  // stopped at once by deinit: nothing listens now
@@ -54,10 +62,7 @@ extension EndToEnd {
 
         @Test func responseHeadTimeout() throws {
             let harness = ClientHarness { $0.responseHeadTimeout = 0.3 }
-            let server = try ScriptedServer { connection in
-                _ = try connection.readRequest()
-                _ = connection.waitForPeerClose(timeout: 10)
-            }
+            let server = try silentServer()
             #expect(harness.fetch("http://127.0.0.1:\(server.port)/").code == .responseHeadTimeout)
             server.stop()
             harness.finish()
@@ -150,10 +155,7 @@ extension EndToEnd {
 
         @Test func cancellingTheProgressCancelsTheTask() throws {
             let harness = ClientHarness()
-            let server = try ScriptedServer { connection in
-                _ = try connection.readRequest()
-                _ = connection.waitForPeerClose(timeout: 10)
-            }
+            let server = try silentServer()
             let (task, wait) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(server.port)/"))
             task.resume()
             #expect(waitUntil(timeout: 5) { server.acceptedCount == 1 })
@@ -196,10 +198,7 @@ extension EndToEnd {
 
         @Test func invalidatingCancelsRunningTasksAndFailsLaterOnes() throws {
             let harness = ClientHarness()
-            let server = try ScriptedServer { connection in
-                _ = try connection.readRequest()
-                _ = connection.waitForPeerClose(timeout: 10)
-            }
+            let server = try silentServer()
             let (task, wait) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(server.port)/"))
             task.resume()
             #expect(waitUntil(timeout: 5) { server.acceptedCount == 1 })
