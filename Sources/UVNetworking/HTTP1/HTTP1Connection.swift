@@ -23,6 +23,8 @@ final class HTTP1Connection {
     private let decoder: ResponseDecoder
     @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
     @exclusivity(unchecked) private var timer: LoopTimer?
+    /// When an idle connection should close (the pool's idle timeout).
+    @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
     @exclusivity(unchecked) private var addresses: [SocketAddress] = []
     @exclusivity(unchecked) private var addressIndex = 0
     @exclusivity(unchecked) private var events: [ResponseEvent] = []
@@ -96,8 +98,13 @@ final class HTTP1Connection {
         case .connecting:
             connectFailed(NetworkingError(.connectTimeout, "connecting to \(host):\(port) took longer than \(connectTimeoutMilliseconds) ms"))
         case .idle:
-            // The pool's idle timeout: the connection has been unused for too long.
-            perform(machine.closeRequested())
+            // The pool's idle timeout, unless this is an early firing left from an exchange.
+            let now = LoopTimer.now(loop)
+            if now >= idleDeadline {
+                perform(machine.closeRequested())
+            } else if idleDeadline != .max {
+                timer?.arm(at: idleDeadline)
+            }
         case .active:
             // One timer per connection serves the exchange's deadlines too: arming a live libuv
             // timer is a heap update, while a timer per task would be a handle per task.
@@ -109,7 +116,7 @@ final class HTTP1Connection {
 
     /// Fires `exchangeTimerFired` at `deadline` (loop milliseconds) unless re-armed first.
     func armExchangeTimer(at deadline: UInt64) {
-        timer?.arm(at: deadline)
+        timer?.armNoLaterThan(deadline)
     }
 
     // MARK: Exchanges
@@ -117,7 +124,8 @@ final class HTTP1Connection {
     /// Runs one request. `request` holds the encoded head and body; nothing else is written.
     func execute(_ request: [UInt8], isHEAD: Bool, for delegate: HTTP1ExchangeDelegate) {
         loop.assertInLoop()
-        timer?.disarm()
+        // The timer may still be armed for the idle timeout; an early firing is re-checked.
+        idleDeadline = .max
         exchange = delegate
         responseStarted = false
         reportedEnd = false
@@ -140,7 +148,8 @@ final class HTTP1Connection {
 
     /// Starts the idle timer (the pool parked this connection).
     func parkIdle(timeout: Double) {
-        timer?.arm(at: LoopTimer.now(loop) + UInt64(max(0, timeout) * 1000))
+        idleDeadline = LoopTimer.now(loop) &+ UInt64(max(0, timeout) * 1000)
+        timer?.armNoLaterThan(idleDeadline)
     }
 
     /// Closes an idle connection (pool shutdown or making room).

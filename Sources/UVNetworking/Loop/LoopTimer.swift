@@ -10,6 +10,8 @@ final class LoopTimer {
     private let handle: UnsafeMutablePointer<uv_timer_t>
     private let onFire: () -> Void
     private var closed = false
+    /// When the timer will fire; .max when it is not armed.
+    private(set) var armedDeadline: UInt64 = .max
 
     /// Creates a stopped timer that calls `onFire` on the loop thread each time it expires.
     init(loop: EventLoop, onFire: @escaping () -> Void) {
@@ -29,15 +31,27 @@ final class LoopTimer {
         guard !closed else { return }
         let now = uv_now(loop.uv)
         let delay = deadline > now ? deadline - now : 0
+        armedDeadline = deadline
         uv_timer_start(handle, { handle in
             let timer = Unmanaged<LoopTimer>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
+            timer.armedDeadline = .max
             timer.onFire()
         }, delay, 0)
+    }
+
+    /// Makes sure the timer fires no later than `deadline`, leaving an earlier arming alone.
+    /// For deadlines that only move later (a response arriving, a connection going idle), the
+    /// owner re-checks when the timer fires early and arms again; most requests then touch the
+    /// timer heap once instead of at every phase.
+    func armNoLaterThan(_ deadline: UInt64) {
+        guard deadline < armedDeadline else { return }
+        arm(at: deadline)
     }
 
     /// Stops the timer; it can be armed again.
     func disarm() {
         guard !closed else { return }
+        armedDeadline = .max
         uv_timer_stop(handle)
     }
 

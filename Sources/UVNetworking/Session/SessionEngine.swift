@@ -15,6 +15,7 @@ final class SessionEngine {
     private unowned let manager: SessionManager
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
+    @exclusivity(unchecked) private var lastPool: (origin: PreparedRequest.Origin, pool: ConnectionPool)?
     @exclusivity(unchecked) private var runners: [Int: TaskRunner] = [:]
     @exclusivity(unchecked) private var finished: [FinishedTask] = []
     @exclusivity(unchecked) private var flushScheduled = false
@@ -64,7 +65,12 @@ final class SessionEngine {
 
     /// The pool for `origin`, made on first use.
     func pool(for origin: PreparedRequest.Origin) -> ConnectionPool {
-        if let pool = pools[origin] { return pool }
+        // A batch usually targets one origin: comparing with the last one is cheaper than hashing.
+        if let last = lastPool, last.origin == origin { return last.pool }
+        if let pool = pools[origin] {
+            lastPool = (origin, pool)
+            return pool
+        }
         let settings = ConnectionPool.Settings(
             maximumConnections: max(1, configuration.maximumConnectionsPerHost),
             idleTimeout: configuration.idleConnectionTimeout,
@@ -73,6 +79,7 @@ final class SessionEngine {
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
         let pool = ConnectionPool(host: origin.host, port: origin.port, loop: loop, resolver: resolver, settings: settings)
         pools[origin] = pool
+        lastPool = (origin, pool)
         return pool
     }
 

@@ -130,6 +130,25 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func idleConnectionsCloseAfterTheIdleConnectionTimeout() throws {
+            let harness = ClientHarness { $0.idleConnectionTimeout = 0.3 }
+            let closedByClient = DispatchSemaphore(value: 0)
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequest()
+                try connection.write(ScriptedResponse.text("once"))
+                if connection.waitForPeerClose(timeout: 10) { closedByClient.signal() }
+            }
+            let started = monotonicSeconds()
+            #expect(harness.fetch("http://127.0.0.1:\(server.port)/").text == "once")
+            #expect(harness.manager.openConnectionCount == 1)
+            #expect(closedByClient.wait(timeout: .now() + 5) == .success)
+            let waited = monotonicSeconds() - started
+            #expect(waited >= 0.25 && waited < 3, "closed after \(waited) s")
+            #expect(harness.manager.openConnectionCount == 0)
+            server.stop()
+            harness.finish()
+        }
+
         @Test func serverThatClosesEveryConnectionAfterOneResponse() throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness { $0.maximumConnectionsPerHost = 8 }
