@@ -126,6 +126,19 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func additionalHeadersFromTheConfigurationYieldToTheRequestsOwn() throws {
+            let harness = ClientHarness { $0.httpAdditionalHeaders = [("X-App", "default"), ("X-Both", "default")] }
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    ScriptedResponse.text("\(request.headerValues("X-App"))|\(request.headerValues("X-Both"))")
+                }
+            }
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/", fields: [("x-both", "mine")])
+            #expect(outcome.text == "[\"default\"]|[\"mine\"]")
+            server.stop()
+            harness.finish()
+        }
+
         @Test(arguments: ["http://:80/", "http://host:99999/", "http://[::1/", "http://a b/"])
         func malformedURLsFailClearly(url: String) throws {
             let harness = ClientHarness()
