@@ -289,6 +289,7 @@ extension HTTP1Connection: TCPTransportDelegate {
     }
 
     func transportDidReadEOF(_ transport: TCPTransport) {
+        if finishEarlyResponse() { return }
         guard exchange != nil, !reportedEnd else {
             // The server closed an idle connection (or after a response we already have).
             failed(NetworkingError(.connectionClosed, "the server closed the connection"))
@@ -311,8 +312,19 @@ extension HTTP1Connection: TCPTransportDelegate {
     }
 
     func transport(_ transport: TCPTransport, didFailWith code: Int32) {
+        if finishEarlyResponse() { return }
         let reset = code == UV_ECONNRESET.rawValue || code == UV_EPIPE.rawValue
         failed(NetworkingError(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(code))"))
+    }
+
+    /// A server may answer before it has read the whole request (a 413, say) and then close or
+    /// reset. The response it sent is complete, so the exchange ends with it rather than with
+    /// the error; the connection is not reused. Returns whether that was the case.
+    private func finishEarlyResponse() -> Bool {
+        guard exchange != nil, reportedEnd,
+              case .active(requestWritten: false, responseEnded: true, _) = machine.state else { return false }
+        perform(machine.requestWritten())
+        return true
     }
 
     func transportDidFinishWriting(_ transport: TCPTransport) {

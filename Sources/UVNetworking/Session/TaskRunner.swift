@@ -24,7 +24,6 @@ final class TaskRunner {
     /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
     @exclusivity(unchecked) private(set) var head: ResponseHead?
     @exclusivity(unchecked) private(set) var body: [UInt8] = []
-    @exclusivity(unchecked) private var onReusedConnection = false
 
     init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
         self.task = task
@@ -38,8 +37,6 @@ final class TaskRunner {
     private static func milliseconds(_ seconds: TimeInterval) -> UInt64 {
         seconds.isFinite && seconds > 0 ? UInt64(seconds * 1000) : .max
     }
-
-    var state: TaskStateMachine.State { machine.state }
 
     // MARK: Caller events (arrive through the loop's queue)
 
@@ -155,7 +152,6 @@ extension TaskRunner: PoolRequest {
 
     func poolAssigned(_ connection: HTTP1Connection) {
         self.connection = connection
-        onReusedConnection = connection.isReused
         headDeadline = headTimeout == .max ? .max : LoopTimer.now(loop) &+ headTimeout
         perform(machine.connectionAssigned())
         armTimer()

@@ -129,6 +129,25 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func earlyResponseBeforeTheBodyIsSentThenCloseStillSucceeds() throws {
+            let harness = ClientHarness()
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                try connection.write(ScriptedResponse.text("too large", status: 413, reason: "Content Too Large",
+                                                           headers: [("Connection", "close")]))
+                connection.pause(0.1)
+                connection.reset()
+            }
+            // Large enough that the kernel cannot take it all before the server answers.
+            let body = String(repeating: "x", count: 32 << 20)
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/", method: .post, body: body)
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            #expect(outcome.status == 413)
+            #expect(outcome.text == "too large")
+            server.stop()
+            harness.finish()
+        }
+
         @Test func closedBeforeAnyResponseByte() throws {
             let harness = ClientHarness()
             let server = try ScriptedServer { connection in
