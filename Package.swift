@@ -25,7 +25,6 @@ let package = Package(
                 "CUV", "CLLHTTP", "COpenSSL",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
         .executableTarget(
