@@ -11,6 +11,7 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
+        /// The code's name, e.g. "connectTimeout".
         public var description: String { name }
 
         // Bad input from the caller: nothing was sent.

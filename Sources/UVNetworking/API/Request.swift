@@ -60,6 +60,7 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
+    /// Same URL, method, fields (in order), body and timeout.
     public static func == (lhs: Request, rhs: Request) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
             && lhs.timeoutInterval == rhs.timeoutInterval
