@@ -238,7 +238,7 @@ final class HTTP1Connection {
             case .informational:
                 break
             case .head(let head):
-                exchange?.exchangeReceivedHead(head)
+                exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
             case .body(let bytes):
                 exchange?.exchangeReceivedBody(bytes)
             case .end:

@@ -3,8 +3,9 @@
 protocol HTTP1ExchangeDelegate: AnyObject {
     /// The whole request reached the kernel.
     func exchangeRequestWritten()
-    /// The final response head (1xx heads are consumed by the connection).
-    func exchangeReceivedHead(_ head: ResponseHead)
+    /// The final response head (1xx heads are consumed by the connection), with the body length
+    /// it announced (0 for HEAD, 204 and 304; nil when chunked or EOF-framed).
+    func exchangeReceivedHead(_ head: ResponseHead, bodyLength: Int64?)
     /// Body bytes, in order, possibly empty never.
     func exchangeReceivedBody(_ bytes: [UInt8])
     /// The response ended and the request was fully written.

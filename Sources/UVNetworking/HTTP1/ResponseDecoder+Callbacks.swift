@@ -155,6 +155,8 @@ extension ResponseDecoder {
             return 1
         }
         finalKeepAlive = head.keepAlive
+        announcedBodyLength = skipBody ? 0
+            : state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 ? Int64(clamping: state.content_length) : nil
         sink.append(.head(head))
         section = .body
         if skipBody { return 1 }

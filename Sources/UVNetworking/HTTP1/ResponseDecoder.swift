@@ -82,6 +82,10 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var interimKeepAlive = true
     /// llhttp's keep-alive verdict on the final head.
     @exclusivity(unchecked) var finalKeepAlive = false
+    /// The final response's body length as its head announced it: Content-Length, 0 when the
+    /// response has no body (HEAD, 204, 304), nil when it is chunked or EOF-framed. Valid from
+    /// the `.head` event on; taken from llhttp so the caller need not scan the fields again.
+    @exclusivity(unchecked) var announcedBodyLength: Int64?
 
     // Message-level state (one status line to its message end), reset by `startMessage`.
     /// Checks the raw bytes of the field section being received, if any.

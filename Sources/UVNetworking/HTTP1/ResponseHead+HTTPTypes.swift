@@ -13,23 +13,4 @@ extension ResponseHead {
         }
         return HTTPResponse(status: .init(code: status, reasonPhrase: reason), headerFields: HTTPFields(fields))
     }
-
-    /// The Content-Length value when the response has exactly one valid one.
-    var contentLength: Int64? {
-        var found: Int64?
-        for field in headers where Self.isContentLength(field.name) {
-            guard found == nil, let value = Int64(field.value), value >= 0 else { return nil }
-            found = value
-        }
-        return found
-    }
-
-    /// ASCII case-insensitive "content-length", without making a lowercased copy per field.
-    private static func isContentLength(_ name: String) -> Bool {
-        let expected = "content-length".utf8
-        guard name.utf8.count == expected.count else { return false }
-        return zip(name.utf8, expected).allSatisfy { byte, lower in
-            (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == lower
-        }
-    }
 }

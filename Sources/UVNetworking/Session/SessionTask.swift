@@ -35,6 +35,8 @@ public class SessionTask: @unchecked Sendable {
     private let bytesExpectedToReceive = Atomic<Int64>(-1)
     private let bytesExpectedToSend: Int64
     let progressDeliveryPending = Atomic<Bool>(false)
+    /// Whether anyone has asked for a Progress object, so the loop skips the lock when nobody has.
+    private let progressObserved = Atomic<Bool>(false)
     let completionHandler: CompletionHandler?
     /// The request checked and encoded at creation, or why it cannot be sent.
     let prepared: Result<PreparedRequest, NetworkingError>
@@ -91,8 +93,11 @@ public class SessionTask: @unchecked Sendable {
     public var uploadProgress: Progress {
         snapshot.withLock { snapshot in
             if let progress = snapshot.uploadProgress { return progress }
+            // Flag first, then read the count (both sequentially consistent, as is the loop's
+            // add-then-check): either the loop sees the flag, or this read sees its bytes.
+            progressObserved.store(true, ordering: .sequentiallyConsistent)
             let progress = Progress(totalUnitCount: bytesExpectedToSend)
-            progress.completedUnitCount = bytesSent.load(ordering: .relaxed)
+            progress.completedUnitCount = bytesSent.load(ordering: .sequentiallyConsistent)
             controlTask(with: progress)
             snapshot.uploadProgress = progress
             return progress
@@ -103,8 +108,9 @@ public class SessionTask: @unchecked Sendable {
     public var downloadProgress: Progress {
         snapshot.withLock { snapshot in
             if let progress = snapshot.downloadProgress { return progress }
+            progressObserved.store(true, ordering: .sequentiallyConsistent)
             let progress = Progress(totalUnitCount: bytesExpectedToReceive.load(ordering: .relaxed))
-            progress.completedUnitCount = bytesReceived.load(ordering: .relaxed)
+            progress.completedUnitCount = bytesReceived.load(ordering: .sequentiallyConsistent)
             controlTask(with: progress)
             snapshot.downloadProgress = progress
             return progress
@@ -171,12 +177,14 @@ public class SessionTask: @unchecked Sendable {
 
     /// Adds received body bytes; returns the download Progress if anyone is watching it.
     func recordReceived(_ count: Int) {
-        let total = bytesReceived.add(Int64(count), ordering: .relaxed).newValue
+        let total = bytesReceived.add(Int64(count), ordering: .sequentiallyConsistent).newValue
+        guard progressObserved.load(ordering: .sequentiallyConsistent) else { return }
         if let progress = snapshot.withLock({ $0.downloadProgress }) { progress.completedUnitCount = total }
     }
 
     func recordSent(_ count: Int64) {
-        bytesSent.store(count, ordering: .relaxed)
+        bytesSent.store(count, ordering: .sequentiallyConsistent)
+        guard progressObserved.load(ordering: .sequentiallyConsistent) else { return }
         if let progress = snapshot.withLock({ $0.uploadProgress }) { progress.completedUnitCount = count }
     }
 

@@ -183,8 +183,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         armTimer()
     }
 
-    func exchangeReceivedHead(_ head: ResponseHead) {
-        let expectedLength: Int64? = task.isHEAD || head.status == 204 || head.status == 304 ? 0 : head.contentLength
+    func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         self.head = head
         // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
         if let expectedLength, expectedLength > 64 * 1024 { body.reserveCapacity(Int(min(expectedLength, 1 << 26))) }

@@ -631,6 +631,21 @@ import Testing
         #expect(error.reason.hasPrefix("HPE_INTERNAL"))
     }
 
+
+    @Test func announcedBodyLengthComesFromTheHead() {
+        let cases: [(String, Bool, Int64?)] = [
+            ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false, 5),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false, nil),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", true, 0),
+            ("HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n", false, 0),
+            ("HTTP/1.0 200 OK\r\n\r\nuntil EOF", false, nil),
+        ]
+        for (input, toHEAD, expected) in cases {
+            let result = decode(input, toHEAD: toHEAD, eof: true)
+            #expect(result.error == nil, "\(input)")
+            #expect(result.decoder.announcedBodyLength == expected, "\(input)")
+        }
+    }
 }
 
 // MARK: - Helpers
