@@ -53,8 +53,6 @@ final class HTTP1Connection {
         transport.delegate = self
     }
 
-    /// The address connected to (for metrics and logs).
-    var remoteAddress: SocketAddress? { transport.remoteAddress }
     /// Whether this connection has served a request before the one in flight.
     var isReused: Bool { machine.isReused }
     var isClosed: Bool { machine.state == .closed }

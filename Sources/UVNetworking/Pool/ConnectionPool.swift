@@ -50,8 +50,6 @@ final class ConnectionPool {
 
     /// Open or opening connections.
     var connectionCount: Int { machine.connectionCount }
-    /// Whether the pool holds nothing: no connection, no waiter.
-    var isEmpty: Bool { machine.isEmpty }
 
     /// Queues `request`; it gets `poolAssigned` or `poolFailed` later (or at once, on an idle
     /// connection).

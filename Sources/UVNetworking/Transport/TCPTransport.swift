@@ -32,12 +32,6 @@ final class TCPTransport {
     @exclusivity(unchecked) private(set) var isClosed = false
     @exclusivity(unchecked) private var isReading = false
     @exclusivity(unchecked) private var writesInFlight = 0
-    /// Bytes written to the socket over the transport's life (for metrics and tests).
-    @exclusivity(unchecked) private(set) var bytesWritten = 0
-    /// Bytes read from the socket over the transport's life.
-    @exclusivity(unchecked) private(set) var bytesRead = 0
-    /// The address connected to, once connected.
-    @exclusivity(unchecked) private(set) var remoteAddress: SocketAddress?
 
     init(loop: EventLoop) {
         loop.assertInLoop()
@@ -66,7 +60,6 @@ final class TCPTransport {
                 transport.connectFinished(status)
             }
         }
-        remoteAddress = address
         if status != 0 {
             request.deallocate()
             // Report asynchronously-equivalent: the caller is prepared for a callback at any time,
@@ -121,7 +114,6 @@ final class TCPTransport {
     private func readFinished(_ count: Int) {
         guard !isClosed else { return }
         if count > 0 {
-            bytesRead += count
             delegate?.transport(self, didRead: UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count))
         } else if count == Int(UV_EOF.rawValue) {
             stopReading()
@@ -145,7 +137,6 @@ final class TCPTransport {
             }
             if written >= 0 {
                 offset = Int(written)
-                bytesWritten += offset
                 if offset == bytes.count { return .written }
             } else if written != UV_EAGAIN.rawValue {
                 return .failed(written)
@@ -158,13 +149,12 @@ final class TCPTransport {
         return .pending
     }
 
-    fileprivate func writeFinished(_ status: Int32, count: Int) {
+    fileprivate func writeFinished(_ status: Int32) {
         writesInFlight -= 1
         guard !isClosed else { return }
         if status != 0 {
             delegate?.transport(self, didFailWith: status)
         } else {
-            bytesWritten += count
             delegate?.transportDidFinishWriting(self)
         }
     }
@@ -215,14 +205,11 @@ private final class PendingWrite {
         var uvBuffer = uv_buf_init(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(count))
         let status = uv_write(request, stream, &uvBuffer, 1) { request, status in
             let write = Unmanaged<PendingWrite>.fromOpaque(request!.pointee.data).takeRetainedValue()
-            write.transport.writeFinished(status, count: write.written)
+            write.transport.writeFinished(status)
         }
-        written = count
         if status != 0 {
             Unmanaged<PendingWrite>.fromOpaque(request.pointee.data).release()
         }
         return status
     }
-
-    @exclusivity(unchecked) private(set) var written = 0
 }
