@@ -68,7 +68,7 @@ private enum Outcome: Equatable {
 private struct ResponseRecord: Equatable {
     var heads: [ResponseHead] = []
     var body: [UInt8] = []
-    var trailers: [HeaderField] = []
+    var trailers = ReceivedFields()
     var outcome: Outcome?
 }
 
@@ -194,13 +194,12 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 
 /// Checks a lower bound of a field section's raw size against the limit: a status line is at
 /// least "HTTP/1.1 200" plus " reason", each field is its name, ':' and value plus CRLF, and the
-/// section ends with CRLF. Unicode scalars, not UTF-8 bytes, because each invalid byte became one U+FFFD.
-private func checkSectionSize(statusLineReason reason: String?, _ fields: [HeaderField], _ limits: ResponseDecoder.Limits) {
+/// section ends with CRLF. The reason counts Unicode scalars, not UTF-8 bytes, because each invalid
+/// byte became one U+FFFD; fields are counted in raw bytes.
+private func checkSectionSize(statusLineReason reason: String?, _ fields: ReceivedFields, _ limits: ResponseDecoder.Limits) {
     var size = 2
     if let reason { size += 12 + (reason.isEmpty ? 0 : 1 + reason.unicodeScalars.count) + 2 }
-    for field in fields {
-        size += field.name.unicodeScalars.count + 1 + field.value.unicodeScalars.count + 2
-    }
+    size += fields.bytes.count + 3 * fields.count
     invariant(size <= limits.maxHeaderBytes, "a field section of at least \(size) bytes got past a limit of \(limits.maxHeaderBytes)")
 }
 

@@ -228,11 +228,19 @@ final class HTTP1Connection {
         transport.close(reset: reset)
     }
 
-    /// Passes decoded events on; returns whether the response ended.
-    private func deliver(_ events: [ResponseEvent]) -> Bool {
+    /// Passes the decoded events on and empties `events` (keeping its storage); returns whether
+    /// the response ended.
+    private func deliverEvents() -> Bool {
+        var pending: [ResponseEvent] = []
+        swap(&pending, &events)
+        defer { swap(&pending, &events) }
+        // Each event is moved out (popLast after one reverse) rather than iterated: iterating
+        // copies every event, and emptying the array afterwards destroys each one through the
+        // runtime's generic value witnesses, which together cost more than decoding the head.
+        pending.reverse()
         var ended = false
-        for event in events {
-            switch event {
+        while let event = pending.popLast() {
+            switch consume event {
             case .informational:
                 break
             case .head(let head):
@@ -271,16 +279,15 @@ extension HTTP1Connection: TCPTransportDelegate {
             return
         }
         responseStarted = true
-        events.removeAll(keepingCapacity: true)
         let consumed: Int
         do {
             consumed = try decoder.feed(bytes, into: &events)
         } catch {
-            _ = deliver(events)
+            _ = deliverEvents()
             failed(NetworkingError(error.networkingCode, error.reason))
             return
         }
-        guard deliver(events) else { return }
+        guard deliverEvents() else { return }
         reportedEnd = true
         // Leftover bytes after the response belong to no request: do not reuse the connection.
         perform(machine.responseEnded(keepAlive: decoder.keepAlive && consumed == bytes.count))
@@ -293,15 +300,14 @@ extension HTTP1Connection: TCPTransportDelegate {
             failed(NetworkingError(.connectionClosed, "the server closed the connection"))
             return
         }
-        events.removeAll(keepingCapacity: true)
         do {
             try decoder.finish(into: &events)
         } catch {
-            _ = deliver(events)
+            _ = deliverEvents()
             failed(NetworkingError(error.networkingCode, error.reason))
             return
         }
-        if deliver(events) {
+        if deliverEvents() {
             reportedEnd = true
             perform(machine.responseEnded(keepAlive: false))
         } else {

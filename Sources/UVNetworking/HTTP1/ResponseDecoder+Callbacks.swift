@@ -85,7 +85,7 @@ extension ResponseDecoder {
         return 0
     }
 
-    /// The value is complete: make the field (one String per name and value) and note framing.
+    /// The value is complete: add the field to the section's bytes and note framing.
     func onHeaderValueComplete() -> Int32 {
         // Unsafe buffers rather than slices: no retain/release of the reused arrays per field.
         let name = nameBytes.bytes
@@ -94,8 +94,11 @@ extension ResponseDecoder {
         if section == .head && DecoderASCII.equalsLowercase(name, "transfer-encoding") {
             noteTransferCodings(value)
         }
-        if fields.capacity == 0 { fields.reserveCapacity(16) }
-        fields.append(HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        fieldBytes.append(name)
+        let nameEnd = Int32(truncatingIfNeeded: fieldBytes.count)
+        fieldBytes.append(value)
+        if fieldBounds.capacity == 0 { fieldBounds.reserveCapacity(16) }
+        fieldBounds.append(ReceivedFields.Bounds(nameEnd: nameEnd, valueEnd: Int32(truncatingIfNeeded: fieldBytes.count)))
         nameBytes.removeAll()
         valueBytes.removeAll()
         skippingFoldWhitespace = false
@@ -144,10 +147,9 @@ extension ResponseDecoder {
             versionMinor: Int(state.http_minor),
             status: status,
             reason: String(decoding: reasonBytes.bytes, as: UTF8.self),
-            headers: fields,
+            headers: takeFields(),
             keepAlive: llhttp_should_keep_alive(parser) != 0
         )
-        fields = []
         reasonBytes.removeAll()
         if isInterim {
             interimKeepAlive = interimKeepAlive && head.keepAlive
@@ -226,8 +228,7 @@ extension ResponseDecoder {
             pause = .interimComplete
         } else {
             flushBody()
-            sink.append(.end(trailers: fields))
-            fields = []
+            sink.append(.end(trailers: takeFields()))
             completed = true
             pause = .finalComplete
         }
@@ -235,6 +236,16 @@ extension ResponseDecoder {
     }
 
     // MARK: - Helpers
+
+    /// The fields gathered so far, copied out (two exact-size allocations, none when there are
+    /// no fields); the gathering storage is kept for the next section.
+    private func takeFields() -> ReceivedFields {
+        guard !fieldBounds.isEmpty else { return ReceivedFields() }
+        let taken = ReceivedFields(bytes: Array(fieldBytes.bytes), bounds: Array(fieldBounds))
+        fieldBytes.removeAll()
+        fieldBounds.removeAll(keepingCapacity: true)
+        return taken
+    }
 
     /// Stores `error` for the decoding loop to throw and returns the code that stops llhttp.
     private func failCallback(_ error: ResponseDecoderError) -> Int32 {

@@ -109,8 +109,10 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var valueBytes = ByteAccumulator(capacity: 256)
     /// Dropping the leading whitespace of an obs-fold continuation line.
     @exclusivity(unchecked) var skippingFoldWhitespace = false
-    /// The head's fields, then the trailers.
-    @exclusivity(unchecked) var fields: [HeaderField] = []
+    /// The head's fields, then the trailers, as `ReceivedFields` wants them; the storage is
+    /// reused and copied out once per section.
+    @exclusivity(unchecked) var fieldBytes = ByteAccumulator(capacity: 512)
+    @exclusivity(unchecked) var fieldBounds: [ReceivedFields.Bounds] = []
     /// Transfer-Encoding seen in the head, how many codings it listed, and whether all were chunked.
     @exclusivity(unchecked) var sawTransferEncoding = false
     @exclusivity(unchecked) var transferCodingCount = 0
@@ -292,7 +294,8 @@ final class ResponseDecoder {
         nameBytes.removeAll()
         valueBytes.removeAll()
         skippingFoldWhitespace = false
-        fields = []
+        fieldBytes.removeAll()
+        fieldBounds.removeAll(keepingCapacity: true)
         sawTransferEncoding = false
         transferCodingCount = 0
         transferCodingsAllChunked = true
@@ -458,7 +461,7 @@ struct FieldSectionScanner {
 }
 
 /// A growable byte buffer that keeps its storage when emptied: names, values and the reason
-/// phrase are gathered here piece by piece, then turned into one String each. Cheaper than an
+/// phrase are gathered here piece by piece, then copied out once each. Cheaper than an
 /// [UInt8] (no uniqueness checks, emptying only resets the count); its size is bounded by the
 /// head limit, which the scanner enforces before llhttp sees the bytes.
 struct ByteAccumulator: ~Copyable {

@@ -11,21 +11,104 @@ struct HeaderField: Equatable, Sendable {
     var value: String
 }
 
+/// A field section (a head's fields, or trailers) as received, kept as bytes.
+///
+/// Names and values sit back to back in one byte array: two allocations per head however many
+/// fields it has, and no String is made on the loop thread. Strings are made where they are
+/// needed, off the loop (see `ResponseHead.httpResponse`), or by the `HeaderField` view for tests.
+struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
+    /// Where one field's name and value end in `bytes`; its name starts where the previous
+    /// field's value ended.
+    struct Bounds: Equatable, Sendable {
+        var nameEnd: Int32
+        var valueEnd: Int32
+    }
+
+    /// Every field's name then value, in order, with nothing between them.
+    private(set) var bytes: [UInt8]
+    private(set) var bounds: [Bounds]
+
+    /// No field.
+    init() {
+        bytes = []
+        bounds = []
+    }
+
+    /// Takes bytes and bounds as the decoder gathered them.
+    init(bytes: [UInt8], bounds: [Bounds]) {
+        self.bytes = bytes
+        self.bounds = bounds
+    }
+
+    /// Fields given as strings (tests, and the fuzz harness's expectations).
+    init(_ fields: some Sequence<HeaderField>) {
+        self.init()
+        for field in fields {
+            bytes += field.name.utf8
+            let nameEnd = Int32(bytes.count)
+            bytes += field.value.utf8
+            bounds.append(Bounds(nameEnd: nameEnd, valueEnd: Int32(bytes.count)))
+        }
+    }
+
+    init(arrayLiteral fields: HeaderField...) {
+        self.init(fields)
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { bounds.count }
+
+    /// The field at `index`, decoded as UTF-8 (invalid bytes become U+FFFD).
+    subscript(index: Int) -> HeaderField {
+        withField(at: index) { name, value in
+            HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        }
+    }
+
+    /// Calls `body` with the raw name and value of the field at `index`.
+    func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        let nameStart = index == 0 ? 0 : Int(bounds[index - 1].valueEnd)
+        let field = bounds[index]
+        return try bytes.withUnsafeBufferPointer { all in
+            try body(UnsafeBufferPointer(rebasing: all[nameStart..<Int(field.nameEnd)]),
+                     UnsafeBufferPointer(rebasing: all[Int(field.nameEnd)..<Int(field.valueEnd)]))
+        }
+    }
+}
+
 /// A response head as it came off the wire.
-struct ResponseHead: Equatable, Sendable {
+///
+/// A class, though immutable: a head travels from the decoder through the connection, the task
+/// runner and the task to the worker, and each hand-off is then one retain rather than a copy of
+/// every field.
+final class ResponseHead: Equatable, Sendable {
     /// Always 1: the decoder rejects any other major version.
-    var versionMajor: Int
+    let versionMajor: Int
     /// 0 or 1 (llhttp rejects HTTP/1.2 and later).
-    var versionMinor: Int
+    let versionMinor: Int
     /// Three digits, 100...999. Codes 600...999 are passed through: RFC 9110 §15 asks a client to
     /// treat them as 5xx, a policy decision left to the caller.
-    var status: Int
+    let status: Int
     /// The reason phrase, possibly empty; RFC 9112 §4 says a client should ignore it.
-    var reason: String
+    let reason: String
     /// The fields in the order received, duplicates kept.
-    var headers: [HeaderField]
+    let headers: ReceivedFields
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
-    var keepAlive: Bool
+    let keepAlive: Bool
+
+    init(versionMajor: Int, versionMinor: Int, status: Int, reason: String, headers: ReceivedFields, keepAlive: Bool) {
+        self.versionMajor = versionMajor
+        self.versionMinor = versionMinor
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.keepAlive = keepAlive
+    }
+
+    static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
+        lhs.versionMajor == rhs.versionMajor && lhs.versionMinor == rhs.versionMinor && lhs.status == rhs.status
+            && lhs.reason == rhs.reason && lhs.headers == rhs.headers && lhs.keepAlive == rhs.keepAlive
+    }
 }
 
 /// What the decoder produced from the bytes it was fed, in wire order.
@@ -39,5 +122,5 @@ enum ResponseEvent: Equatable, Sendable {
     /// Consecutive body bytes of one feed merged into one event (never empty).
     case body([UInt8])
     /// The final response is complete; `trailers` is empty unless a chunked body carried some.
-    case end(trailers: [HeaderField])
+    case end(trailers: ReceivedFields)
 }

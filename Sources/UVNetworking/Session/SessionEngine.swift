@@ -16,7 +16,9 @@ final class SessionEngine {
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
     @exclusivity(unchecked) private var lastPool: (origin: PreparedRequest.Origin, pool: ConnectionPool)?
-    @exclusivity(unchecked) private var runners: [Int: TaskRunner] = [:]
+    /// Tasks started on this engine and not finished. Each task holds its own runner
+    /// (`loopRunner`): no table to hash into on every task operation.
+    @exclusivity(unchecked) private var runningCount = 0
     @exclusivity(unchecked) private var finished: [FinishedTask] = []
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private(set) var isInvalidated = false
@@ -42,18 +44,19 @@ final class SessionEngine {
     // MARK: Task events from the caller
 
     func resume(_ task: SessionTask) { runner(for: task)?.resume() }
-    func suspend(_ task: SessionTask) { runners[task.taskIdentifier]?.suspend() }
+    func suspend(_ task: SessionTask) { task.loopRunner?.suspend() }
     func cancel(_ task: SessionTask) { runner(for: task)?.cancel() }
 
     /// The task's runner; made on first use, never again once the task has finished.
     private func runner(for task: SessionTask) -> TaskRunner? {
         loop.assertInLoop()
-        if let runner = runners[task.taskIdentifier] { return runner }
+        if let runner = task.loopRunner { return runner }
         guard task.loopPhase == .notStarted else { return nil }
         task.loopPhase = .running
         task.loopEngine = self
         let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
-        runners[task.taskIdentifier] = runner
+        task.loopRunner = runner
+        runningCount += 1
         if isInvalidated {
             runner.invalidate(.sessionInvalidated)
             return nil
@@ -91,7 +94,8 @@ final class SessionEngine {
         precondition(task.loopPhase == .running, "task \(task.taskIdentifier) finished twice")
         task.loopPhase = .finished
         task.loopEngine = nil
-        runners[task.taskIdentifier] = nil
+        task.loopRunner = nil
+        runningCount -= 1
         task.recordCompletion(error: error)
         manager.taskFinished(task)
         finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error))
@@ -100,7 +104,7 @@ final class SessionEngine {
             // One hand-off per loop iteration, however many tasks finished in it.
             loop.runAfterIO { [unowned self] in self.flushFinished() }
         }
-        if isInvalidated && runners.isEmpty { closeAllIdle() }
+        if isInvalidated && runningCount == 0 { closeAllIdle() }
     }
 
     private func flushFinished() {
@@ -132,10 +136,11 @@ final class SessionEngine {
     func invalidate(cancelPending: Bool, done: @escaping () -> Void) {
         isInvalidated = true
         if cancelPending {
-            for runner in Array(runners.values) { runner.invalidate(.cancelled) }
+            // The manager lists every unfinished task; those started here have a runner here.
+            for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
         }
         invalidationWaiter = done
-        if runners.isEmpty { closeAllIdle() }
+        if runningCount == 0 { closeAllIdle() }
     }
 
     private func closeAllIdle() {

@@ -48,6 +48,9 @@ public class SessionTask: @unchecked Sendable {
     var loopPhase = LoopPhase.notStarted
     /// The engine running the task, once it started. Loop thread only.
     var loopEngine: SessionEngine?
+    /// The task's loop-side half while it runs (a cycle, broken when the task finishes). Loop
+    /// thread only.
+    var loopRunner: TaskRunner?
 
     /// AFNetworking's completion: the response (nil if none arrived), the serialized object,
     /// and the error.

@@ -1,0 +1,45 @@
+import HTTPTypes
+import Testing
+@testable import UVNetworking
+
+/// The conversion of a received head into swift-http-types, done on the worker pool.
+struct ResponseHeadHTTPTypesTests {
+    private func head(_ fields: ReceivedFields) -> ResponseHead {
+        ResponseHead(versionMajor: 1, versionMinor: 1, status: 404, reason: "Not Found", headers: fields, keepAlive: true)
+    }
+
+    @Test func fieldsKeepOrderDuplicatesAndSpelling() {
+        let response = head([
+            HeaderField(name: "Content-Type", value: "text/plain"),
+            HeaderField(name: "content-type", value: "text/html"),
+            HeaderField(name: "X-Custom", value: "a"),
+            HeaderField(name: "ETag", value: "\"1\""),
+            HeaderField(name: "Set-Cookie", value: "a=1"),
+            HeaderField(name: "Set-Cookie", value: "b=2"),
+        ]).httpResponse
+        #expect(response.status.code == 404)
+        #expect(response.status.reasonPhrase == "Not Found")
+        #expect(response.headerFields.map(\.name.rawName) == ["Content-Type", "content-type", "X-Custom", "ETag", "Set-Cookie", "Set-Cookie"])
+        #expect(response.headerFields.map(\.value) == ["text/plain", "text/html", "a", "\"1\"", "a=1", "b=2"])
+        #expect(response.headerFields[values: .contentType] == ["text/plain", "text/html"])
+        #expect(response.headerFields[HTTPField.Name("x-custom")!] == "a")
+    }
+
+    @Test func commonNamesSpelledDifferentlyKeepThePeersSpelling() {
+        let response = head([HeaderField(name: "CONTENT-LENGTH", value: "0")]).httpResponse
+        #expect(response.headerFields.first?.name.rawName == "CONTENT-LENGTH")
+        #expect(response.headerFields[.contentLength] == "0")
+    }
+
+    @Test func obsTextValueKeepsItsBytes() {
+        let fields = ReceivedFields(bytes: Array("Xcaf".utf8) + [0xE9], bounds: [.init(nameEnd: 1, valueEnd: 5)])
+        let field = head(fields).httpResponse.headerFields.first
+        #expect(field?.name.rawName == "X")
+        #expect(field?.withUnsafeBytesOfValue { Array($0) } == Array("caf".utf8) + [0xE9])
+        #expect(field?.value.unicodeScalars.last == "\u{FFFD}")
+    }
+
+    @Test func noFieldsIsAnEmptyFieldList() {
+        #expect(head([]).httpResponse.headerFields.isEmpty)
+    }
+}
