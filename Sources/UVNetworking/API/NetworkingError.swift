@@ -21,6 +21,12 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedURL = Code("unsupportedURL")
         /// A header name or value contains bytes HTTP forbids (CR, LF, NUL, or a bad name token).
         public static let invalidRequestHeader = Code("invalidRequestHeader")
+        /// A request serializer could not turn the parameters into a request (not valid JSON, a
+        /// query-string closure that threw, ...).
+        public static let requestSerializationFailed = Code("requestSerializationFailed")
+        /// A multipart form part cannot be built or read (a missing, unreadable or non-file URL,
+        /// a stream shorter than its declared length).
+        public static let multipartFormDataFailed = Code("multipartFormDataFailed")
 
         // Reaching the server.
         /// The host name did not resolve.
