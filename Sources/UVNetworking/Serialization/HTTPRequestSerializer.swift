@@ -1,0 +1,192 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// Encodes parameters as a query string, in the URL for GET, HEAD and DELETE and as an
+/// `application/x-www-form-urlencoded` body otherwise, and adds default headers, like
+/// AFHTTPRequestSerializer.
+///
+/// Every property may be read and changed from any thread. Subclasses that override
+/// `serialize(_:parameters:)` start from `applyingDefaults(to:)`, as the JSON and property list
+/// serializers do.
+///
+/// Of AFNetworking's request properties only `timeoutInterval` exists here: cache policy, cookie
+/// handling, pipelining, cellular access and network service type have no meaning in this
+/// client yet, so they are left out rather than accepted and ignored.
+open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
+    // @unchecked: the only mutable state is `state`, behind a Mutex.
+
+    /// Builds the query string for a request and its (non-nil) parameters.
+    public typealias QueryStringSerialization = @Sendable (Request, Any) throws -> String
+
+    private struct State {
+        var headers: [(name: String, value: String)]
+        var stringEncoding: String.Encoding = .utf8
+        var timeoutInterval: TimeInterval?
+        var methodsEncodingParametersInURI: Set<HTTPRequest.Method> = [.get, .head, .delete]
+        var queryStringSerialization: QueryStringSerialization?
+    }
+
+    private let state: Mutex<State>
+
+    /// A serializer with AFNetworking's defaults: Accept-Language and User-Agent headers, UTF-8,
+    /// parameters in the URI for GET, HEAD and DELETE.
+    public init() {
+        state = Mutex(State(headers: [("Accept-Language", Self.acceptLanguage(for: Locale.preferredLanguages)),
+                                      ("User-Agent", Self.defaultUserAgent)]))
+    }
+
+    // MARK: Settings
+
+    /// The encoding of form bodies. UTF-8 by default. The query string itself is ASCII unless a
+    /// custom `setQueryStringSerialization(_:)` closure returns otherwise.
+    public var stringEncoding: String.Encoding {
+        get { state.withLock { $0.stringEncoding } }
+        set { state.withLock { $0.stringEncoding = newValue } }
+    }
+
+    /// The timeout given to serialized requests; nil leaves each request's own.
+    public var timeoutInterval: TimeInterval? {
+        get { state.withLock { $0.timeoutInterval } }
+        set { state.withLock { $0.timeoutInterval = newValue } }
+    }
+
+    /// Methods whose parameters go in the URL's query rather than the body.
+    /// AFNetworking's default: GET, HEAD, DELETE.
+    public var httpMethodsEncodingParametersInURI: Set<HTTPRequest.Method> {
+        get { state.withLock { $0.methodsEncodingParametersInURI } }
+        set { state.withLock { $0.methodsEncodingParametersInURI = newValue } }
+    }
+
+    /// Replaces the default query string (`QueryString.string(from:)`) with `block`. An error it
+    /// throws fails serialization with `NetworkingError.Code.requestSerializationFailed`, the
+    /// error as `underlyingError`.
+    public func setQueryStringSerialization(_ block: @escaping QueryStringSerialization) {
+        state.withLock { $0.queryStringSerialization = block }
+    }
+
+    // MARK: Default headers
+
+    /// The default header fields, in the order they are added to requests.
+    public var httpRequestHeaders: [(name: String, value: String)] {
+        state.withLock { $0.headers }
+    }
+
+    /// Sets a default header field (replacing one of the same name, in place, whatever its
+    /// case), or removes it when `value` is nil.
+    public func setValue(_ value: String?, forHTTPHeaderField name: String) {
+        state.withLock { state in
+            let index = state.headers.firstIndex { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            switch (index, value) {
+            case let (index?, value?): state.headers[index] = (name, value)
+            case let (index?, nil): state.headers.remove(at: index)
+            case let (nil, value?): state.headers.append((name, value))
+            case (nil, nil): break
+            }
+        }
+    }
+
+    /// The default value of a header field (case-insensitive), if set.
+    public func value(forHTTPHeaderField name: String) -> String? {
+        state.withLock { state in
+            state.headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+    }
+
+    /// Sets a Basic Authorization default header for `username` and `password` (RFC 7617,
+    /// UTF-8).
+    public func setAuthorizationHeaderField(username: String, password: String) {
+        let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
+        setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
+    }
+
+    /// Removes the Authorization default header.
+    public func clearAuthorizationHeader() {
+        setValue(nil, forHTTPHeaderField: "Authorization")
+    }
+
+    // MARK: Serializing
+
+    /// Whether parameters for `method` go in the URL (compared in upper case, like
+    /// AFNetworking).
+    public func encodesParametersInURI(_ method: HTTPRequest.Method) -> Bool {
+        let methods = httpMethodsEncodingParametersInURI
+        if methods.contains(method) { return true }
+        return HTTPRequest.Method(method.rawValue.uppercased()).map(methods.contains) ?? false
+    }
+
+    /// `request` with the default headers it does not already have and the properties set on
+    /// this serializer.
+    public func applyingDefaults(to request: Request) -> Request {
+        let (headers, timeout) = state.withLock { ($0.headers, $0.timeoutInterval) }
+        var request = request
+        for header in headers where request.value(forHTTPHeaderField: header.name) == nil {
+            request.addValue(header.value, forHTTPHeaderField: header.name)
+        }
+        if let timeout { request.timeoutInterval = timeout }
+        return request
+    }
+
+    /// Adds the defaults, then the query string: appended to the URL for the methods in
+    /// `httpMethodsEncodingParametersInURI` (nothing when it is empty), else as the body with
+    /// Content-Type `application/x-www-form-urlencoded` unless one is set.
+    ///
+    /// Nil parameters leave the URL and the body as they are. (AFNetworking sets an empty form
+    /// body then; keeping the request's own body lets a caller send a body it built itself.)
+    open func serialize(_ request: Request, parameters: Any?) throws -> Request {
+        var request = applyingDefaults(to: request)
+        guard let parameters else { return request }
+        let query = try queryString(for: request, parameters: parameters)
+        if encodesParametersInURI(request.method) {
+            if !query.isEmpty { request.url = try Self.url(request.url, appendingQuery: query) }
+        } else {
+            guard let body = query.data(using: stringEncoding) else {
+                throw NetworkingError(.requestSerializationFailed,
+                                      "the query string cannot be encoded as \(stringEncoding)",
+                                      failingURL: request.url)
+            }
+            if request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            }
+            request.body = body
+        }
+        return request
+    }
+
+    /// Builds a request for `method` and `urlString`, then serializes `parameters` into it.
+    /// Throws `NetworkingError.Code.invalidURL` when `urlString` is not an absolute URL with a
+    /// host.
+    public func request(method: HTTPRequest.Method, urlString: String, parameters: Any?) throws -> Request {
+        guard let url = URL(string: urlString), url.scheme != nil, url.host != nil else {
+            throw NetworkingError(.invalidURL, "invalid URL: not an absolute URL with a host")
+        }
+        return try serialize(Request(url: url, method: method), parameters: parameters)
+    }
+
+    /// The custom closure's query string, or the default one.
+    private func queryString(for request: Request, parameters: Any) throws -> String {
+        guard let custom = state.withLock({ $0.queryStringSerialization }) else {
+            return QueryString.string(from: parameters)
+        }
+        do {
+            return try custom(request, parameters)
+        } catch {
+            throw NetworkingError(.requestSerializationFailed, "the query string closure threw: \(error)",
+                                  failingURL: request.url, underlyingError: error)
+        }
+    }
+
+    /// `url` with `query` added to its query ("?" or "&"), before any fragment.
+    private static func url(_ url: URL, appendingQuery query: String) throws -> URL {
+        let string = url.absoluteString
+        // In an absolute URL string the first "#" can only start the fragment.
+        let end = string.firstIndex(of: "#") ?? string.endIndex
+        let separator = url.query != nil ? "&" : "?"
+        let result = string[..<end] + separator + query + string[end...]
+        guard let newURL = URL(string: result) else {
+            throw NetworkingError(.requestSerializationFailed, "the query string makes an invalid URL",
+                                  failingURL: url)
+        }
+        return newURL
+    }
+}
