@@ -5,7 +5,7 @@ import Synchronization
 /// Creates and runs tasks, like AFURLSessionManager: every task's connection lives on one event
 /// loop; responses are serialized on a worker pool; completion handlers run on `completionQueue`
 /// inside `completionGroup`.
-public final class SessionManager: @unchecked Sendable {
+public class SessionManager: @unchecked Sendable {
     // @unchecked: mutable state is in `settings` and `registry` (mutexes); the engine is touched
     // only on the loop thread.
 

@@ -57,7 +57,8 @@ final class ClientHarness: @unchecked Sendable {
 
     private static func warmUpDispatch() { _ = warmUp }
 
-    init(_ configure: (inout SessionConfiguration) -> Void = { _ in }) {
+    init(_ configure: (inout SessionConfiguration) -> Void = { _ in },
+         makeManager: (SessionConfiguration) -> SessionManager = { SessionManager(configuration: $0) }) {
         // The shared loop and worker pool exist before the baseline is taken.
         baselineHandles = EventLoop.shared.openHandleCountFromOutside()
         _ = WorkerPool.shared
@@ -66,7 +67,7 @@ final class ClientHarness: @unchecked Sendable {
         baselineDescriptorTargets = fileDescriptorTargets()
         var configuration = SessionConfiguration()
         configure(&configuration)
-        manager = SessionManager(configuration: configuration)
+        manager = makeManager(configuration)
         manager.completionQueue = queue
         manager.responseSerializer = AcceptAllSerializer()
     }

@@ -1,0 +1,163 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+
+/// AFHTTPSessionManager: a session manager with a base URL, a request serializer and the HTTP
+/// verbs. Each verb serializes its parameters on the caller's thread, starts the task and returns
+/// it; `success` or `failure` then runs once on the completion queue.
+public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
+    // @unchecked: the request serializer is guarded by `serializerLock`; the rest is immutable or
+    // inherited (and guarded there).
+
+    /// The URL that relative URL strings resolve against; a non-empty path always ends in "/".
+    public let baseURL: URL?
+
+    private let serializerLock = NSLock()
+    private var _requestSerializer: HTTPRequestSerializer = HTTPRequestSerializer()
+
+    /// Turns the verbs' parameters into requests. Defaults to `HTTPRequestSerializer` (form and
+    /// query-string encoding); set a `JSONRequestSerializer` for JSON bodies.
+    public var requestSerializer: HTTPRequestSerializer {
+        get { serializerLock.withLock { _requestSerializer } }
+        set { serializerLock.withLock { _requestSerializer = newValue } }
+    }
+
+    /// Success: the task and the serialized response object.
+    public typealias Success = @Sendable (DataTask, Any?) -> Void
+    /// Failure: the task (nil when no task could be made: the request did not serialize) and the error.
+    public typealias Failure = @Sendable (DataTask?, any Error) -> Void
+
+    /// A manager whose relative URL strings resolve against `baseURL`.
+    public init(baseURL: URL? = nil, configuration: SessionConfiguration = .default,
+                loop: EventLoop = .shared, workers: WorkerPool = .shared) {
+        self.baseURL = baseURL.map(BaseURL.normalized)
+        super.init(configuration: configuration, loop: loop, workers: workers)
+    }
+
+    // MARK: Verbs
+
+    /// GET: parameters go to the query string.
+    @discardableResult
+    public func get(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
+                    downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+                    success: Success?, failure: Failure?) -> DataTask? {
+        start(.get, urlString, parameters, headers, nil, downloadProgress, success, failure)
+    }
+
+    /// HEAD: success gets only the task (a HEAD response has no body to serialize).
+    @discardableResult
+    public func head(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
+                     success: (@Sendable (DataTask) -> Void)?, failure: Failure?) -> DataTask? {
+        var taskOnly: Success?
+        if let success { taskOnly = { task, _ in success(task) } }
+        return start(.head, urlString, parameters, headers, nil, nil, taskOnly, failure)
+    }
+
+    /// POST: parameters go to the body.
+    @discardableResult
+    public func post(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
+                     uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+                     success: Success?, failure: Failure?) -> DataTask? {
+        start(.post, urlString, parameters, headers, uploadProgress, nil, success, failure)
+    }
+
+    /// PUT: parameters go to the body.
+    @discardableResult
+    public func put(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
+                    success: Success?, failure: Failure?) -> DataTask? {
+        start(.put, urlString, parameters, headers, nil, nil, success, failure)
+    }
+
+    /// PATCH: parameters go to the body.
+    @discardableResult
+    public func patch(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
+                      success: Success?, failure: Failure?) -> DataTask? {
+        start(.patch, urlString, parameters, headers, nil, nil, success, failure)
+    }
+
+    /// DELETE: parameters go to the query string (AFNetworking's rule).
+    @discardableResult
+    public func delete(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
+                       success: Success?, failure: Failure?) -> DataTask? {
+        start(.delete, urlString, parameters, headers, nil, nil, success, failure)
+    }
+
+    /// A task for any method, not yet started (call `resume()`), like AFNetworking's public
+    /// dataTaskWithHTTPMethod. Nil when the request does not serialize; `failure` then gets
+    /// (nil, error) on the completion queue.
+    public func dataTask(httpMethod method: HTTPRequest.Method, urlString: String, parameters: Any? = nil,
+                         headers: [String: String]? = nil,
+                         uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+                         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+                         success: Success?, failure: Failure?) -> DataTask? {
+        let request: Request
+        do {
+            request = try makeRequest(method, urlString, parameters, headers)
+        } catch {
+            deliverSerializationFailure(error, to: failure)
+            return nil
+        }
+        // The handler needs the task, which does not exist yet when the handler is made.
+        let box = TaskBox()
+        let task = dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) { _, object, error in
+            let task = box.take()
+            if let error {
+                failure?(task, error)
+            } else if let task {
+                success?(task, object)
+            }
+        }
+        box.set(task)
+        return task
+    }
+
+    // MARK: Building requests
+
+    /// The URL resolved against `baseURL`, serialized, then `headers` applied over whatever the
+    /// serializer set.
+    func makeRequest(_ method: HTTPRequest.Method, _ urlString: String, _ parameters: Any?,
+                     _ headers: [String: String]?) throws -> Request {
+        guard let url = BaseURL.resolve(urlString, against: baseURL) else {
+            throw NetworkingError(.invalidURL, "\"\(urlString)\" is not a URL (base: \(baseURL?.absoluteString ?? "none"))")
+        }
+        var request = try requestSerializer.request(method: method, urlString: url.absoluteString, parameters: parameters)
+        for (name, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    private func start(_ method: HTTPRequest.Method, _ urlString: String, _ parameters: Any?, _ headers: [String: String]?,
+                       _ uploadProgress: (@Sendable (Progress) -> Void)?, _ downloadProgress: (@Sendable (Progress) -> Void)?,
+                       _ success: Success?, _ failure: Failure?) -> DataTask? {
+        let task = dataTask(httpMethod: method, urlString: urlString, parameters: parameters, headers: headers,
+                            uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
+        task?.resume()
+        return task
+    }
+
+    /// AFNetworking's rule: no task, and failure(nil, error) asynchronously on the completion
+    /// queue, inside the completion group.
+    private func deliverSerializationFailure(_ error: any Error, to failure: Failure?) {
+        guard let failure else { return }
+        let target = deliverySnapshot()
+        let sendable = SendableError(error)
+        target.queue.async(group: target.group) { failure(nil, sendable.error) }
+    }
+}
+
+/// Hands a task to its own completion handler, which is made before the task exists.
+private final class TaskBox: @unchecked Sendable {
+    // @unchecked: set once before the task can complete (it is created suspended), read once on
+    // completion; the lock orders the two.
+    private let lock = NSLock()
+    private var task: DataTask?
+    func set(_ task: DataTask) { lock.withLock { self.task = task } }
+    /// The task, released from the box so the handler does not keep it alive.
+    func take() -> DataTask? { lock.withLock { defer { task = nil }; return task } }
+}
+
+/// An error crossing to the completion queue: errors thrown by serializers are values the caller
+/// gets and owns from then on.
+private struct SendableError: @unchecked Sendable {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+}
