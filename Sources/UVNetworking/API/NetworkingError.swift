@@ -89,6 +89,27 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
     public var responseData: Data?
     /// The error this one wraps, if any.
     public var underlyingError: (any Error & Sendable)?
+    /// The object the response serializer made despite the failure, if any.
+    ///
+    /// AFNetworking hands a completion handler both an object and an error when only the status
+    /// was rejected: JSON, XML and property-list serializers still parse the error body, and
+    /// `HTTPResponseSerializer` still returns the data. A serializer can only return or throw, so
+    /// the object travels here and the session passes it on as the handler's `responseObject`.
+    public var responseObject: Any? {
+        get { carriedObject?.value }
+        set { carriedObject = newValue.map(CarriedObject.init) }
+    }
+    private var carriedObject: CarriedObject?
+
+    /// Holds `responseObject`, which is `Any` and so not Sendable.
+    ///
+    /// @unchecked: the serializer creates the object on a worker thread and hands it over with
+    /// the error to the completion handler; UVNetworking never reads or mutates it afterwards, so
+    /// it is never shared between threads by the library.
+    private final class CarriedObject: @unchecked Sendable {
+        let value: Any
+        init(_ value: Any) { self.value = value }
+    }
 
     /// Creates an error.
     public init(_ code: Code, _ detail: String, failingURL: URL? = nil, response: HTTPResponse? = nil,
@@ -114,6 +135,7 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
 }
 
 extension NetworkingError: LocalizedError {
-    /// The detail, for `localizedDescription`.
-    public var errorDescription: String? { description }
+    /// The detail, for `localizedDescription` (the same text as the bridged NSError's
+    /// `NSLocalizedDescriptionKey`, e.g. "Request failed: not found (404)").
+    public var errorDescription: String? { detail }
 }

@@ -43,7 +43,8 @@ enum CompletionDelivery {
                 outcomes.append(Outcome(task: finished.task, response: response, object: object, error: nil))
             } catch var error as NetworkingError {
                 error.failingURL = error.failingURL ?? finished.task.originalRequest.url
-                outcomes.append(Outcome(task: finished.task, response: response, object: nil, error: error))
+                // AFNetworking delivers an object with the error when only the status was rejected.
+                outcomes.append(Outcome(task: finished.task, response: response, object: error.responseObject, error: error))
             } catch {
                 outcomes.append(Outcome(task: finished.task, response: response, object: nil, error: error))
             }

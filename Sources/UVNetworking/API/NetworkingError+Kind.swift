@@ -1,0 +1,77 @@
+import Foundation
+
+extension NetworkingError {
+    /// The family a failure belongs to, for callers that decide by family (retry a transport
+    /// failure, show a validation failure, ignore a cancellation) rather than by exact `code`.
+    ///
+    /// New codes join an existing kind; a new kind is a source-breaking change for exhaustive
+    /// switches, so it only comes with a new family of failures (TLS is reserved for that).
+    public enum Kind: Hashable, Sendable {
+        /// Reaching the server or exchanging bytes with it failed (DNS, connect, reset, closed,
+        /// truncated, write failed).
+        case transport
+        /// One of the timeouts fired.
+        case timeout
+        /// The TLS handshake or certificate evaluation failed. No code has this kind yet.
+        case tls
+        /// The response is not HTTP/1.1 as this client accepts it, or exceeds its size limits.
+        case parse
+        /// The response serializer rejected the status code or content type.
+        case validation
+        /// The response serializer could not turn the body into an object.
+        case serialization
+        /// The task was cancelled, or its session invalidated.
+        case cancelled
+        /// The request could not be built from the caller's input; nothing was sent.
+        case invalidRequest
+    }
+
+    /// The family of this failure.
+    public var kind: Kind { code.bridging.kind }
+}
+
+extension NetworkingError.Code {
+    /// One row per code: its kind and the NSError it bridges to. The one table to extend when a
+    /// code is added (TLS codes: kind `.tls`, NSURLErrorDomain, the NSURLErrorSecureConnection…
+    /// and NSURLErrorServerCertificate… codes).
+    var bridging: (kind: NetworkingError.Kind, domain: String, code: Int) {
+        let request = NetworkingError.requestSerializationErrorDomain
+        let response = NetworkingError.responseSerializationErrorDomain
+        switch self {
+        // Bad input: AFNetworking reports request-serializer failures in its request domain.
+        case .invalidURL: return (.invalidRequest, NSURLErrorDomain, NSURLErrorBadURL)
+        case .unsupportedURL: return (.invalidRequest, NSURLErrorDomain, NSURLErrorUnsupportedURL)
+        case .invalidRequestHeader: return (.invalidRequest, request, NSURLErrorBadURL)
+        // AF: parameters that are not valid JSON.
+        case .requestSerializationFailed: return (.invalidRequest, request, NSURLErrorCannotDecodeContentData)
+        // AF: a file part whose URL is not a reachable file URL.
+        case .multipartFormDataFailed: return (.invalidRequest, request, NSURLErrorBadURL)
+
+        case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
+        case .connectionRefused, .connectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)
+        case .connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout:
+            return (.timeout, NSURLErrorDomain, NSURLErrorTimedOut)
+        // What URLSession reports when a connection dies under a request.
+        case .connectionReset, .connectionClosed, .writeFailed, .truncatedResponse:
+            return (.transport, NSURLErrorDomain, NSURLErrorNetworkConnectionLost)
+
+        case .malformedResponse, .unexpectedUpgrade: return (.parse, NSURLErrorDomain, NSURLErrorBadServerResponse)
+        case .responseHeadTooLarge, .responseBodyTooLarge:
+            return (.parse, NSURLErrorDomain, NSURLErrorDataLengthExceedsMaximum)
+
+        // URLSession fails the tasks of an invalidated session as cancelled, too.
+        case .cancelled, .sessionInvalidated: return (.cancelled, NSURLErrorDomain, NSURLErrorCancelled)
+
+        // AFHTTPResponseSerializer's codes.
+        case .unacceptableStatusCode: return (.validation, response, NSURLErrorBadServerResponse)
+        case .unacceptableContentType: return (.validation, response, NSURLErrorCannotDecodeContentData)
+        // Not -1016: AF's parsing serializers read -1016 in this domain as "content type
+        // rejected, do not parse", so a parse failure gets its own code.
+        case .serializationFailed: return (.serialization, response, NSURLErrorCannotParseResponse)
+
+        // Unreachable while every code above has a row; a code added without one reads as an
+        // unknown transport failure rather than trapping on an error path.
+        default: return (.transport, NSURLErrorDomain, NSURLErrorUnknown)
+        }
+    }
+}
