@@ -151,20 +151,20 @@ extension EndToEnd {
         @Test func aRequestThatDoesNotSerializeMakesNoTaskAndFailsLater() throws {
             let (harness, manager) = makeHarness(try TestServers.httpbin())
             manager.requestSerializer = JSONRequestSerializer()
-            let calledBeforeReturn = Mutex(false)
-            let returnedYet = Mutex(false)
+            // Failing "later" means on the completion queue, not inside the call on this thread.
+            let key = DispatchSpecificKey<Int>()
+            harness.queue.setSpecific(key: key, value: 1)
+            let onCompletionQueue = Mutex(false)
             let result = call { success, failure in
-                let task = manager.post("post", parameters: ["when": Date()], success: success, failure: { task, error in
-                    calledBeforeReturn.withLock { $0 = !returnedYet.withLock { $0 } }
+                manager.post("post", parameters: ["when": Date()], success: success, failure: { task, error in
+                    onCompletionQueue.withLock { $0 = DispatchQueue.getSpecific(key: key) == 1 }
                     failure(task, error)
                 })
-                returnedYet.withLock { $0 = true }
-                return task
             }
             #expect(result.returnedTask == nil)
             #expect(result.task == nil)
             #expect(result.code == .requestSerializationFailed)
-            #expect(!calledBeforeReturn.withLock { $0 })
+            #expect(onCompletionQueue.withLock { $0 })
             #expect(manager.tasks.isEmpty)
             harness.finish()
         }
