@@ -36,7 +36,14 @@ final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
             let response = head.httpResponse
             finished.task.cacheResponse(response)
             let data = Data(finished.body)
-            result = Result { try make(response, data, serializer) }
+            do {
+                result = .success(try make(response, data, serializer))
+            } catch var error as NetworkingError {
+                error.failingURL = error.failingURL ?? finished.task.originalRequest.url
+                result = .failure(error)
+            } catch {
+                result = .failure(error)
+            }
         } else {
             result = .failure(NetworkingError(.malformedResponse, "the task ended without a response"))
         }
