@@ -60,7 +60,6 @@ extension EndToEnd {
                 // Slower than the loopback by far: the buffer fills and the loop must pause.
                 if chunks % 4 == 0 { try await Task.sleep(for: .milliseconds(2)) }
             }
-            print("slow consumer: \(chunks) chunks, peak buffered \(stream.buffer.peakBufferedByteCount), pauses \(stream.buffer.pauseCount), RSS +\(residentPeak - residentBefore)")
             #expect(offset == NginxServer.large8MSize)
             #expect(mismatches == 0)
             let peak = stream.buffer.peakBufferedByteCount
