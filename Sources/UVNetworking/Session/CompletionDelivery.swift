@@ -27,6 +27,11 @@ enum CompletionDelivery {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
         for finished in batch {
+            if let receiver = finished.task.outcomeReceiver {
+                // An async caller: serialized here, its continuation resumed from this worker.
+                receiver.receive(finished, serializer: target.serializer)
+                continue
+            }
             if let error = finished.error {
                 guard finished.task.completionHandler != nil else { continue }
                 // A transport failure skips the serializer: (response, nil, error).

@@ -52,6 +52,14 @@ public class SessionTask: @unchecked Sendable {
     /// thread only.
     var loopRunner: TaskRunner?
 
+    /// The async API's seams. Each is set at most once, right after the task is made and before
+    /// it is resumed or cancelled, and only read afterwards (on the loop, then on a worker): the
+    /// loop's job queue orders the write before every read.
+    /// Receives the outcome on the worker instead of `completionHandler` (`data(for:)`).
+    var outcomeReceiver: (any TaskOutcomeReceiver)?
+    /// Streaming mode (`bytes(for:)`): the runner sends the head, the body and the end here.
+    var bodyStream: BodyStreamBuffer?
+
     /// AFNetworking's completion: the response (nil if none arrived), the serialized object,
     /// and the error.
     public typealias CompletionHandler = @Sendable (HTTPResponse?, Any?, (any Error)?) -> Void

@@ -24,6 +24,10 @@ final class TaskRunner {
     /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
     @exclusivity(unchecked) private(set) var head: ResponseHead?
     @exclusivity(unchecked) private(set) var body: [UInt8] = []
+    /// Streaming mode (`SessionManager.bytes(for:)`): body chunks go here instead of `body`.
+    private let bodyStream: BodyStreamBuffer?
+    /// Reading is paused because the stream's consumer is behind.
+    @exclusivity(unchecked) private var bodyStreamPaused = false
 
     init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
         self.task = task
@@ -32,6 +36,7 @@ final class TaskRunner {
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
         self.headTimeout = Self.milliseconds(configuration.responseHeadTimeout)
         self.idleTimeout = Self.milliseconds(configuration.idleTimeout)
+        self.bodyStream = task.bodyStream
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> UInt64 {
@@ -56,7 +61,7 @@ final class TaskRunner {
         case .pauseReading:
             connection?.pauseReading()
         case .resumeReading:
-            connection?.resumeReading()
+            if !bodyStreamPaused { connection?.resumeReading() }
         case .succeed:
             finish(error: nil)
         case .fail(let code):
@@ -109,6 +114,7 @@ final class TaskRunner {
 
     private func finish(error: NetworkingError?) {
         connection = nil
+        bodyStream?.finish(error: error)
         engine.runnerFinished(self, error: error)
     }
 
@@ -122,7 +128,8 @@ final class TaskRunner {
         let deadline: UInt64
         switch machine.state {
         case .sending, .awaitingHead: deadline = min(requestDeadline, headDeadline)
-        case .receivingBody: deadline = min(requestDeadline, idleTimeout == .max ? .max : lastByteAt &+ idleTimeout)
+        case .receivingBody:
+            deadline = min(requestDeadline, idleTimeout == .max || bodyStreamPaused ? .max : lastByteAt &+ idleTimeout)
         default: deadline = requestDeadline
         }
         guard deadline != .max else { return }
@@ -139,7 +146,7 @@ final class TaskRunner {
             perform(machine.timedOut(.requestTimeout))
         } else if (machine.state == .awaitingHead || machine.state == .sending) && now >= headDeadline {
             perform(machine.timedOut(.responseHeadTimeout))
-        } else if machine.state == .receivingBody && idleTimeout != .max && now >= lastByteAt &+ idleTimeout {
+        } else if machine.state == .receivingBody && idleTimeout != .max && !bodyStreamPaused && now >= lastByteAt &+ idleTimeout {
             perform(machine.timedOut(.idleTimeout))
         } else {
             armTimer()
@@ -185,8 +192,12 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         self.head = head
-        // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
-        if let expectedLength, expectedLength > 64 * 1024 { body.reserveCapacity(Int(min(expectedLength, 1 << 26))) }
+        if let bodyStream {
+            bodyStream.receivedHead(head)
+        } else if let expectedLength, expectedLength > 64 * 1024 {
+            // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
+            body.reserveCapacity(Int(min(expectedLength, 1 << 26)))
+        }
         task.recordResponse(head, expectedLength: expectedLength)
         lastByteAt = LoopTimer.now(loop)
         perform(machine.headReceived())
@@ -194,7 +205,16 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     }
 
     func exchangeReceivedBody(_ bytes: [UInt8]) {
-        if body.capacity == 0 { body = bytes } else { body.append(contentsOf: bytes) }
+        if let bodyStream {
+            if bodyStream.push(bytes) && !bodyStreamPaused {
+                bodyStreamPaused = true
+                connection?.pauseReading()
+            }
+        } else if body.capacity == 0 {
+            body = bytes
+        } else {
+            body.append(contentsOf: bytes)
+        }
         task.recordReceived(bytes.count)
         engine.progressChanged(task, upload: false)
         lastByteAt = LoopTimer.now(loop)
@@ -223,5 +243,19 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         default:
             perform(action)
         }
+    }
+}
+
+// MARK: Streaming body
+
+extension TaskRunner {
+    /// The stream's consumer drained its buffer: read again, unless it filled up again since it
+    /// asked, or the caller suspended the task.
+    func bodyStreamDrained() {
+        guard bodyStreamPaused, let bodyStream, !bodyStream.isProducerPaused else { return }
+        bodyStreamPaused = false
+        lastByteAt = LoopTimer.now(loop)
+        if !machine.isSuspended { connection?.resumeReading() }
+        armTimer()
     }
 }
