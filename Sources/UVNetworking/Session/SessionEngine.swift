@@ -58,7 +58,7 @@ final class SessionEngine {
         task.loopEngine = self
         let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
         task.loopRunner = runner
-        if manager.hooks.isActive { runner.hookState = TaskHookState() }
+        if task.manager.hooks.isActive { runner.hookState = TaskHookState(madeAtStart: true) }
         runningCount += 1
         if isInvalidated {
             runner.invalidate(.sessionInvalidated)
@@ -123,7 +123,7 @@ final class SessionEngine {
 
     /// Body or upload bytes moved: tell the task's progress handler, at most one call in flight.
     func progressChanged(_ task: SessionTask, upload: Bool) {
-        if upload && manager.hooks.contains(.sendBodyData) { hookBodyDataSent(task) }
+        if upload && task.manager.hooks.contains(.sendBodyData) { hookBodyDataSent(task) }
         guard let handler = upload ? task.uploadProgressHandler : task.downloadProgressHandler else { return }
         guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let progress = upload ? task.uploadProgress : task.downloadProgress

@@ -47,6 +47,8 @@ final class HookChannel: Sendable {
 final class TaskHookState: @unchecked Sendable {
     // @unchecked: loop-confined until handed over with the finished task, never touched after.
     let startDate = Date()
+    /// Made as the task started (so `startDate` is its start), not later by a hook set meanwhile.
+    let madeAtStart: Bool
     var endDate: Date?
     var isReusedConnection: Bool?
     /// The response head went to `dataTaskDidReceiveResponse`; body and end wait for the answer.
@@ -56,6 +58,10 @@ final class TaskHookState: @unchecked Sendable {
     /// Body bytes already reported to `taskDidSendBodyData`.
     var reportedBytesSent: Int64 = 0
     private(set) var channel: HookChannel?
+
+    init(madeAtStart: Bool = false) {
+        self.madeAtStart = madeAtStart
+    }
 
     /// The task's channel, made on first use.
     var sendingChannel: HookChannel {
@@ -71,7 +77,9 @@ final class TaskHookState: @unchecked Sendable {
         return self
     }
 
-    var metrics: TaskMetrics {
+    /// The task's metrics; nil unless measured from its start.
+    var metrics: TaskMetrics? {
+        guard madeAtStart else { return nil }
         let end = max(endDate ?? startDate, startDate)
         return TaskMetrics(taskInterval: DateInterval(start: startDate, end: end), redirectCount: 0,
                            isReusedConnection: isReusedConnection)

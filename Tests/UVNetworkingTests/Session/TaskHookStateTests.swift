@@ -29,11 +29,13 @@ import Testing
     }
 
     @Test func metricsSpanStartToEnd() throws {
-        let state = TaskHookState()
+        let state = TaskHookState(madeAtStart: true)
         Thread.sleep(forTimeInterval: 0.01)
-        let metrics = state.ended().metrics
+        let metrics = try #require(state.ended().metrics)
         #expect(metrics.taskInterval.duration >= 0.009)
         #expect(metrics.redirectCount == 0)
         #expect(metrics.isReusedConnection == nil)
+        // A state made later (a hook set while the task ran) did not see the start: no metrics.
+        #expect(TaskHookState().ended().metrics == nil)
     }
 }
