@@ -8,6 +8,8 @@ struct DeliveryTarget: @unchecked Sendable {
     var queue: DispatchQueue
     var group: DispatchGroup
     var serializer: any ResponseSerializer
+    /// The manager's hooks when any is set, read once per batch.
+    var hooks: SessionHooks.Storage? = nil
 }
 
 /// Runs on a worker thread: serializes each finished task's response, then calls the completion
@@ -15,21 +17,31 @@ struct DeliveryTarget: @unchecked Sendable {
 /// dispatch_group_async. A batch (the tasks that finished in one loop iteration) costs one
 /// dispatch.
 enum CompletionDelivery {
-    private struct Outcome: @unchecked Sendable {
+    struct Outcome: @unchecked Sendable {
         // @unchecked: the object was made on this worker and is handed over, never shared.
         var task: SessionTask
         var response: HTTPResponse?
         var object: Any?
         var error: (any Error)?
+        /// The body handed to the serializer (hooked deliveries only).
+        var data: Data? = nil
     }
 
     static func run(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget) {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
+        var hooked: [SessionEngine.FinishedTask] = []
         for finished in batch {
             if let receiver = finished.task.outcomeReceiver {
                 // An async caller: serialized here, its continuation resumed from this worker.
                 receiver.receive(finished, serializer: target.serializer)
+                // Its manager hooks and notification still run, on the completion queue; the
+                // caller may resume before they do (there is no completion block to order after).
+                if target.hooks != nil || finished.hooks != nil { hooked.append(finished) }
+                continue
+            }
+            if target.hooks != nil || finished.hooks != nil {
+                hooked.append(finished)
                 continue
             }
             if let error = finished.error {
@@ -54,6 +66,7 @@ enum CompletionDelivery {
                 outcomes.append(Outcome(task: finished.task, response: response, object: nil, error: error))
             }
         }
+        if !hooked.isEmpty { runHooked(hooked, with: target) }
         guard !outcomes.isEmpty else { return }
         let ready = outcomes
         target.queue.async(group: target.group) {

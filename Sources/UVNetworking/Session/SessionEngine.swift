@@ -31,6 +31,8 @@ final class SessionEngine {
         var head: ResponseHead?
         var body: [UInt8]
         var error: NetworkingError?
+        /// Set when the manager had hooks while the task ran.
+        var hooks: TaskHookState? = nil
     }
 
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
@@ -56,6 +58,7 @@ final class SessionEngine {
         task.loopEngine = self
         let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
         task.loopRunner = runner
+        if task.manager.hooks.isActive { runner.hookState = TaskHookState(madeAtStart: true) }
         runningCount += 1
         if isInvalidated {
             runner.invalidate(.sessionInvalidated)
@@ -98,7 +101,8 @@ final class SessionEngine {
         runningCount -= 1
         task.recordCompletion(error: error)
         manager.taskFinished(task)
-        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error))
+        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
+                                     hooks: runner.hookState?.ended()))
         if !flushScheduled {
             flushScheduled = true
             // One hand-off per loop iteration, however many tasks finished in it.
@@ -119,6 +123,7 @@ final class SessionEngine {
 
     /// Body or upload bytes moved: tell the task's progress handler, at most one call in flight.
     func progressChanged(_ task: SessionTask, upload: Bool) {
+        if upload && task.manager.hooks.contains(.sendBodyData) { hookBodyDataSent(task) }
         guard let handler = upload ? task.uploadProgressHandler : task.downloadProgressHandler else { return }
         guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let progress = upload ? task.uploadProgress : task.downloadProgress

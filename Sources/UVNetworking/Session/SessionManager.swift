@@ -30,6 +30,8 @@ public class SessionManager: @unchecked Sendable {
     private let settings = Mutex(Settings())
     private let registry = Mutex(Registry())
     private let nextIdentifier = Atomic<Int>(1)
+    /// The optional closures and notification switch (SessionHooks.swift).
+    let hooks = SessionHooks()
     /// Loop thread only (set in `init` before any job can run, replaced in a loop job).
     private var engine: SessionEngine!
     private static let sharedCompletionGroup = DispatchGroup()
@@ -68,10 +70,16 @@ public class SessionManager: @unchecked Sendable {
     }
 
     func deliverySnapshot() -> DeliveryTarget {
-        settings.withLock {
+        let hooks = self.hooks.activeSnapshot()
+        return settings.withLock {
             DeliveryTarget(queue: $0.completionQueue ?? .main, group: $0.completionGroup ?? Self.sharedCompletionGroup,
-                           serializer: $0.responseSerializer)
+                           serializer: $0.responseSerializer, hooks: hooks)
         }
+    }
+
+    /// The completion queue and group alone.
+    func deliveryQueue() -> (queue: DispatchQueue, group: DispatchGroup) {
+        settings.withLock { ($0.completionQueue ?? .main, $0.completionGroup ?? Self.sharedCompletionGroup) }
     }
 
     /// Creates a suspended data task; call `resume()` to start it. `completionHandler` runs exactly
@@ -112,6 +120,9 @@ public class SessionManager: @unchecked Sendable {
             }
         }
         precondition(accepted, "the session's event loop has been shut down")
+        if operation != .cancel && hooks.contains(.notifications) {
+            postTaskNotification(operation == .resume ? .networkingTaskDidResume : .networkingTaskDidSuspend, for: task)
+        }
     }
 
     func taskFinished(_ task: SessionTask) {

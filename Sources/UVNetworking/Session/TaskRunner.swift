@@ -13,7 +13,9 @@ final class TaskRunner {
     private let loop: EventLoop
     @exclusivity(unchecked) private var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
-    @exclusivity(unchecked) private var connection: HTTP1Connection?
+    @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
+    /// Set only when the manager has hooks (see TaskRunner+Hooks.swift).
+    @exclusivity(unchecked) var hookState: TaskHookState?
 
     @exclusivity(unchecked) private var requestDeadline: UInt64 = .max
     @exclusivity(unchecked) private var headDeadline: UInt64 = .max
@@ -202,6 +204,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         lastByteAt = LoopTimer.now(loop)
         perform(machine.headReceived())
         armTimer()
+        hookResponseReceived(head)
     }
 
     func exchangeReceivedBody(_ bytes: [UInt8]) {
@@ -218,11 +221,13 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         task.recordReceived(bytes.count)
         engine.progressChanged(task, upload: false)
         lastByteAt = LoopTimer.now(loop)
+        hookBodyReceived(bytes)
     }
 
     func exchangeTimerFired() { timerFired() }
 
     func exchangeFinished() {
+        if hookHoldsEnd() { connection = nil; return }
         connection = nil
         perform(machine.responseEnded())
     }

@@ -1,0 +1,95 @@
+import Foundation
+
+/// The runner's side of the manager's hooks. Each entry point costs one atomic load (or a nil
+/// check) when no hook is set. Loop thread only.
+extension TaskRunner {
+    private var hooks: SessionHooks { task.manager.hooks }
+
+    func ensureHookState() -> TaskHookState {
+        if let hookState { return hookState }
+        let made = TaskHookState()
+        hookState = made
+        return made
+    }
+
+    /// The response head arrived (the machine is receiving the body). With
+    /// `dataTaskDidReceiveResponse` set, holds the task: stops reading, keeps whatever body and
+    /// end the same read brought, and asks the closure on the completion queue; its answer comes
+    /// back through the loop's queue to `dispositionArrived`.
+    func hookResponseReceived(_ head: ResponseHead) {
+        guard hookState != nil || hooks.isActive else { return }
+        let state = ensureHookState()
+        state.isReusedConnection = connection?.isReused
+        guard hooks.contains(.receiveResponse), let dataTask = task as? DataTask,
+              let hook = hooks.read({ $0.dataTaskDidReceiveResponse }) else { return }
+        state.holdsResponse = true
+        connection?.pauseReading()
+        let loop = task.manager.loop
+        let runner = LoopBound(self, loop: loop)
+        state.sendingChannel.send(through: task.manager) {
+            let disposition = hook(dataTask, head.httpResponse)
+            _ = loop.execute { runner.value.dispositionArrived(disposition) }
+        }
+    }
+
+    /// Body bytes arrived (already added to `body`).
+    func hookBodyReceived(_ bytes: [UInt8]) {
+        guard let state = hookState ?? (hooks.contains(.receiveData) ? ensureHookState() : nil) else { return }
+        if state.holdsResponse {
+            state.heldChunks.append(bytes)
+        } else {
+            deliverChunk(bytes, state)
+        }
+    }
+
+    private func deliverChunk(_ bytes: [UInt8], _ state: TaskHookState) {
+        guard hooks.contains(.receiveData), let dataTask = task as? DataTask,
+              let hook = hooks.read({ $0.dataTaskDidReceiveData }) else { return }
+        let data = Data(bytes)
+        state.sendingChannel.send(through: task.manager) { hook(dataTask, data) }
+    }
+
+    /// The exchange ended while the response is held: the connection goes back to its pool (it
+    /// must read again while idle); the task ends once the answer comes. Returns whether it held.
+    func hookHoldsEnd() -> Bool {
+        guard let hookState, hookState.holdsResponse else { return false }
+        hookState.endedWhileHeld = true
+        connection?.resumeReading()
+        return true
+    }
+
+    /// The closure's answer, back on the loop. Ignored if the task has ended meanwhile
+    /// (cancelled, timed out, failed).
+    func dispositionArrived(_ disposition: ResponseDisposition) {
+        guard task.loopRunner === self, let state = hookState, state.holdsResponse else { return }
+        state.holdsResponse = false
+        let chunks = state.heldChunks
+        state.heldChunks = []
+        switch disposition {
+        case .cancel:
+            cancel()
+        case .allow:
+            for chunk in chunks { deliverChunk(chunk, state) }
+            if state.endedWhileHeld {
+                exchangeFinished()
+            } else if task.state != .suspended {
+                // A task suspended meanwhile stays paused until resumed.
+                connection?.resumeReading()
+            }
+        }
+    }
+}
+
+extension SessionEngine {
+    /// Request body bytes went out: tells `taskDidSendBodyData` the bytes since its last call.
+    func hookBodyDataSent(_ task: SessionTask) {
+        guard let runner = task.loopRunner, let hook = task.manager.hooks.read({ $0.taskDidSendBodyData }) else { return }
+        let state = runner.ensureHookState()
+        let total = task.countOfBytesSent
+        let sent = total - state.reportedBytesSent
+        guard sent > 0 else { return }
+        state.reportedBytesSent = total
+        let expected = task.countOfBytesExpectedToSend
+        state.sendingChannel.send(through: task.manager) { hook(task, sent, total, expected) }
+    }
+}

@@ -1,0 +1,155 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+/// Watches one task's notifications on NotificationCenter.default.
+private final class TaskNotificationWatcher: @unchecked Sendable {
+    // @unchecked: `tokens` is written in init and read in `stop`, on the test's thread.
+    struct Seen: @unchecked Sendable {
+        // @unchecked: userInfo values are read by the test after the post.
+        var name: Notification.Name
+        var onMain: Bool
+        var userInfo: [AnyHashable: Any]
+        var handlerHadRun: Bool
+    }
+
+    private let seen = Recorder<Seen>()
+    private var tokens: [NSObjectProtocol] = []
+
+    init(task: SessionTask, handlerRan: @escaping @Sendable () -> Bool) {
+        for name in [Notification.Name.networkingTaskDidResume, .networkingTaskDidSuspend, .networkingTaskDidComplete] {
+            tokens.append(NotificationCenter.default.addObserver(forName: name, object: task, queue: nil) { [seen] note in
+                let entry = Seen(name: note.name, onMain: DispatchQueue.getSpecific(key: mainKey) == true,
+                                 userInfo: note.userInfo ?? [:], handlerHadRun: handlerRan())
+                seen.append(entry)
+            })
+        }
+    }
+
+    var all: [Seen] { seen.all }
+    func names() -> [Notification.Name] { all.map(\.name) }
+
+    func stop() {
+        for token in tokens { NotificationCenter.default.removeObserver(token) }
+    }
+}
+
+private let mainKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+/// Waits until everything queued on the main queue so far has run.
+private func drainMainQueue() -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.main.async { done.signal() }
+    return done.wait(timeout: .now() + 10) == .success
+}
+
+extension EndToEnd {
+    /// AFNetworking's task notifications: resume, suspend, complete.
+    @Suite struct TaskNotifications {
+        @Test func resumeAndSuspendPostOnlyOnRealChanges() throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            harness.manager.postsTaskNotifications = true
+            _ = mainKey
+            let handlerRan = Mutex(false)
+            let done = DispatchSemaphore(value: 0)
+            let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + "/hello"), completionHandler: { _, _, _ in
+                handlerRan.withLock { $0 = true }
+                done.signal()
+            })
+            let watcher = TaskNotificationWatcher(task: task) { handlerRan.withLock { $0 } }
+            defer { watcher.stop() }
+            task.suspend()          // already suspended: nothing
+            task.resume()
+            task.resume()           // already running: nothing
+            task.suspend()
+            task.suspend()          // already suspended: nothing
+            task.resume()
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(waitUntil(timeout: 5) { watcher.all.count == 4 })
+            #expect(drainMainQueue())
+            #expect(watcher.names() == [.networkingTaskDidResume, .networkingTaskDidSuspend, .networkingTaskDidResume,
+                                        .networkingTaskDidComplete])
+            #expect(watcher.all.allSatisfy { $0.onMain })
+            // Resuming a completed task changes nothing and posts nothing.
+            task.resume()
+            #expect(drainMainQueue())
+            #expect(watcher.all.count == 4)
+            harness.finish()
+        }
+
+        @Test func didCompleteFollowsTheHandlerWithTheResponseKeys() throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            harness.manager.postsTaskNotifications = true
+            _ = mainKey
+            let handlerRan = Mutex(false)
+            let done = DispatchSemaphore(value: 0)
+            let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + "/hello"), completionHandler: { _, _, _ in
+                handlerRan.withLock { $0 = true }
+                done.signal()
+            })
+            let watcher = TaskNotificationWatcher(task: task) { handlerRan.withLock { $0 } }
+            defer { watcher.stop() }
+            task.resume()
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(waitUntil(timeout: 5) { watcher.names().contains(.networkingTaskDidComplete) })
+            let complete = try #require(watcher.all.first { $0.name == .networkingTaskDidComplete })
+            #expect(complete.handlerHadRun)
+            #expect(complete.onMain)
+            let info = complete.userInfo
+            #expect(info[NetworkingTaskDidCompleteKey.responseSerializer] is AcceptAllSerializer)
+            #expect(info[NetworkingTaskDidCompleteKey.responseData] as? Data == Data(NginxServer.helloBody.utf8))
+            #expect(info[NetworkingTaskDidCompleteKey.serializedResponse] as? Data == Data(NginxServer.helloBody.utf8))
+            #expect(info[NetworkingTaskDidCompleteKey.error] == nil)
+            #expect(info[NetworkingTaskDidCompleteKey.assetPath] == nil)
+            let metrics = try #require(info[NetworkingTaskDidCompleteKey.sessionTaskMetrics] as? TaskMetrics)
+            #expect(metrics.taskInterval.duration >= 0 && metrics.taskInterval.duration < 5)
+            harness.finish()
+        }
+
+        @Test func didCompleteCarriesTheErrorAndTheObjectOfARejectedStatus() throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            harness.manager.postsTaskNotifications = true
+            harness.manager.responseSerializer = HTTPResponseSerializer()
+            _ = mainKey
+            let done = DispatchSemaphore(value: 0)
+            let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + "/missing"), completionHandler: { _, _, _ in
+                done.signal()
+            })
+            let watcher = TaskNotificationWatcher(task: task) { true }
+            defer { watcher.stop() }
+            task.resume()
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(waitUntil(timeout: 5) { watcher.names().contains(.networkingTaskDidComplete) })
+            let info = try #require(watcher.all.first { $0.name == .networkingTaskDidComplete }).userInfo
+            #expect((info[NetworkingTaskDidCompleteKey.error] as? NetworkingError)?.code == .unacceptableStatusCode)
+            #expect(info[NetworkingTaskDidCompleteKey.responseSerializer] is HTTPResponseSerializer)
+            let data = try #require(info[NetworkingTaskDidCompleteKey.responseData] as? Data)
+            #expect(String(decoding: data, as: UTF8.self).contains("404"))
+            harness.finish()
+        }
+
+        @Test func nothingIsPostedByDefault() throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            _ = mainKey
+            #expect(!harness.manager.postsTaskNotifications)
+            let (task, wait) = harness.makeTask(ClientHarness.request(nginx.baseURL + "/hello"))
+            let watcher = TaskNotificationWatcher(task: task) { true }
+            defer { watcher.stop() }
+            task.resume()
+            #expect(wait(10)?.text == NginxServer.helloBody)
+            #expect(drainMainQueue())
+            #expect(watcher.all.isEmpty)
+            harness.finish()
+        }
+    }
+}
