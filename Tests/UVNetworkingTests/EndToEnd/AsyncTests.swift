@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 @testable import UVNetworking
 
@@ -47,6 +48,24 @@ extension EndToEnd {
             #expect(((deleted.value as? [String: Any])?["args"] as? [String: Any])?["q"] as? String == "1")
             let head = try await manager.head("get")
             #expect(head.statusCode == 200 && head.data.isEmpty && head.value == nil)
+            harness.finish()
+        }
+
+        @Test func asyncTasksStillRunTheManagersHooks() async throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            harness.manager.responseSerializer = HTTPResponseSerializer()
+            let completed = Mutex<[Int]>([])
+            let metricsCount = Mutex(0)
+            harness.manager.taskDidComplete = { task, error in
+                completed.withLock { $0.append(task.taskIdentifier) }
+                #expect(error == nil)
+            }
+            harness.manager.taskDidFinishCollectingMetrics = { _, _ in metricsCount.withLock { $0 += 1 } }
+            _ = try await harness.manager.data(for: ClientHarness.request(nginx.baseURL + "/hello"))
+            // The caller may resume before the hooks run on the completion queue.
+            #expect(waitUntil(timeout: 5) { completed.withLock { $0.count } == 1 })
+            #expect(metricsCount.withLock { $0 } == 1)
             harness.finish()
         }
 
