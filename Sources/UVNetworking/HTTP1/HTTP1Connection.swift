@@ -283,8 +283,13 @@ final class HTTP1Connection {
             bodyWriteFinished()
         case .pending:
             break
-        case .failed(let code):
-            failed(NetworkingError(.writeFailed, "writing the request body failed: \(UVError.describe(code))"))
+        case .failed:
+            // A server that answers early (a 413, a 501) and closes makes the write fail before
+            // its response is read; the kernel still holds that response. So writing stops and
+            // the read side decides: the response if it is complete, else EOF or reset fails the
+            // exchange (the head timeout bounds the wait).
+            if finishEarlyResponse() { return }
+            perform(machine.bodyWriteFailed())
         }
     }
 

@@ -150,6 +150,18 @@ struct HTTP1ConnectionStateMachine: Sendable {
         return .writeBodyChunk(readNext: !isLast)
     }
 
+    /// Writing the streamed request failed (the server closed or reset the connection, perhaps
+    /// after answering early). Nothing more is written; the exchange waits for the read side: a
+    /// complete response still ends it (`responseEnded`), else EOF or an error fails it.
+    mutating func bodyWriteFailed() -> Action {
+        guard case .active(requestWritten: false, _, _) = state, var body else { return .none }
+        body.writeInFlight = false
+        body.abandoned = true
+        body.chunkReady = false
+        self.body = body
+        return .none
+    }
+
     /// Reading the streamed body failed (the stream threw, or ended before its declared length).
     /// Fails the exchange, unless the response already ended it.
     mutating func bodyReadFailed(_ code: NetworkingError.Code) -> Action {

@@ -78,8 +78,11 @@ final class RequestBodyReader {
     }
 
     private func releaseStream() {
-        guard let stream = shared.takeStream() else { return }
-        workers.submit { _ = stream }
+        // The job takes the stream itself: a reference held here, even briefly, could make the
+        // loop thread the one that releases it.
+        guard shared.holdsStream else { return }
+        let shared = self.shared
+        workers.submit { shared.releaseStream() }
     }
 }
 
@@ -105,13 +108,17 @@ extension RequestBodyReader {
 
         init(body: StreamedBody) { self.body = body }
 
-        /// The stream, if one is still open, for release on a worker.
-        func takeStream() -> StreamBox? {
-            state.withLock { state in
+        /// Whether a stream is open (no read may be running).
+        var holdsStream: Bool { state.withLock { $0.stream != nil } }
+
+        /// On a worker: drops the stream, which closes it.
+        func releaseStream() {
+            let stream = state.withLock { state in
                 defer { state.stream = nil }
                 state.finished = true
                 return state.stream
             }
+            _ = stream
         }
 
         /// Runs on a worker: reads one chunk (blocking as the stream likes).

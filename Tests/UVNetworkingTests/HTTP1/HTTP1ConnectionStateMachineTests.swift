@@ -200,4 +200,19 @@ import Testing
         #expect(machine.body == nil)
         #expect(machine.bodyChunkRead(isLast: true) == .none)
     }
+
+    @Test func aFailedBodyWriteLeavesTheDecisionToTheReadSide() {
+        var response = streaming()
+        _ = response.bodyWriteFinished()
+        _ = response.bodyChunkRead(isLast: false)
+        #expect(response.bodyWriteFailed() == .none)
+        #expect(response.bodyChunkRead(isLast: false) == .none)  // nothing more is written
+        #expect(response.responseEnded(keepAlive: true) == .exchangeFinished(reusable: false))
+
+        var eof = streaming()
+        _ = eof.bodyWriteFinished()
+        _ = eof.bodyChunkRead(isLast: false)
+        _ = eof.bodyWriteFailed()
+        #expect(eof.failed(.connectionClosed) == .failExchange(.connectionClosed))
+    }
 }
