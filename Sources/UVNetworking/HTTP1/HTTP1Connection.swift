@@ -308,7 +308,7 @@ final class HTTP1Connection {
             readyChunk = bytes
             readyChunkBodyCount = bodyCount
             if let excess { bodyError = excess }
-            perform(machine.bodyChunkRead(isLast: isLast, failAfterWrite: excess?.code))
+            perform(machine.bodyChunkRead(isLast: isLast, excess: excess != nil))
             // Written now, or kept for after the write in flight, or no longer wanted.
             if !machine.holdsReadyChunk { readyChunk = [] }
         case .failed(let error):

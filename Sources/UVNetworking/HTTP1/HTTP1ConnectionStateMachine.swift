@@ -38,9 +38,10 @@ struct HTTP1ConnectionStateMachine: Sendable {
         var chunkReady = false
         /// The last chunk has been read.
         var sourceEnded = false
-        /// Fail the exchange with this once the last chunk is written (the stream had more bytes
-        /// than its declared length: exactly the declared ones go out, then the exchange fails).
-        var failAfterLastWrite: NetworkingError.Code?
+        /// Fail the exchange with `bodyStreamFailed` once the last chunk is written (the stream had
+        /// more bytes than its declared length: exactly the declared ones go out, then it fails).
+        /// Plain flags keep this value trivially copyable, as the machine's other state.
+        var failAfterLastWrite = false
         /// The response ended first: no more reads or writes; the exchange ends after the write in
         /// flight.
         var abandoned = false
@@ -121,23 +122,23 @@ struct HTTP1ConnectionStateMachine: Sendable {
         }
         self.body = body
         guard body.sourceEnded else { return .none }  // the next chunk is being read
-        if let code = body.failAfterLastWrite {
+        if body.failAfterLastWrite {
             self.body = nil
             state = .closed
-            return .failExchange(code)
+            return .failExchange(.bodyStreamFailed)
         }
         return .bodyComplete
     }
 
-    /// A chunk of the streamed body was read. `isLast`: the body ends with it. `failAfterWrite`:
-    /// the stream went past its declared length; the chunk completes that length, then the
-    /// exchange fails with this code.
-    mutating func bodyChunkRead(isLast: Bool, failAfterWrite: NetworkingError.Code? = nil) -> Action {
+    /// A chunk of the streamed body was read. `isLast`: the body ends with it. `excess`: the
+    /// stream went past its declared length; the chunk completes that length, then the exchange
+    /// fails with `bodyStreamFailed`.
+    mutating func bodyChunkRead(isLast: Bool, excess: Bool = false) -> Action {
         guard case .active(requestWritten: false, _, _) = state, var body, body.readInFlight, !body.abandoned else { return .none }
         body.readInFlight = false
         if isLast {
             body.sourceEnded = true
-            body.failAfterLastWrite = failAfterWrite
+            body.failAfterLastWrite = excess
         }
         if body.writeInFlight {
             body.chunkReady = true

@@ -139,7 +139,7 @@ import Testing
     @Test func aStreamLongerThanDeclaredFailsOnceTheDeclaredBytesAreWritten() {
         var machine = streaming()
         _ = machine.bodyWriteFinished()
-        #expect(machine.bodyChunkRead(isLast: true, failAfterWrite: .bodyStreamFailed) == .writeBodyChunk(readNext: false))
+        #expect(machine.bodyChunkRead(isLast: true, excess: true) == .writeBodyChunk(readNext: false))
         #expect(machine.bodyWriteFinished() == .failExchange(.bodyStreamFailed))
         #expect(machine.state == .closed)
         #expect(machine.body == nil)
