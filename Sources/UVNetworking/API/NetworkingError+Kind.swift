@@ -22,7 +22,9 @@ extension NetworkingError {
         case serialization
         /// The task was cancelled, or its session invalidated.
         case cancelled
-        /// The request could not be built from the caller's input; nothing was sent.
+        /// The request could not be built from the caller's input; nothing was sent. Also a
+        /// streamed body that failed or did not match its declared length, which may have been
+        /// partly sent.
         case invalidRequest
     }
 
@@ -46,6 +48,8 @@ extension NetworkingError.Code {
         case .requestSerializationFailed: return (.invalidRequest, request, NSURLErrorCannotDecodeContentData)
         // AF: a file part whose URL is not a reachable file URL.
         case .multipartFormDataFailed: return (.invalidRequest, request, NSURLErrorBadURL)
+        // The caller's body stream failed or broke its declared length.
+        case .bodyStreamFailed: return (.invalidRequest, NSURLErrorDomain, NSURLErrorRequestBodyStreamExhausted)
 
         case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
         case .connectionRefused, .connectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)

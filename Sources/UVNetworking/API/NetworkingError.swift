@@ -51,6 +51,10 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let connectionClosed = Code("connectionClosed")
         /// Writing the request failed.
         public static let writeFailed = Code("writeFailed")
+        /// A streamed request body (`Request.bodyStream`) failed: its factory or a read threw (the
+        /// error is the `underlyingError`), or it ended before or went past its declared length.
+        /// The connection is closed; no byte beyond the declared length was sent.
+        public static let bodyStreamFailed = Code("bodyStreamFailed")
         /// The connection ended inside the response (a Content-Length or chunked body cut short).
         public static let truncatedResponse = Code("truncatedResponse")
         /// The response is not valid HTTP/1.1 as this client accepts it.

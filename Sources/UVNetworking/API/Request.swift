@@ -19,8 +19,28 @@ public struct Request: Sendable, Equatable {
         set { fields = newValue }
     }
     private var fields: [(name: String, value: String)] = []
-    /// The request body, sent with a Content-Length.
-    public var body: Data?
+    /// The request body in memory, sent with a Content-Length. Setting it clears `bodyStream`
+    /// (as setting `HTTPBody` clears `HTTPBodyStream` on an NSURLRequest); nil while the body is
+    /// streamed.
+    public var body: Data? {
+        get { if case .data(let data) = content { return data } else { return nil } }
+        set { content = newValue.map(Content.data) }
+    }
+    /// The request body read from a stream, in bounded memory, whatever its size. Setting it
+    /// clears `body`; nil while the body is in memory or absent.
+    ///
+    /// The stream's factory is called again whenever the body must be sent again (a retry, later a
+    /// redirect), which is what makes a streamed request replayable.
+    public var bodyStream: StreamedBody? {
+        get { if case .stream(let stream) = content { return stream } else { return nil } }
+        set { content = newValue.map(Content.stream) }
+    }
+    /// The body, in memory or streamed.
+    private var content: Content?
+    private enum Content: Sendable, Equatable {
+        case data(Data)
+        case stream(StreamedBody)
+    }
     /// The longest the whole request may take, from `resume()` to the last byte, in seconds.
     /// AFNetworking's documented default is 60.
     public var timeoutInterval: TimeInterval
@@ -31,7 +51,7 @@ public struct Request: Sendable, Equatable {
         self.url = url
         self.method = method
         self.fields = headerFields.map { ($0.name.rawName, $0.value) }
-        self.body = body
+        self.content = body.map(Content.data)
         self.timeoutInterval = timeoutInterval
     }
 
@@ -60,15 +80,27 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body and timeout.
+    /// Same URL, method, fields (in order), body and timeout. Streamed bodies are equal when one
+    /// is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
-        lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
+        lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
             && lhs.timeoutInterval == rhs.timeoutInterval
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 
+    /// The body's length in bytes: the in-memory body's size, a stream's declared length, or -1
+    /// for a stream of unknown length (URLSession's NSURLSessionTransferSizeUnknown).
+    var expectedBodyLength: Int64 {
+        switch content {
+        case nil: return 0
+        case .data(let data): return Int64(data.count)
+        case .stream(let stream): return stream.length ?? -1
+        }
+    }
+
     /// Whether the request may be sent again after a failure that left no trace at the server:
-    /// an idempotent method (RFC 9110 §9.2.2) whose body can be re-sent.
+    /// an idempotent method (RFC 9110 §9.2.2) whose body can be re-sent. Every body can: an
+    /// in-memory one is kept, a streamed one is made again by its factory.
     var isReplayable: Bool {
         switch method {
         case .get, .head, .options, .trace, .put, .delete: return true

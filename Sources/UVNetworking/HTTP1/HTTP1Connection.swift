@@ -37,6 +37,19 @@ final class HTTP1Connection {
     /// Whether the exchange in flight had received any response byte.
     @exclusivity(unchecked) private var responseStarted = false
 
+    // A streamed request body (nil / empty while the body goes with the head).
+    /// Reads the exchange's body on worker threads; cancelled when the exchange ends.
+    @exclusivity(unchecked) private var bodyReader: RequestBodyReader?
+    /// A chunk read ahead, waiting for the write in flight (the machine's `chunkReady`).
+    @exclusivity(unchecked) private var readyChunk: [UInt8] = []
+    @exclusivity(unchecked) private var readyChunkBodyCount = 0
+    /// Body bytes in the write in flight (0 while the head is written).
+    @exclusivity(unchecked) private var writingBodyCount = 0
+    /// Body bytes written so far, for upload progress.
+    @exclusivity(unchecked) private var bodyBytesSent: Int64 = 0
+    /// Why the body failed, for the machine's `failExchange`.
+    @exclusivity(unchecked) private var bodyError: NetworkingError?
+
     init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int,
          resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseDecoder.Limits) {
         loop.assertInLoop()
@@ -119,8 +132,9 @@ final class HTTP1Connection {
 
     // MARK: Exchanges
 
-    /// Runs one request. `request` holds the encoded head and body; nothing else is written.
-    func execute(_ request: [UInt8], isHEAD: Bool, for delegate: HTTP1ExchangeDelegate) {
+    /// Runs one request. `request` holds the encoded head and body, or, with `body`, only the
+    /// head: the body then follows in chunks that `body` reads.
+    func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader? = nil, for delegate: HTTP1ExchangeDelegate) {
         loop.assertInLoop()
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
@@ -128,7 +142,15 @@ final class HTTP1Connection {
         responseStarted = false
         reportedEnd = false
         decoder.expectResponse(toHEAD: isHEAD)
-        perform(machine.execute(), request: request)
+        guard let body else {
+            perform(machine.execute(), request: request)
+            return
+        }
+        bodyReader = body
+        bodyBytesSent = 0
+        bodyError = nil
+        body.onChunk = { [unowned self] chunk in self.bodyChunkArrived(chunk) }
+        perform(machine.execute(streamingBody: true), request: request)
     }
 
     /// Stops reading (the task was suspended); the kernel and TCP flow control hold the rest.
@@ -176,9 +198,23 @@ final class HTTP1Connection {
             case .failed(let code):
                 failed(NetworkingError(.writeFailed, "writing the request failed: \(UVError.describe(code))"))
             }
+        case .sendHeadAndReadBody:
+            // The first chunk is read while the head is written.
+            bodyReader?.readNext()
+            writingBodyCount = 0
+            writeStreamed(request)
+        case .writeBodyChunk(let readNext):
+            if readNext { bodyReader?.readNext() }
+            var chunk: [UInt8] = []
+            swap(&chunk, &readyChunk)
+            writingBodyCount = readyChunkBodyCount
+            writeStreamed(chunk)
+        case .bodyComplete:
+            requestWritten()
         case .exchangeFinished(let reusable):
             let delegate = exchange
             exchange = nil
+            endRequestBody()
             delegate?.exchangeFinished()
             if reusable {
                 owner.connectionReleased(self)
@@ -187,8 +223,8 @@ final class HTTP1Connection {
                 owner.connectionClosed(self)
             }
         case .failExchange(let code):
-            _ = code
-            preconditionFailure("failExchange is performed by failed(_:)")
+            // From the body (the socket's failures go through failed(_:), which has the error).
+            failExchange(bodyError ?? NetworkingError(code, "the request body failed"))
         case .close:
             tearDown(reset: reset)
             if reportedReady { owner.connectionClosed(self) }
@@ -209,11 +245,7 @@ final class HTTP1Connection {
         let action = machine.failed(error.code)
         switch action {
         case .failExchange:
-            let delegate = exchange
-            exchange = nil
-            tearDown(reset: false)
-            delegate?.exchangeFailed(error, onReusedConnection: machine.isReused, responseStarted: responseStarted)
-            owner.connectionClosed(self)
+            failExchange(error)
         case .close:
             tearDown(reset: false)
             owner.connectionClosed(self)
@@ -222,10 +254,76 @@ final class HTTP1Connection {
         }
     }
 
+    /// Tells the exchange it failed with `error`, and closes.
+    private func failExchange(_ error: NetworkingError) {
+        let delegate = exchange
+        exchange = nil
+        tearDown(reset: false)
+        delegate?.exchangeFailed(error, onReusedConnection: machine.isReused, responseStarted: responseStarted)
+        owner.connectionClosed(self)
+    }
+
     private func tearDown(reset: Bool) {
+        endRequestBody()
         timer?.close()
         timer = nil
         transport.close(reset: reset)
+    }
+
+    // MARK: Streamed request bodies
+
+    /// Writes the head or a chunk of a streamed request; its end feeds `bodyWriteFinished`.
+    private func writeStreamed(_ bytes: [UInt8]) {
+        if bytes.isEmpty {
+            bodyWriteFinished()
+            return
+        }
+        switch transport.write(bytes) {
+        case .written:
+            bodyWriteFinished()
+        case .pending:
+            break
+        case .failed:
+            // A server that answers early (a 413, a 501) and closes makes the write fail before
+            // its response is read; the kernel still holds that response. So writing stops and
+            // the read side decides: the response if it is complete, else EOF or reset fails the
+            // exchange (the head timeout bounds the wait).
+            if finishEarlyResponse() { return }
+            perform(machine.bodyWriteFailed())
+        }
+    }
+
+    private func bodyWriteFinished() {
+        if writingBodyCount > 0 {
+            bodyBytesSent += Int64(writingBodyCount)
+            writingBodyCount = 0
+            exchange?.exchangeSentBody(totalBytes: bodyBytesSent)
+        }
+        perform(machine.bodyWriteFinished())
+    }
+
+    private func bodyChunkArrived(_ chunk: RequestBodyReader.Chunk) {
+        switch chunk {
+        case .data(let bytes, let bodyCount, let isLast, let excess):
+            readyChunk = bytes
+            readyChunkBodyCount = bodyCount
+            if let excess { bodyError = excess }
+            perform(machine.bodyChunkRead(isLast: isLast, excess: excess != nil))
+            // Written now, or kept for after the write in flight, or no longer wanted.
+            if !machine.holdsReadyChunk { readyChunk = [] }
+        case .failed(let error):
+            bodyError = error
+            perform(machine.bodyReadFailed(error.code))
+        }
+    }
+
+    /// Stops the body's reads (the exchange ended) and drops what it had read ahead.
+    private func endRequestBody() {
+        guard let reader = bodyReader else { return }
+        bodyReader = nil
+        reader.cancel()
+        readyChunk = []
+        bodyError = nil
     }
 
     /// Passes the decoded events on and empties `events` (keeping its storage); returns whether
@@ -332,6 +430,10 @@ extension HTTP1Connection: TCPTransportDelegate {
     }
 
     func transportDidFinishWriting(_ transport: TCPTransport) {
-        requestWritten()
+        if bodyReader != nil {
+            bodyWriteFinished()
+        } else {
+            requestWritten()
+        }
     }
 }

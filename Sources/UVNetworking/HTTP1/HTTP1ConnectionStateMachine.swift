@@ -10,6 +10,15 @@
 ///   has ended (a server may answer before reading the whole body); then → `idle` if both sides
 ///   allow keep-alive, else → `closed`. Any failure → `closed`.
 /// - `closed`: terminal.
+///
+/// A streamed request body (`execute(streamingBody: true)`) is sent chunk by chunk while the
+/// exchange is `active` (see `BodyStream`): the head is written while the first chunk is read,
+/// then each chunk is written once it has been read and the previous write finished, and the
+/// next read starts when a chunk starts being written. So at most one read is in flight and at
+/// most two chunks exist (one being written, one read ahead). The request counts as written
+/// when the last chunk is. A response that ends first stops the body (no more reads or writes)
+/// and ends the exchange once the write in flight, if any, finished; the connection is not
+/// reused. A body that fails closes the connection.
 struct HTTP1ConnectionStateMachine: Sendable {
     enum State: Equatable, Sendable {
         case connecting
@@ -18,12 +27,39 @@ struct HTTP1ConnectionStateMachine: Sendable {
         case closed
     }
 
+    /// Where a streamed request body is. Exists only while an exchange with one is active and
+    /// its request is not yet written.
+    struct BodyStream: Equatable, Sendable {
+        /// A chunk is being read (on a worker).
+        var readInFlight = true
+        /// The head or a chunk is being written.
+        var writeInFlight = true
+        /// A chunk has been read and waits for the write in flight to finish.
+        var chunkReady = false
+        /// The last chunk has been read.
+        var sourceEnded = false
+        /// Fail the exchange with `bodyStreamFailed` once the last chunk is written (the stream had
+        /// more bytes than its declared length: exactly the declared ones go out, then it fails).
+        /// Plain flags keep this value trivially copyable, as the machine's other state.
+        var failAfterLastWrite = false
+        /// The response ended first: no more reads or writes; the exchange ends after the write in
+        /// flight.
+        var abandoned = false
+    }
+
     enum Action: Equatable, Sendable {
         case none
         /// Connected: hand the connection to the pool.
         case connectionReady
         /// Write the request that was just assigned.
         case sendRequest
+        /// Write the head of the request just assigned, and start reading its body's first chunk.
+        case sendHeadAndReadBody
+        /// Write the chunk that was read (it waits in the shell); with `readNext`, start reading
+        /// the next one.
+        case writeBodyChunk(readNext: Bool)
+        /// The last body chunk is written: the request is complete (feed `requestWritten`).
+        case bodyComplete
         /// The exchange is over; the task completes. `reusable`: back to the pool, else close.
         case exchangeFinished(reusable: Bool)
         /// Fail the exchange in flight with this error and close.
@@ -33,6 +69,8 @@ struct HTTP1ConnectionStateMachine: Sendable {
     }
 
     private(set) var state: State = .connecting
+    /// The streamed body of the exchange in flight; nil when its body went with the head.
+    private(set) var body: BodyStream?
     /// How many requests this connection has been given, the current one included.
     private(set) var requestCount = 0
 
@@ -46,18 +84,94 @@ struct HTTP1ConnectionStateMachine: Sendable {
         return .connectionReady
     }
 
-    mutating func execute() -> Action {
+    /// A request was assigned. `streamingBody`: its body follows the head in chunks.
+    mutating func execute(streamingBody: Bool = false) -> Action {
         precondition(state == .idle, "a request was assigned to a connection that is not idle: \(state)")
         requestCount += 1
         state = .active(requestWritten: false, responseEnded: false, keepAlive: true)
-        return .sendRequest
+        guard streamingBody else { return .sendRequest }
+        body = BodyStream()
+        return .sendHeadAndReadBody
     }
 
+    /// The whole request is written (its one write finished, or `bodyComplete` was performed),
+    /// or, after an early response, the request is given up.
     mutating func requestWritten() -> Action {
         guard case .active(_, let responseEnded, let keepAlive) = state else { return .none }
+        body = nil
         state = .active(requestWritten: true, responseEnded: responseEnded, keepAlive: keepAlive)
         return responseEnded ? finish(keepAlive: keepAlive) : .none
     }
+
+    /// A write of a streamed request (its head or a chunk) finished.
+    mutating func bodyWriteFinished() -> Action {
+        guard case .active(requestWritten: false, _, _) = state, var body, body.writeInFlight else { return .none }
+        body.writeInFlight = false
+        if body.abandoned {
+            // The response ended first; it is complete, the request is given up.
+            self.body = nil
+            return finish(keepAlive: false)
+        }
+        if body.chunkReady {
+            body.chunkReady = false
+            body.writeInFlight = true
+            let readNext = !body.sourceEnded
+            body.readInFlight = readNext
+            self.body = body
+            return .writeBodyChunk(readNext: readNext)
+        }
+        self.body = body
+        guard body.sourceEnded else { return .none }  // the next chunk is being read
+        if body.failAfterLastWrite {
+            self.body = nil
+            state = .closed
+            return .failExchange(.bodyStreamFailed)
+        }
+        return .bodyComplete
+    }
+
+    /// A chunk of the streamed body was read. `isLast`: the body ends with it. `excess`: the
+    /// stream went past its declared length; the chunk completes that length, then the exchange
+    /// fails with `bodyStreamFailed`.
+    mutating func bodyChunkRead(isLast: Bool, excess: Bool = false) -> Action {
+        guard case .active(requestWritten: false, _, _) = state, var body, body.readInFlight, !body.abandoned else { return .none }
+        body.readInFlight = false
+        if isLast {
+            body.sourceEnded = true
+            body.failAfterLastWrite = excess
+        }
+        if body.writeInFlight {
+            body.chunkReady = true
+            self.body = body
+            return .none
+        }
+        body.writeInFlight = true
+        body.readInFlight = !isLast
+        self.body = body
+        return .writeBodyChunk(readNext: !isLast)
+    }
+
+    /// Writing the streamed request failed (the server closed or reset the connection, perhaps
+    /// after answering early). Nothing more is written; the exchange waits for the read side: a
+    /// complete response still ends it (`responseEnded`), else EOF or an error fails it.
+    mutating func bodyWriteFailed() -> Action {
+        guard case .active(requestWritten: false, _, _) = state, var body else { return .none }
+        body.writeInFlight = false
+        body.abandoned = true
+        body.chunkReady = false
+        self.body = body
+        return .none
+    }
+
+    /// Reading the streamed body failed (the stream threw, or ended before its declared length).
+    /// Fails the exchange, unless the response already ended it.
+    mutating func bodyReadFailed(_ code: NetworkingError.Code) -> Action {
+        guard case .active(requestWritten: false, _, _) = state, let body, !body.abandoned else { return .none }
+        return failed(code)
+    }
+
+    /// Whether the chunk the shell holds is still wanted (the machine says `chunkReady`).
+    var holdsReadyChunk: Bool { body?.chunkReady ?? false }
 
     /// The response ended. `keepAlive`: the response allows reuse (HTTP/1.1 without
     /// `Connection: close`, or 1.0 with keep-alive) and no stray bytes followed it.
@@ -67,10 +181,22 @@ struct HTTP1ConnectionStateMachine: Sendable {
         // the rest of the body: once the write finishes the stream is out of step, so the
         // connection is not reused (Go's Transport makes the same call).
         state = .active(requestWritten: requestWritten, responseEnded: true, keepAlive: keepAlive && requestWritten)
-        return requestWritten ? finish(keepAlive: keepAlive) : .none
+        if requestWritten { return finish(keepAlive: keepAlive) }
+        if var body {
+            // A streamed body stops here: a chunk read ahead is dropped, no read starts again.
+            body.abandoned = true
+            body.chunkReady = false
+            self.body = body
+            if !body.writeInFlight {
+                self.body = nil
+                return finish(keepAlive: false)
+            }
+        }
+        return .none
     }
 
     private mutating func finish(keepAlive: Bool) -> Action {
+        body = nil
         state = keepAlive ? .idle : .closed
         return .exchangeFinished(reusable: keepAlive)
     }
@@ -80,6 +206,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
         switch state {
         case .active:
             state = .closed
+            body = nil
             return .failExchange(code)
         case .connecting, .idle:
             state = .closed
@@ -93,6 +220,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
     mutating func closeRequested() -> Action {
         guard state != .closed else { return .none }
         state = .closed
+        body = nil
         return .close
     }
 }

@@ -3,6 +3,9 @@
 protocol HTTP1ExchangeDelegate: AnyObject {
     /// The whole request reached the kernel.
     func exchangeRequestWritten()
+    /// Another chunk of a streamed body reached the kernel: `totalBytes` body bytes so far
+    /// (framing not counted). Not called for a body sent with the head.
+    func exchangeSentBody(totalBytes: Int64)
     /// The final response head (1xx heads are consumed by the connection), with the body length
     /// it announced (0 for HEAD, 204 and 304; nil when chunked or EOF-framed).
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength: Int64?)

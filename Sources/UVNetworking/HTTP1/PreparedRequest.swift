@@ -1,3 +1,5 @@
+import Foundation
+
 /// A request checked and encoded for HTTP/1.1, ready for any connection to its origin.
 ///
 /// Made on the caller's thread when the task is created, so the loop thread only looks up the
@@ -11,8 +13,11 @@ struct PreparedRequest: Sendable {
     }
 
     let origin: Origin
-    /// Head and body, for one write.
+    /// Head and body, for one write; only the head when the body is streamed.
     let bytes: [UInt8]
+    /// The streamed body, sent after the head, with its length: the declared one, or the
+    /// caller's Content-Length field. nil when the body is in `bytes` (or there is none).
+    let streamedBody: StreamedBody?
     /// A response to HEAD never has a body.
     let isHEAD: Bool
 
@@ -38,7 +43,16 @@ struct PreparedRequest: Sendable {
         }
         let method = request.method.rawValue
         let encoded: Result<[UInt8], RequestEncoder.EncodeError>
-        if let body = request.body {
+        var streamedBody = request.bodyStream
+        if let stream = streamedBody {
+            // The head frames a streamed body from its length; framing fields the caller set must
+            // agree with it (a multipart serializer sets Content-Length, say).
+            let framed = try Self.streamFraming(of: stream, fields: &fields, url: request.url)
+            streamedBody = framed.body
+            encoded = Result { () throws(RequestEncoder.EncodeError) in
+                try RequestEncoder.encode(method: method, target: target, fields: fields, body: nil, streamFraming: framed.framing)
+            }
+        } else if let body = request.body {
             encoded = body.withUnsafeBytes { raw in
                 Result { () throws(RequestEncoder.EncodeError) in
                     try RequestEncoder.encode(method: method, target: target, fields: fields, body: raw)
@@ -55,8 +69,43 @@ struct PreparedRequest: Sendable {
         case .failure(let error):
             throw NetworkingError(.invalidRequestHeader, Self.describe(error), failingURL: request.url)
         }
+        self.streamedBody = streamedBody
         origin = Origin(scheme: target.scheme, host: target.host, port: target.port)
         isHEAD = request.method == .head
+    }
+
+    /// The framing of a streamed body: Content-Length when its length is known (from the
+    /// stream, or from a Content-Length field the caller set), else chunked. Removes the caller's
+    /// framing fields, which the encoder writes again; throws when they contradict the stream.
+    private static func streamFraming(of stream: StreamedBody, fields: inout [(name: String, value: String)],
+                                      url: URL) throws(NetworkingError) -> (body: StreamedBody, framing: RequestEncoder.StreamFraming) {
+        var length = stream.length
+        var chunkedField = false
+        var index = fields.startIndex
+        while index < fields.endIndex {
+            let field = fields[index]
+            if field.name.caseInsensitiveCompare("Content-Length") == .orderedSame {
+                guard let given = Int64(field.value.trimmingCharacters(in: .whitespaces)), given >= 0,
+                      length == nil || length == given else {
+                    throw NetworkingError(.invalidRequestHeader, "Content-Length \"\(field.value)\" does not match the body stream's length \(length.map(String.init) ?? "(unknown)")", failingURL: url)
+                }
+                length = given
+                fields.remove(at: index)
+            } else if field.name.caseInsensitiveCompare("Transfer-Encoding") == .orderedSame {
+                guard field.value.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("chunked") == .orderedSame else {
+                    throw NetworkingError(.invalidRequestHeader, "Transfer-Encoding \"\(field.value)\" cannot frame a streamed body (only chunked)", failingURL: url)
+                }
+                chunkedField = true
+                fields.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        if chunkedField && length != nil {
+            throw NetworkingError(.invalidRequestHeader, "Transfer-Encoding: chunked was set for a body stream of known length", failingURL: url)
+        }
+        guard let length else { return (stream, .chunked) }
+        return (stream.withLength(length), .contentLength(length))
     }
 
     private static func describe(_ error: RequestEncoder.EncodeError) -> String {

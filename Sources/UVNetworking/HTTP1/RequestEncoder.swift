@@ -7,10 +7,19 @@ enum RequestEncoder {
         case invalidMethod(String)
     }
 
+    /// How a streamed body is framed: its head announces the one or the other.
+    enum StreamFraming: Equatable {
+        case contentLength(Int64)
+        case chunked
+    }
+
     /// Encodes `method target HTTP/1.1`, Host, the caller's fields, Content-Length when there is
     /// a body (or when the method usually has one), then the body.
+    ///
+    /// With `streamFraming` (a streamed body, so `body` is nil) only the head is encoded, with the
+    /// given Content-Length or `Transfer-Encoding: chunked`; the caller's fields must not frame.
     static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
-                       body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
+                       body: UnsafeRawBufferPointer?, streamFraming: StreamFraming? = nil) throws(EncodeError) -> [UInt8] {
         guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
         var hasContentLength = false
@@ -39,8 +48,15 @@ enum RequestEncoder {
         let bodyCount = body?.count ?? 0
         // RFC 9110 §8.6: a user agent should send Content-Length when the method defines a meaning
         // for a body, even if it is empty.
-        if !hasContentLength && !hasTransferEncoding && (bodyCount > 0 || methodExpectsBody(method)) {
-            appendField(&out, "Content-Length", String(bodyCount))
+        switch streamFraming {
+        case .contentLength(let length)?:
+            appendField(&out, "Content-Length", String(length))
+        case .chunked?:
+            appendField(&out, "Transfer-Encoding", "chunked")
+        case nil:
+            if !hasContentLength && !hasTransferEncoding && (bodyCount > 0 || methodExpectsBody(method)) {
+                appendField(&out, "Content-Length", String(bodyCount))
+            }
         }
         out.append(0x0D); out.append(0x0A)
         if let body, body.count > 0 { out.append(contentsOf: body) }

@@ -71,6 +71,14 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func run() {
+        // A write to a socket the peer has closed raises SIGPIPE in the writing thread, which
+        // would kill the process; libuv writes with write(2), so MSG_NOSIGNAL is not an option.
+        // Blocked on this thread (the only one that writes sockets), the write just fails with
+        // EPIPE, and the process's own signal disposition is left alone.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         loopThreadID = pthread_self()
         state.withLock { $0 = .running }
         started.signal()

@@ -77,7 +77,7 @@ public class SessionTask: @unchecked Sendable {
         self.manager = manager
         self.uploadProgressHandler = uploadProgress
         self.downloadProgressHandler = downloadProgress
-        self.bytesExpectedToSend = Int64(request.body?.count ?? 0)
+        self.bytesExpectedToSend = request.expectedBodyLength
     }
 
     /// The current state.
@@ -97,7 +97,7 @@ public class SessionTask: @unchecked Sendable {
     public var countOfBytesSent: Int64 { bytesSent.load(ordering: .relaxed) }
     /// The response's Content-Length, or -1 while unknown.
     public var countOfBytesExpectedToReceive: Int64 { bytesExpectedToReceive.load(ordering: .relaxed) }
-    /// The request body's length.
+    /// The request body's length (-1 for a streamed body of unknown length).
     public var countOfBytesExpectedToSend: Int64 { bytesExpectedToSend }
 
     /// Upload progress (total: the body's length). Created on first use.

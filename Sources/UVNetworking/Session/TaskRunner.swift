@@ -167,7 +167,9 @@ extension TaskRunner: PoolRequest {
         // Last: a write that fails at once reports back (and may retry or finish the task) from
         // inside this call.
         guard case .success(let prepared) = task.prepared else { return }
-        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, for: self)
+        // A streamed body gets a new reader, so a new stream from its factory, on every attempt.
+        let body = prepared.streamedBody.map { RequestBodyReader(body: $0, loop: loop, workers: task.manager.workers) }
+        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, for: self)
     }
 
     var poolDeadline: UInt64 { requestDeadline }
@@ -184,12 +186,23 @@ extension TaskRunner: PoolRequest {
 
 extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeRequestWritten() {
-        task.recordSent(Int64(task.originalRequest.body?.count ?? 0))
-        engine.progressChanged(task, upload: true)
+        // A streamed body reported its bytes chunk by chunk (exchangeSentBody).
+        if task.originalRequest.bodyStream == nil {
+            task.recordSent(Int64(task.originalRequest.body?.count ?? 0))
+            engine.progressChanged(task, upload: true)
+        }
         // The head timeout runs from the last request byte.
         if headTimeout != .max { headDeadline = LoopTimer.now(loop) &+ headTimeout }
         perform(machine.requestWritten())
         armTimer()
+    }
+
+    func exchangeSentBody(totalBytes: Int64) {
+        task.recordSent(totalBytes)
+        engine.progressChanged(task, upload: true)
+        // While a body streams, the head timeout counts from the last chunk written: a slow
+        // upload that keeps moving does not time out, one that stalls does.
+        if headTimeout != .max { headDeadline = LoopTimer.now(loop) &+ headTimeout }
     }
 
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {

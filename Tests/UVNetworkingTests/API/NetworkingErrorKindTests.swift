@@ -15,6 +15,7 @@ import Testing
         (.invalidRequestHeader, .invalidRequest, request, -1000),
         (.requestSerializationFailed, .invalidRequest, request, -1016),
         (.multipartFormDataFailed, .invalidRequest, request, -1000),
+        (.bodyStreamFailed, .invalidRequest, url, -1021),
         (.dnsFailure, .transport, url, -1003),
         (.connectionRefused, .transport, url, -1004),
         (.connectFailed, .transport, url, -1004),

@@ -52,4 +52,167 @@ import Testing
         #expect(machine.closeRequested() == .none)
         #expect(machine.connected() == .none)
     }
+
+    // MARK: Streamed request bodies
+
+    /// A connected machine running a streamed exchange.
+    private func streaming() -> HTTP1ConnectionStateMachine {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.connected()
+        #expect(machine.execute(streamingBody: true) == .sendHeadAndReadBody)
+        return machine
+    }
+
+    @Test func streamedBodyChunksFollowTheHeadAndTheExchangeIsReused() {
+        var machine = streaming()
+        #expect(machine.bodyWriteFinished() == .none)  // head written, first chunk still being read
+        #expect(machine.bodyChunkRead(isLast: false) == .writeBodyChunk(readNext: true))
+        #expect(machine.bodyChunkRead(isLast: true) == .none)  // waits for the write in flight
+        #expect(machine.holdsReadyChunk)
+        #expect(machine.bodyWriteFinished() == .writeBodyChunk(readNext: false))
+        #expect(!machine.holdsReadyChunk)
+        #expect(machine.bodyWriteFinished() == .bodyComplete)
+        #expect(machine.requestWritten() == .none)
+        #expect(machine.body == nil)
+        #expect(machine.responseEnded(keepAlive: true) == .exchangeFinished(reusable: true))
+        #expect(machine.state == .idle)
+        #expect(machine.execute() == .sendRequest)
+        #expect(machine.body == nil)
+    }
+
+    @Test func aChunkReadBeforeTheHeadIsWrittenWaitsForIt() {
+        var machine = streaming()
+        #expect(machine.bodyChunkRead(isLast: true) == .none)
+        #expect(machine.bodyWriteFinished() == .writeBodyChunk(readNext: false))
+        #expect(machine.bodyWriteFinished() == .bodyComplete)
+    }
+
+    /// Whatever order reads and writes finish in, at most one read runs, at most two chunks exist
+    /// (one being written, one read ahead) and every chunk is written once, in order.
+    @Test func memoryStaysBoundedInEveryOrder() {
+        for seed in UInt64(1)...200 {
+            var random = seed
+            func coin() -> Bool {
+                random = random &* 6364136223846793005 &+ 1442695040888963407
+                return (random >> 33) & 1 == 1
+            }
+            let chunkCount = 1 + Int(seed % 7)
+            var machine = streaming()
+            var readsStarted = 1, chunksRead = 0, chunksWritten = 0
+            var reading = true, writing = true, ready = false, writingChunk = false
+            var finished = false
+            func apply(_ action: HTTP1ConnectionStateMachine.Action) {
+                switch action {
+                case .writeBodyChunk(let readNext):
+                    #expect(!writing)
+                    writing = true; writingChunk = true; ready = false
+                    if readNext { #expect(!reading); reading = true; readsStarted += 1 }
+                case .bodyComplete:
+                    finished = true
+                case .none:
+                    break
+                default:
+                    Issue.record("unexpected \(action)")
+                }
+            }
+            var steps = 0
+            while !finished && steps < 100 {
+                steps += 1
+                if reading && (!writing || coin()) {
+                    reading = false
+                    chunksRead += 1
+                    ready = true
+                    apply(machine.bodyChunkRead(isLast: chunksRead == chunkCount))
+                } else if writing {
+                    writing = false
+                    if writingChunk { chunksWritten += 1; writingChunk = false }
+                    apply(machine.bodyWriteFinished())
+                }
+                let inMemory = (writingChunk ? 1 : 0) + (ready && machine.holdsReadyChunk ? 1 : 0) + (reading ? 1 : 0)
+                #expect(inMemory <= 2, "seed \(seed)")
+            }
+            #expect(finished, "seed \(seed)")
+            #expect(readsStarted == chunkCount && chunksWritten == chunkCount, "seed \(seed)")
+        }
+    }
+
+    @Test func aStreamLongerThanDeclaredFailsOnceTheDeclaredBytesAreWritten() {
+        var machine = streaming()
+        _ = machine.bodyWriteFinished()
+        #expect(machine.bodyChunkRead(isLast: true, excess: true) == .writeBodyChunk(readNext: false))
+        #expect(machine.bodyWriteFinished() == .failExchange(.bodyStreamFailed))
+        #expect(machine.state == .closed)
+        #expect(machine.body == nil)
+    }
+
+    @Test func aFailedReadFailsTheExchangeAndLaterChunksAreIgnored() {
+        var machine = streaming()
+        #expect(machine.bodyReadFailed(.bodyStreamFailed) == .failExchange(.bodyStreamFailed))
+        #expect(machine.state == .closed)
+        #expect(machine.bodyChunkRead(isLast: false) == .none)
+        #expect(machine.bodyWriteFinished() == .none)
+    }
+
+    @Test func anEarlyResponseStopsTheBodyAtOnceWhenNothingIsBeingWritten() {
+        var machine = streaming()
+        _ = machine.bodyWriteFinished()  // the head; a read runs
+        #expect(machine.responseEnded(keepAlive: true) == .exchangeFinished(reusable: false))
+        #expect(machine.state == .closed)
+        #expect(machine.bodyChunkRead(isLast: false) == .none)
+        #expect(machine.bodyReadFailed(.bodyStreamFailed) == .none)
+    }
+
+    @Test func anEarlyResponseEndsTheExchangeAfterTheWriteInFlight() {
+        var machine = streaming()
+        _ = machine.bodyWriteFinished()
+        #expect(machine.bodyChunkRead(isLast: false) == .writeBodyChunk(readNext: true))
+        #expect(machine.responseEnded(keepAlive: true) == .none)
+        // The read that was running comes back: dropped, and no new read starts.
+        #expect(machine.bodyChunkRead(isLast: false) == .none)
+        #expect(!machine.holdsReadyChunk)
+        #expect(machine.bodyWriteFinished() == .exchangeFinished(reusable: false))
+        #expect(machine.state == .closed)
+    }
+
+    @Test func anEarlyResponseThenASocketErrorFinishesWithTheResponse() {
+        var machine = streaming()
+        _ = machine.bodyWriteFinished()
+        _ = machine.bodyChunkRead(isLast: false)
+        _ = machine.responseEnded(keepAlive: true)
+        // The shell's finishEarlyResponse: the write failed or the server closed.
+        #expect(machine.requestWritten() == .exchangeFinished(reusable: false))
+        #expect(machine.bodyWriteFinished() == .none)
+    }
+
+    @Test func closingDuringTheBodyStopsIt() {
+        var machine = streaming()
+        #expect(machine.closeRequested() == .close)
+        #expect(machine.body == nil)
+        #expect(machine.bodyChunkRead(isLast: false) == .none)
+        #expect(machine.bodyWriteFinished() == .none)
+        #expect(machine.bodyReadFailed(.bodyStreamFailed) == .none)
+    }
+
+    @Test func aSocketFailureDuringTheBodyFailsTheExchange() {
+        var machine = streaming()
+        _ = machine.bodyWriteFinished()
+        #expect(machine.failed(.connectionReset) == .failExchange(.connectionReset))
+        #expect(machine.body == nil)
+        #expect(machine.bodyChunkRead(isLast: true) == .none)
+    }
+
+    @Test func aFailedBodyWriteLeavesTheDecisionToTheReadSide() {
+        var response = streaming()
+        _ = response.bodyWriteFinished()
+        _ = response.bodyChunkRead(isLast: false)
+        #expect(response.bodyWriteFailed() == .none)
+        #expect(response.bodyChunkRead(isLast: false) == .none)  // nothing more is written
+        #expect(response.responseEnded(keepAlive: true) == .exchangeFinished(reusable: false))
+
+        var eof = streaming()
+        _ = eof.bodyWriteFinished()
+        _ = eof.bodyChunkRead(isLast: false)
+        _ = eof.bodyWriteFailed()
+        #expect(eof.failed(.connectionClosed) == .failExchange(.connectionClosed))
+    }
 }

@@ -317,6 +317,27 @@ final class ScriptedConnection: @unchecked Sendable {
         return []
     }
 
+    /// Reads exactly `count` bytes as they are on the wire (no framing removed), e.g. a chunked
+    /// body to check its framing.
+    func readBytes(_ count: Int, timeout: Double = 5) throws -> [UInt8] {
+        try checkOpen()
+        return try stream.readExactly(count, deadline: monotonicSeconds() + timeout)
+    }
+
+    /// Reads and drops `count` bytes without keeping them (a body too large to hold), calling
+    /// `progress` with the running total now and then. Throws on EOF before `count` bytes.
+    func discard(_ count: Int, timeout: Double = 60, progress: (Int) -> Void = { _ in }) throws {
+        try checkOpen()
+        try stream.discard(count, deadline: monotonicSeconds() + timeout, progress: progress)
+    }
+
+    /// Everything the peer sends until it closes (FIN or RST), without framing; throws if it
+    /// stays open past the timeout.
+    func readUntilClose(timeout: Double = 5) throws -> [UInt8] {
+        try checkOpen()
+        return try stream.readToEOF(deadline: monotonicSeconds() + timeout, resetIsEOF: true)
+    }
+
     func write(_ text: String) throws { try write(Array(text.utf8)) }
 
     /// Writes all of `bytes`, waiting (up to 10 s) while the peer's window is full.
@@ -688,10 +709,30 @@ private final class SocketStream {
         }
     }
 
-    func readToEOF(deadline: Double) throws -> [UInt8] {
-        while try fill(deadline: deadline, what: "the peer to close") {}
+    /// With `resetIsEOF`, a reset ends the read like a close (what was read so far is returned).
+    func readToEOF(deadline: Double, resetIsEOF: Bool = false) throws -> [UInt8] {
+        do {
+            while try fill(deadline: deadline, what: "the peer to close") {}
+        } catch LoopbackSocketError.system(call: _, errno: ECONNRESET) where resetIsEOF {}
         defer { buffer.removeAll() }
         return buffer
+    }
+
+    func discard(_ count: Int, deadline: Double, progress: (Int) -> Void) throws {
+        var done = 0
+        var reported = 0
+        while done < count {
+            if buffer.isEmpty, try !fill(deadline: deadline, what: "a \(count)-byte body") {
+                throw LoopbackSocketError.peerClosed(during: "a \(count)-byte body (got \(done))")
+            }
+            let take = min(buffer.count, count - done)
+            buffer.removeFirst(take)
+            done += take
+            if done - reported >= 1 << 20 || done == count {
+                reported = done
+                progress(done)
+            }
+        }
     }
 
     func waitForEOF(deadline: Double) -> Bool {
