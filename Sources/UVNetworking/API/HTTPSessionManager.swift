@@ -61,6 +61,28 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
         start(.post, urlString, parameters, headers, uploadProgress, nil, success, failure)
     }
 
+    /// POST with a multipart/form-data body: `parameters` become text fields, then
+    /// `constructingBody` adds parts (files, data, streams). The body streams from disk in bounded
+    /// memory with an exact Content-Length. An error thrown by `constructingBody` (a missing file,
+    /// say) makes no task and reaches `failure(nil, error)` on the completion queue.
+    @discardableResult
+    public func post(_ urlString: String, parameters: [String: Any]? = nil, headers: [String: String]? = nil,
+                     constructingBody: (MultipartFormData) throws -> Void,
+                     uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+                     success: Success?, failure: Failure?) -> DataTask? {
+        let request: Request
+        do {
+            request = try applying(headers, to: requestSerializer.multipartFormRequest(
+                method: .post, urlString: resolve(urlString), parameters: parameters, constructingBody: constructingBody))
+        } catch {
+            deliverSerializationFailure(error, to: failure)
+            return nil
+        }
+        let task = dataTask(with: request, uploadProgress: uploadProgress, success: success, failure: failure)
+        task.resume()
+        return task
+    }
+
     /// PUT: parameters go to the body.
     @discardableResult
     public func put(_ urlString: String, parameters: Any? = nil, headers: [String: String]? = nil,
@@ -97,6 +119,38 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
             deliverSerializationFailure(error, to: failure)
             return nil
         }
+        return dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
+                        success: success, failure: failure)
+    }
+
+    // MARK: Building requests
+
+    /// The URL resolved against `baseURL`, serialized, then `headers` applied over whatever the
+    /// serializer set.
+    func makeRequest(_ method: HTTPRequest.Method, _ urlString: String, _ parameters: Any?,
+                     _ headers: [String: String]?) throws -> Request {
+        applying(headers, to: try requestSerializer.request(method: method, urlString: resolve(urlString), parameters: parameters))
+    }
+
+    /// `urlString` resolved against `baseURL`, as an absolute URL string.
+    private func resolve(_ urlString: String) throws -> String {
+        guard let url = BaseURL.resolve(urlString, against: baseURL) else {
+            throw NetworkingError(.invalidURL, "\"\(urlString)\" is not a URL (base: \(baseURL?.absoluteString ?? "none"))")
+        }
+        return url.absoluteString
+    }
+
+    /// Per-request headers go on last, over whatever the serializer set.
+    private func applying(_ headers: [String: String]?, to request: Request) -> Request {
+        var request = request
+        for (name, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// A task whose completion calls `success` or `failure`.
+    private func dataTask(with request: Request, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+                          downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+                          success: Success?, failure: Failure?) -> DataTask {
         // The handler needs the task, which does not exist yet when the handler is made.
         let box = TaskBox()
         let task = dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) { _, object, error in
@@ -109,20 +163,6 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
         }
         box.set(task)
         return task
-    }
-
-    // MARK: Building requests
-
-    /// The URL resolved against `baseURL`, serialized, then `headers` applied over whatever the
-    /// serializer set.
-    func makeRequest(_ method: HTTPRequest.Method, _ urlString: String, _ parameters: Any?,
-                     _ headers: [String: String]?) throws -> Request {
-        guard let url = BaseURL.resolve(urlString, against: baseURL) else {
-            throw NetworkingError(.invalidURL, "\"\(urlString)\" is not a URL (base: \(baseURL?.absoluteString ?? "none"))")
-        }
-        var request = try requestSerializer.request(method: method, urlString: url.absoluteString, parameters: parameters)
-        for (name, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: name) }
-        return request
     }
 
     private func start(_ method: HTTPRequest.Method, _ urlString: String, _ parameters: Any?, _ headers: [String: String]?,

@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+extension EndToEnd {
+    /// Multipart POSTs through HTTPSessionManager: echoed by httpbin, and a 2 GiB file streamed
+    /// from disk in bounded memory.
+    @Suite struct MultipartUploads {
+        private func temporaryFile(_ name: String) -> URL {
+            FileManager.default.temporaryDirectory.appendingPathComponent("uvnetworking-\(UUID().uuidString)-\(name)")
+        }
+
+        /// What a multipart POST delivered.
+        struct Posted: @unchecked Sendable {
+            // @unchecked: written once on the completion queue, read after the semaphore.
+            var task: DataTask?
+            var object: Any?
+            var error: (any Error)?
+        }
+
+        /// Runs a multipart POST to completion.
+        private func post(_ manager: HTTPSessionManager, _ urlString: String, parameters: [String: Any]? = nil,
+                          progress: (@Sendable (Progress) -> Void)? = nil,
+                          _ build: (MultipartFormData) throws -> Void) -> (DataTask?, Any?, (any Error)?) {
+            let result = Mutex(Posted())
+            let done = DispatchSemaphore(value: 0)
+            _ = manager.post(urlString, parameters: parameters, constructingBody: build, uploadProgress: progress, success: { task, object in
+                result.withLock { $0 = Posted(task: task, object: object) }
+                done.signal()
+            }, failure: { task, error in
+                result.withLock { $0 = Posted(task: task, error: error) }
+                done.signal()
+            })
+            #expect(done.wait(timeout: .now() + 300) == .success)
+            let posted = result.withLock { $0 }
+            return (posted.task, posted.object, posted.error)
+        }
+
+        @Test func httpbinEchoesFieldsAndFiles() throws {
+            let httpbin = try TestServers.httpbin()
+            let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: httpbin.baseURL), configuration: $0) })
+            let manager = harness.manager as! HTTPSessionManager
+            manager.responseSerializer = JSONResponseSerializer()
+            let file = temporaryFile("notes.txt")
+            try Data("file contents\n".utf8).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            let (task, object, error) = post(manager, "post", parameters: ["title": "a & b", "tags": ["x", "y"]]) { form in
+                try form.appendPart(withFileURL: file, name: "attachment")
+                try form.appendPart(withFileData: Data([1, 2, 3]), name: "blob", fileName: "blob.bin", mimeType: "application/octet-stream")
+            }
+            #expect(error == nil)
+            let json = object as? [String: Any]
+            let form = json?["form"] as? [String: Any]
+            #expect(form?["title"] as? String == "a & b")
+            #expect(form?["tags[]"] as? [String] == ["x", "y"])
+            let files = json?["files"] as? [String: Any]
+            #expect(files?["attachment"] as? String == "file contents\n")
+            #expect(files?["blob"] != nil)
+            #expect((json?["headers"] as? [String: Any])?["Content-Type"].map { "\($0)" }?.hasPrefix("multipart/form-data; boundary=Boundary+") == true)
+            #expect(task?.countOfBytesSent == task?.countOfBytesExpectedToSend)
+            harness.finish()
+        }
+
+        @Test func aMissingFileMakesNoTask() throws {
+            let httpbin = try TestServers.httpbin()
+            let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: httpbin.baseURL), configuration: $0) })
+            let manager = harness.manager as! HTTPSessionManager
+            let (task, _, error) = post(manager, "post") { form in
+                try form.appendPart(withFileURL: URL(fileURLWithPath: "/nonexistent/file.bin"), name: "file")
+            }
+            #expect(task == nil)
+            #expect((error as? NetworkingError)?.code == .multipartFormDataFailed)
+            #expect(manager.tasks.isEmpty)
+            harness.finish()
+        }
+
+        /// A sparse 2 GiB file: read from disk on the worker pool, a chunk at a time.
+        @Test func aTwoGiBFileUploadsInBoundedMemory() throws {
+            let size: Int64 = 2 << 30
+            let file = temporaryFile("big.bin")
+            #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+            defer { try? FileManager.default.removeItem(at: file) }
+            let handle = try FileHandle(forWritingTo: file)
+            try handle.truncate(atOffset: UInt64(size))
+            try handle.close()
+
+            let received = Mutex<(head: String, bytes: Int, peakGrowth: Int)>(("", 0, 0))
+            let server = try ScriptedServer { connection in
+                let head = try connection.readRequestHead()
+                let length = Int(head.header("Content-Length") ?? "") ?? 0
+                received.withLock { $0.head = head.header("Content-Type") ?? "" }
+                let baseline = residentMemoryBytes()
+                try connection.discard(length, timeout: 280) { done in
+                    let growth = residentMemoryBytes() - baseline
+                    received.withLock { $0.bytes = done; $0.peakGrowth = max($0.peakGrowth, growth) }
+                }
+                try connection.write(ScriptedResponse.text("stored"))
+                _ = connection.waitForPeerClose()
+            }
+            let harness = ClientHarness(makeManager: {
+                HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:\(server.port)/"), configuration: $0)
+            })
+            let manager = harness.manager as! HTTPSessionManager
+            manager.responseSerializer = HTTPResponseSerializer()
+            let lastFraction = Mutex(0.0)
+            let (task, object, error) = post(manager, "upload", parameters: ["name": "big"], progress: { progress in
+                lastFraction.withLock { $0 = progress.fractionCompleted }
+            }) { form in
+                try form.appendPart(withFileURL: file, name: "file")
+            }
+            #expect(error == nil)
+            #expect((object as? Data).map { String(decoding: $0, as: UTF8.self) } == "stored")
+            let seen = received.withLock { $0 }
+            #expect(seen.head.hasPrefix("multipart/form-data; boundary="))
+            #expect(Int64(seen.bytes) == task?.countOfBytesExpectedToSend)
+            #expect(Int64(seen.bytes) > size)
+            #expect(seen.peakGrowth < 64 << 20, "resident memory grew by \(seen.peakGrowth >> 20) MiB during a 2 GiB upload")
+            #expect(waitUntil(timeout: 5) { lastFraction.withLock { $0 } == 1.0 })
+            server.stop()
+            harness.finish()
+        }
+    }
+}
