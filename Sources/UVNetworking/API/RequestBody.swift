@@ -28,6 +28,10 @@ public protocol RequestBodyStream: AnyObject {
 public struct StreamedBody: Sendable, Equatable {
     /// The body's exact length in bytes, or nil to send it chunked.
     public let length: Int64?
+    /// Sends the body at most `packetSize` bytes at a time, waiting `delay` between packets
+    /// (AFNetworking's bandwidth throttling). The wait runs on a loop timer, so no worker
+    /// thread sleeps. Nil sends as fast as the connection takes it.
+    public var pacing: BandwidthThrottle?
     private let source: Source
 
     /// Holds the factory; its identity is the body's identity.
@@ -50,9 +54,10 @@ public struct StreamedBody: Sendable, Equatable {
         self.init(length: length) { InputStreamBodyStream(try makeStream()) }
     }
 
-    private init(length: Int64?, source: Source) {
+    private init(length: Int64?, source: Source, pacing: BandwidthThrottle?) {
         self.length = length
         self.source = source
+        self.pacing = pacing
     }
 
     /// A new stream positioned at the body's first byte (calls the factory).
@@ -62,13 +67,13 @@ public struct StreamedBody: Sendable, Equatable {
 
     /// The same factory with another length.
     func withLength(_ length: Int64?) -> StreamedBody {
-        StreamedBody(length: length, source: source)
+        StreamedBody(length: length, source: source, pacing: pacing)
     }
 
-    /// True when one value is a copy of the other (same factory) with the same length: factories
-    /// are closures and cannot be compared otherwise.
+    /// True when one value is a copy of the other (same factory) with the same length and
+    /// pacing: factories are closures and cannot be compared otherwise.
     public static func == (lhs: StreamedBody, rhs: StreamedBody) -> Bool {
-        lhs.source === rhs.source && lhs.length == rhs.length
+        lhs.source === rhs.source && lhs.length == rhs.length && lhs.pacing == rhs.pacing
     }
 }
 

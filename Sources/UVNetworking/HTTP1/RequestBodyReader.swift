@@ -12,7 +12,7 @@ import Synchronization
 /// The loop-side methods are loop-confined; the stream itself is touched only by worker jobs,
 /// and is released on a worker too.
 final class RequestBodyReader {
-    /// The most body bytes one chunk carries.
+    /// The most body bytes one chunk carries (fewer when the body is paced).
     static let chunkSize = 64 * 1024
 
     /// One read's outcome, delivered on the loop.
@@ -31,6 +31,10 @@ final class RequestBodyReader {
     /// Loop side: true once `cancel()` ran; later results are dropped.
     @exclusivity(unchecked) private var cancelled = false
     @exclusivity(unchecked) private var readInFlight = false
+    /// Paced bodies: when the last read started (loop clock, ms), and the timer that holds the
+    /// next read back until `delay` has passed since then.
+    @exclusivity(unchecked) private var lastReadStartedAt: UInt64?
+    @exclusivity(unchecked) private var pacingTimer: LoopTimer?
     /// Where chunks go, on the loop thread.
     @exclusivity(unchecked) var onChunk: ((Chunk) -> Void)?
 
@@ -48,6 +52,21 @@ final class RequestBodyReader {
         loop.assertInLoop()
         precondition(!readInFlight && !cancelled, "a body read was requested while another runs, or after cancel")
         readInFlight = true
+        if let pacing = shared.body.pacing, let last = lastReadStartedAt {
+            let earliest = last &+ UInt64(max(0, pacing.delay) * 1000)
+            if LoopTimer.now(loop) < earliest {
+                if pacingTimer == nil { pacingTimer = LoopTimer(loop: loop) { [unowned self] in self.startRead() } }
+                pacingTimer!.arm(at: earliest)
+                return
+            }
+        }
+        startRead()
+    }
+
+    /// Submits the read job (for a paced body, once its delay has passed).
+    private func startRead() {
+        guard !cancelled else { return }
+        lastReadStartedAt = LoopTimer.now(loop)
         let shared = self.shared
         let me = LoopBound(self, loop: loop)
         let loop = self.loop
@@ -74,6 +93,8 @@ final class RequestBodyReader {
         guard !cancelled else { return }
         cancelled = true
         onChunk = nil
+        pacingTimer?.close()
+        pacingTimer = nil
         if !readInFlight { releaseStream() }
     }
 
@@ -106,7 +127,13 @@ extension RequestBodyReader {
         }
         private let state = Mutex(State())
 
-        init(body: StreamedBody) { self.body = body }
+        /// The most body bytes per chunk: a paced body's packet size, else `chunkSize`.
+        let chunkSize: Int
+
+        init(body: StreamedBody) {
+            self.body = body
+            chunkSize = min(RequestBodyReader.chunkSize, max(1, body.pacing?.packetSize ?? RequestBodyReader.chunkSize))
+        }
 
         /// Whether a stream is open (no read may be running).
         var holdsStream: Bool { state.withLock { $0.stream != nil } }
@@ -142,9 +169,9 @@ extension RequestBodyReader {
             let chunk: Chunk
             do {
                 if let length = body.length {
-                    chunk = try Self.readCounted(stream, length: length, bodyRead: &bodyRead)
+                    chunk = try Self.readCounted(stream, length: length, chunkSize: chunkSize, bodyRead: &bodyRead)
                 } else {
-                    chunk = try Self.readChunked(stream, bodyRead: &bodyRead)
+                    chunk = try Self.readChunked(stream, chunkSize: chunkSize, bodyRead: &bodyRead)
                 }
             } catch {
                 state.withLock { $0.stream = nil; $0.finished = true }
@@ -182,8 +209,8 @@ extension RequestBodyReader {
         }
 
         /// The next piece of a body with a declared length, never past that length.
-        private static func readCounted(_ stream: any RequestBodyStream, length: Int64, bodyRead: inout Int64) throws -> Chunk {
-            let want = Int(min(Int64(RequestBodyReader.chunkSize), length - bodyRead))
+        private static func readCounted(_ stream: any RequestBodyStream, length: Int64, chunkSize: Int, bodyRead: inout Int64) throws -> Chunk {
+            let want = Int(min(Int64(chunkSize), length - bodyRead))
             var filled = 0
             var thrown: (any Error)?
             let bytes = [UInt8](unsafeUninitializedCapacity: want) { buffer, count in
@@ -209,8 +236,8 @@ extension RequestBodyReader {
 
         /// The next chunk of a body of unknown length, in chunked framing (RFC 9112 §7.1); the
         /// last one ends with the `0` chunk and the empty trailer section.
-        private static func readChunked(_ stream: any RequestBodyStream, bodyRead: inout Int64) throws -> Chunk {
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: RequestBodyReader.chunkSize, alignment: 1)
+        private static func readChunked(_ stream: any RequestBodyStream, chunkSize: Int, bodyRead: inout Int64) throws -> Chunk {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
             defer { scratch.deallocate() }
             let filled = try fill(scratch, from: stream)
             bodyRead += Int64(filled)

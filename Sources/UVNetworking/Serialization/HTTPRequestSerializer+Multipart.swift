@@ -15,8 +15,7 @@ extension HTTPRequestSerializer {
     /// exact Content-Length. A form whose parts can all be read again (no InputStream part) is
     /// re-sent whole if the request is retried; a form with a stream part cannot be, and a retry
     /// then fails with `bodyStreamFailed`. An empty form sends no body, as in AFNetworking.
-    /// Throttling (`throttleBandwidth`) caps each read at the packet size; the delay between
-    /// packets is not applied by the transport yet.
+    /// Throttling (`throttleBandwidth`) sends one packet per `delay`, timed on the loop.
     public func multipartFormRequest(method: HTTPRequest.Method, urlString: String, parameters: [String: Any]? = nil,
                                      constructingBody: (MultipartFormData) throws -> Void) throws -> Request {
         precondition(method != .get && method != .head, "a GET or HEAD request cannot carry a multipart body")
@@ -28,9 +27,11 @@ extension HTTPRequestSerializer {
         try constructingBody(form)
         guard !form.isEmpty else { return request }
         request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
-        request.bodyStream = StreamedBody(length: form.contentLength) { () throws -> any RequestBodyStream in
+        var body = StreamedBody(length: form.contentLength) { () throws -> any RequestBodyStream in
             try form.makeBodyReader()
         }
+        body.pacing = form.throttle
+        request.bodyStream = body
         return request
     }
 

@@ -76,6 +76,45 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// throttleBandwidth: one packet per delay, timed on the loop.
+        @Test func throttledUploadSendsOnePacketPerDelay() throws {
+            let arrivals = Mutex<[Double]>([])
+            let server = try ScriptedServer { connection in
+                let head = try connection.readRequestHead()
+                let length = Int(head.header("Content-Length") ?? "") ?? 0
+                var received = 0
+                while received < length {
+                    let step = min(1000, length - received)
+                    try connection.discard(step)
+                    received += step
+                    arrivals.withLock { $0.append(monotonicSeconds()) }
+                }
+                try connection.write(ScriptedResponse.text("ok"))
+                _ = connection.waitForPeerClose()
+            }
+            let harness = ClientHarness(makeManager: {
+                HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:\(server.port)/"), configuration: $0)
+            })
+            let manager = harness.manager as! HTTPSessionManager
+            manager.responseSerializer = HTTPResponseSerializer()
+            let started = monotonicSeconds()
+            let (_, object, error) = post(manager, "upload") { form in
+                try form.appendPart(withFileData: Data(repeating: 7, count: 4000), name: "f", fileName: "f.bin",
+                                    mimeType: "application/octet-stream")
+                form.throttleBandwidth(withPacketSize: 1000, delay: 0.1)
+            }
+            let elapsed = monotonicSeconds() - started
+            #expect(error == nil)
+            #expect((object as? Data).map { String(decoding: $0, as: UTF8.self) } == "ok")
+            // About 4.2 KB with the multipart framing: at least five packets, so four delays.
+            #expect(elapsed >= 0.4, "a throttled upload took only \(elapsed) s")
+            let times = arrivals.withLock { $0 }
+            #expect(times.count >= 5)
+            if let first = times.first, let last = times.last { #expect(last - first >= 0.3) }
+            server.stop()
+            harness.finish()
+        }
+
         /// A sparse 2 GiB file: read from disk on the worker pool, a chunk at a time.
         @Test func aTwoGiBFileUploadsInBoundedMemory() throws {
             let size: Int64 = 2 << 30
