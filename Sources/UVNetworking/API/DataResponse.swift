@@ -10,11 +10,14 @@ public struct DataResponse: Sendable {
     public let response: HTTPResponse
     /// The body, as received (after decoding the transfer coding).
     public let data: Data
+    /// What the session measured about the request (see `TaskMetrics`).
+    public let metrics: TaskMetrics?
     private let object: SerializedObject?
 
-    init(response: HTTPResponse, data: Data, value: Any?) {
+    init(response: HTTPResponse, data: Data, value: Any?, metrics: TaskMetrics? = nil) {
         self.response = response
         self.data = data
+        self.metrics = metrics
         self.object = value.map(SerializedObject.init)
     }
 

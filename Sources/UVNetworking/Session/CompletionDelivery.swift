@@ -37,7 +37,8 @@ enum CompletionDelivery {
                 receiver.receive(finished, serializer: target.serializer)
                 // Its manager hooks and notification still run, on the completion queue; the
                 // caller may resume before they do (there is no completion block to order after).
-                if target.hooks != nil || finished.hooks != nil { hooked.append(finished) }
+                // (Its hook state exists for metrics alone unless hooks are on.)
+                if target.hooks != nil || finished.hooks?.channel != nil { hooked.append(finished) }
                 continue
             }
             if target.hooks != nil || finished.hooks != nil {

@@ -58,7 +58,8 @@ final class SessionEngine {
         task.loopEngine = self
         let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
         task.loopRunner = runner
-        if task.manager.hooks.isActive { runner.hookState = TaskHookState(madeAtStart: true) }
+        // Async callers get metrics in their DataResponse, so their tasks are measured too.
+        if task.manager.hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
         runningCount += 1
         if isInvalidated {
             runner.invalidate(.sessionInvalidated)

@@ -19,8 +19,9 @@ extension SessionManager {
     /// Runs `request` and returns the response, its body and the object `responseSerializer`
     /// made from them.
     public func data(for request: Request) async throws -> DataResponse {
-        try await run(request) { response, data, serializer in
-            DataResponse(response: response, data: data, value: try serializer.responseObject(for: response, data: data))
+        try await run(request) { response, data, serializer, metrics in
+            DataResponse(response: response, data: data, value: try serializer.responseObject(for: response, data: data),
+                         metrics: metrics)
         }
     }
 
@@ -34,7 +35,7 @@ extension SessionManager {
     /// underlying error.
     public func data<T: Decodable & Sendable>(for request: Request, as type: T.Type = T.self,
                                               decoder: JSONDecoder = JSONDecoder()) async throws -> T {
-        try await run(request) { response, data, serializer in
+        try await run(request) { response, data, serializer, _ in
             try Self.decode(T.self, response: response, data: data, decoder: decoder, validatingLike: serializer)
         }
     }

@@ -12,7 +12,7 @@ protocol TaskOutcomeReceiver: AnyObject, Sendable {
 /// worker (serializing or decoding there), then handed to the continuation. The outcome may
 /// arrive before the caller waits (a task cancelled before it started finishes at once).
 final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
-    typealias Make = @Sendable (HTTPResponse, Data, any ResponseSerializer) throws -> Value
+    typealias Make = @Sendable (HTTPResponse, Data, any ResponseSerializer, TaskMetrics?) throws -> Value
 
     private enum State {
         case pending
@@ -37,7 +37,7 @@ final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
             finished.task.cacheResponse(response)
             let data = Data(finished.body)
             do {
-                result = .success(try make(response, data, serializer))
+                result = .success(try make(response, data, serializer, finished.hooks?.metrics))
             } catch var error as NetworkingError {
                 error.failingURL = error.failingURL ?? finished.task.originalRequest.url
                 result = .failure(error)

@@ -51,6 +51,22 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func responsesCarryMetrics() async throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            harness.manager.responseSerializer = HTTPResponseSerializer()
+            let before = Date()
+            let first = try await harness.manager.data(for: ClientHarness.request(nginx.baseURL + "/hello"))
+            let second = try await harness.manager.data(for: ClientHarness.request(nginx.baseURL + "/hello"))
+            let after = Date()
+            let metrics = try #require(first.metrics)
+            #expect(metrics.taskInterval.start >= before && metrics.taskInterval.end <= after)
+            #expect(metrics.taskInterval.duration > 0)
+            #expect(metrics.isReusedConnection == false)
+            #expect(second.metrics?.isReusedConnection == true)
+            harness.finish()
+        }
+
         @Test func asyncTasksStillRunTheManagersHooks() async throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()
