@@ -134,6 +134,11 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     /// Nil parameters leave the URL and the body as they are. (AFNetworking sets an empty form
     /// body then; keeping the request's own body lets a caller send a body it built itself.)
     open func serialize(_ request: Request, parameters: Any?) throws -> Request {
+        try serializeAsQuery(request, parameters: parameters)
+    }
+
+    /// `serialize` as this class does it, whatever a subclass overrides.
+    final func serializeAsQuery(_ request: Request, parameters: Any?) throws -> Request {
         var request = applyingDefaults(to: request)
         guard let parameters else { return request }
         let query = try queryString(for: request, parameters: parameters)
@@ -161,6 +166,29 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
             throw NetworkingError(.invalidURL, "invalid URL: not an absolute URL with a host")
         }
         return try serialize(Request(url: url, method: method), parameters: parameters)
+    }
+
+    /// What the JSON and property list serializers share: URI methods as this class does them;
+    /// otherwise the defaults, then, with parameters, `contentType` unless one is set and the
+    /// body `encode` makes. `encode` returns nil for parameters its format cannot hold; that, or
+    /// an error it throws, fails with `requestSerializationFailed` and `invalidMessage`.
+    func serializingBody(_ request: Request, parameters: Any?, contentType: String, invalidMessage: String,
+                         encode: (Any) throws -> Data?) throws -> Request {
+        if encodesParametersInURI(request.method) { return try serializeAsQuery(request, parameters: parameters) }
+        var request = applyingDefaults(to: request)
+        guard let parameters else { return request }
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        }
+        let body: Data?
+        do {
+            body = try encode(parameters)
+        } catch {
+            throw NetworkingError(.requestSerializationFailed, invalidMessage, failingURL: request.url, underlyingError: error)
+        }
+        guard let body else { throw NetworkingError(.requestSerializationFailed, invalidMessage, failingURL: request.url) }
+        request.body = body
+        return request
     }
 
     /// The custom closure's query string, or the default one.

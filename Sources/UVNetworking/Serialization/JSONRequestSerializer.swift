@@ -22,23 +22,12 @@ open class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
     /// top-level object JSONSerialization accepts, arrays included) and Content-Type
     /// `application/json` unless one is set. Nil parameters leave the body as it is.
     open override func serialize(_ request: Request, parameters: Any?) throws -> Request {
-        if encodesParametersInURI(request.method) { return try super.serialize(request, parameters: parameters) }
-        var request = applyingDefaults(to: request)
-        guard let parameters else { return request }
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let options = writingOptions
+        return try serializingBody(request, parameters: parameters, contentType: "application/json",
+                                   invalidMessage: "The `parameters` argument is not valid JSON.") { parameters in
+            // Checked first: JSONSerialization traps, rather than throws, on some invalid objects.
+            guard JSONSerialization.isValidJSONObject(parameters) else { return nil }
+            return try JSONSerialization.data(withJSONObject: parameters, options: options)
         }
-        // Checked first: JSONSerialization traps, rather than throws, on some invalid objects.
-        guard JSONSerialization.isValidJSONObject(parameters) else {
-            throw NetworkingError(.requestSerializationFailed, "The `parameters` argument is not valid JSON.",
-                                  failingURL: request.url)
-        }
-        do {
-            request.body = try JSONSerialization.data(withJSONObject: parameters, options: writingOptions)
-        } catch {
-            throw NetworkingError(.requestSerializationFailed, "The `parameters` argument is not valid JSON.",
-                                  failingURL: request.url, underlyingError: error)
-        }
-        return request
     }
 }

@@ -33,24 +33,11 @@ open class PropertyListRequestSerializer: HTTPRequestSerializer, @unchecked Send
     /// Content-Type `application/x-plist` unless one is set. Nil parameters leave the body as it
     /// is.
     open override func serialize(_ request: Request, parameters: Any?) throws -> Request {
-        if encodesParametersInURI(request.method) { return try super.serialize(request, parameters: parameters) }
-        var request = applyingDefaults(to: request)
-        guard let parameters else { return request }
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
-        }
         let (format, options) = settings.withLock { ($0.format, $0.writeOptions) }
-        guard PropertyListSerialization.propertyList(parameters, isValidFor: format) else {
-            throw NetworkingError(.requestSerializationFailed, "The `parameters` argument is not valid Property List.",
-                                  failingURL: request.url)
+        return try serializingBody(request, parameters: parameters, contentType: "application/x-plist",
+                                   invalidMessage: "The `parameters` argument is not valid Property List.") { parameters in
+            guard PropertyListSerialization.propertyList(parameters, isValidFor: format) else { return nil }
+            return try PropertyListSerialization.data(fromPropertyList: parameters, format: format, options: options)
         }
-        do {
-            request.body = try PropertyListSerialization.data(fromPropertyList: parameters, format: format,
-                                                              options: options)
-        } catch {
-            throw NetworkingError(.requestSerializationFailed, "The `parameters` argument is not valid Property List.",
-                                  failingURL: request.url, underlyingError: error)
-        }
-        return request
     }
 }

@@ -11,6 +11,14 @@ extension EndToEnd {
             FileManager.default.temporaryDirectory.appendingPathComponent("uvnetworking-\(UUID().uuidString)-\(name)")
         }
 
+        /// A manager on `baseURL` in a leak-checking harness, with `serializer`.
+        private func makeHarness(_ baseURL: String, _ serializer: any ResponseSerializer) -> (ClientHarness, HTTPSessionManager) {
+            let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: baseURL), configuration: $0) })
+            let manager = harness.manager as! HTTPSessionManager
+            manager.responseSerializer = serializer
+            return (harness, manager)
+        }
+
         /// What a multipart POST delivered.
         struct Posted: @unchecked Sendable {
             // @unchecked: written once on the completion queue, read after the semaphore.
@@ -39,9 +47,7 @@ extension EndToEnd {
 
         @Test func httpbinEchoesFieldsAndFiles() throws {
             let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: httpbin.baseURL), configuration: $0) })
-            let manager = harness.manager as! HTTPSessionManager
-            manager.responseSerializer = JSONResponseSerializer()
+            let (harness, manager) = makeHarness(httpbin.baseURL, JSONResponseSerializer())
             let file = temporaryFile("notes.txt")
             try Data("file contents\n".utf8).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
@@ -65,8 +71,7 @@ extension EndToEnd {
 
         @Test func aMissingFileMakesNoTask() throws {
             let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: httpbin.baseURL), configuration: $0) })
-            let manager = harness.manager as! HTTPSessionManager
+            let (harness, manager) = makeHarness(httpbin.baseURL, JSONResponseSerializer())
             let (task, _, error) = post(manager, "post") { form in
                 try form.appendPart(withFileURL: URL(fileURLWithPath: "/nonexistent/file.bin"), name: "file")
             }
@@ -92,11 +97,7 @@ extension EndToEnd {
                 try connection.write(ScriptedResponse.text("ok"))
                 _ = connection.waitForPeerClose()
             }
-            let harness = ClientHarness(makeManager: {
-                HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:\(server.port)/"), configuration: $0)
-            })
-            let manager = harness.manager as! HTTPSessionManager
-            manager.responseSerializer = HTTPResponseSerializer()
+            let (harness, manager) = makeHarness("http://127.0.0.1:\(server.port)/", HTTPResponseSerializer())
             let started = monotonicSeconds()
             let (_, object, error) = post(manager, "upload") { form in
                 try form.appendPart(withFileData: Data(repeating: 7, count: 4000), name: "f", fileName: "f.bin",
@@ -138,11 +139,7 @@ extension EndToEnd {
                 try connection.write(ScriptedResponse.text("stored"))
                 _ = connection.waitForPeerClose()
             }
-            let harness = ClientHarness(makeManager: {
-                HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:\(server.port)/"), configuration: $0)
-            })
-            let manager = harness.manager as! HTTPSessionManager
-            manager.responseSerializer = HTTPResponseSerializer()
+            let (harness, manager) = makeHarness("http://127.0.0.1:\(server.port)/", HTTPResponseSerializer())
             let lastFraction = Mutex(0.0)
             let (task, object, error) = post(manager, "upload", parameters: ["name": "big"], progress: { progress in
                 lastFraction.withLock { $0 = progress.fractionCompleted }

@@ -49,6 +49,19 @@ private func drainMainQueue() -> Bool {
     return done.wait(timeout: .now() + 10) == .success
 }
 
+/// A task for `url` whose notifications are watched; `done` is signalled by its completion
+/// handler, and each notification records whether that handler had already run.
+private func watchedTask(_ harness: ClientHarness, _ url: String) -> (task: DataTask, watcher: TaskNotificationWatcher, done: DispatchSemaphore) {
+    _ = mainKey
+    let handlerRan = Mutex(false)
+    let done = DispatchSemaphore(value: 0)
+    let task = harness.manager.dataTask(with: ClientHarness.request(url), completionHandler: { _, _, _ in
+        handlerRan.withLock { $0 = true }
+        done.signal()
+    })
+    return (task, TaskNotificationWatcher(task: task) { handlerRan.withLock { $0 } }, done)
+}
+
 extension EndToEnd {
     /// AFNetworking's task notifications: resume, suspend, complete.
     @Suite struct TaskNotifications {
@@ -56,14 +69,7 @@ extension EndToEnd {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()
             harness.manager.postsTaskNotifications = true
-            _ = mainKey
-            let handlerRan = Mutex(false)
-            let done = DispatchSemaphore(value: 0)
-            let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + "/hello"), completionHandler: { _, _, _ in
-                handlerRan.withLock { $0 = true }
-                done.signal()
-            })
-            let watcher = TaskNotificationWatcher(task: task) { handlerRan.withLock { $0 } }
+            let (task, watcher, done) = watchedTask(harness, nginx.baseURL + "/hello")
             defer { watcher.stop() }
             task.suspend()          // already suspended: nothing
             task.resume()
@@ -88,14 +94,7 @@ extension EndToEnd {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()
             harness.manager.postsTaskNotifications = true
-            _ = mainKey
-            let handlerRan = Mutex(false)
-            let done = DispatchSemaphore(value: 0)
-            let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + "/hello"), completionHandler: { _, _, _ in
-                handlerRan.withLock { $0 = true }
-                done.signal()
-            })
-            let watcher = TaskNotificationWatcher(task: task) { handlerRan.withLock { $0 } }
+            let (task, watcher, done) = watchedTask(harness, nginx.baseURL + "/hello")
             defer { watcher.stop() }
             task.resume()
             #expect(done.wait(timeout: .now() + 10) == .success)
@@ -119,12 +118,7 @@ extension EndToEnd {
             let harness = ClientHarness()
             harness.manager.postsTaskNotifications = true
             harness.manager.responseSerializer = HTTPResponseSerializer()
-            _ = mainKey
-            let done = DispatchSemaphore(value: 0)
-            let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + "/missing"), completionHandler: { _, _, _ in
-                done.signal()
-            })
-            let watcher = TaskNotificationWatcher(task: task) { true }
+            let (task, watcher, done) = watchedTask(harness, nginx.baseURL + "/missing")
             defer { watcher.stop() }
             task.resume()
             #expect(done.wait(timeout: .now() + 10) == .success)
