@@ -6,6 +6,7 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include "tls.h"
 
 // OpenSSL exposes these as macros, which Swift cannot call. Each wrapper is a direct call of the
 // macro so that the behaviour is exactly OpenSSL's.

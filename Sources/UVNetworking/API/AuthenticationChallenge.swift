@@ -1,8 +1,9 @@
 import HTTPTypes
 
-// The types of AFNetworking's authentication challenge handler. The session stores the handler
-// (`SessionManager.authenticationChallengeHandler`) but does not consult it yet: TLS and server
-// trust arrive with issue #4, which asks the handler for every challenge and acts on its answer.
+// The types of AFNetworking's authentication challenge handler
+// (`SessionManager.authenticationChallengeHandler`). The session raises a `.serverTrust` challenge
+// for every TLS handshake that presents certificates; HTTP authentication challenges (401/407)
+// are not raised: credentials go in the request (`HTTPRequestSerializer.setAuthorizationHeader`).
 
 /// How a server or proxy asks to be authenticated, like URLAuthenticationMethod.
 public struct AuthenticationMethod: RawRepresentable, Hashable, Sendable {
@@ -30,21 +31,28 @@ public struct ProtectionSpace: Hashable, Sendable {
     /// The realm of an HTTP authentication challenge, if the server named one.
     public var realm: String?
     public var authenticationMethod: AuthenticationMethod
+    /// For `.serverTrust`: the certificates the server presented, to evaluate (for example with
+    /// `SecurityPolicy.evaluate(_:forDomain:)`) and answer with `Credential.serverTrust(_:)`.
+    public var serverTrust: ServerTrust?
 
-    public init(host: String, port: Int, scheme: String, realm: String? = nil, authenticationMethod: AuthenticationMethod) {
+    public init(host: String, port: Int, scheme: String, realm: String? = nil, authenticationMethod: AuthenticationMethod,
+                serverTrust: ServerTrust? = nil) {
         self.host = host
         self.port = port
         self.scheme = scheme
         self.realm = realm
         self.authenticationMethod = authenticationMethod
+        self.serverTrust = serverTrust
     }
 }
 
-/// What answers a challenge, like URLCredential. Today only a user name and password; the
-/// server-trust and client-identity forms come with issue #4.
+/// What answers a challenge, like URLCredential: a user name and password, or the server
+/// trust of a `.serverTrust` challenge (accept this server). Client certificates are configured
+/// up front (`TLSConfiguration.clientIdentity`), not through challenges.
 public struct Credential: Hashable, Sendable {
     enum Storage: Hashable, Sendable {
         case password(user: String, password: String)
+        case serverTrust(ServerTrust)
     }
 
     let storage: Storage
@@ -54,14 +62,27 @@ public struct Credential: Hashable, Sendable {
         Credential(storage: .password(user: user, password: password))
     }
 
+    /// Accepts the server whose trust this is, whatever the security policy says (URLCredential(trust:)).
+    public static func serverTrust(_ trust: ServerTrust) -> Credential {
+        Credential(storage: .serverTrust(trust))
+    }
+
     /// The user name, for a password credential.
     public var user: String? {
-        switch storage { case .password(let user, _): return user }
+        if case .password(let user, _) = storage { return user }
+        return nil
     }
 
     /// The password, for a password credential.
     public var password: String? {
-        switch storage { case .password(_, let password): return password }
+        if case .password(_, let password) = storage { return password }
+        return nil
+    }
+
+    /// The trust, for a server-trust credential.
+    public var serverTrust: ServerTrust? {
+        if case .serverTrust(let trust) = storage { return trust }
+        return nil
     }
 }
 

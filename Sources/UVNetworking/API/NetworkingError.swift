@@ -66,6 +66,12 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         /// The server switched protocols, which no request asked for.
         public static let unexpectedUpgrade = Code("unexpectedUpgrade")
 
+        // TLS (interim, merged with branch security).
+        public static let serverCertificateUntrusted = Code("serverCertificateUntrusted")
+        public static let secureConnectionFailed = Code("secureConnectionFailed")
+        public static let clientCertificateRejected = Code("clientCertificateRejected")
+        public static let clientCertificateRequired = Code("clientCertificateRequired")
+
         // The task's life.
         /// The task was cancelled.
         public static let cancelled = Code("cancelled")
@@ -93,6 +99,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
     public var responseData: Data?
     /// The error this one wraps, if any.
     public var underlyingError: (any Error & Sendable)?
+    /// For a TLS failure after the server presented certificates (`serverCertificateUntrusted`):
+    /// what it presented (`certificates`, leaf first, as sent) and the host it was evaluated for.
+    public var serverTrust: ServerTrust?
     /// The object the response serializer made despite the failure, if any.
     ///
     /// AFNetworking hands a completion handler both an object and an error when only the status

@@ -19,7 +19,11 @@ final class HTTP1Connection {
     private let port: Int
     private let resolver: DNSResolver
     private let connectTimeoutMilliseconds: UInt64
-    @exclusivity(unchecked) private var transport: TCPTransport
+    @exclusivity(unchecked) private var transport: StreamTransport
+    /// For https: what each new TLS transport needs.
+    private let tls: TLSRoute?
+    /// Why the transport could not be made (reported by `start`).
+    private var setupError: NetworkingError?
     private let decoder: ResponseDecoder
     @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
     @exclusivity(unchecked) private var timer: LoopTimer?
@@ -50,7 +54,7 @@ final class HTTP1Connection {
     /// Why the body failed, for the machine's `failExchange`.
     @exclusivity(unchecked) private var bodyError: NetworkingError?
 
-    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int,
+    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int, tls: TLSRoute?,
          resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseDecoder.Limits) {
         loop.assertInLoop()
         self.id = id
@@ -60,11 +64,25 @@ final class HTTP1Connection {
         self.port = port
         self.resolver = resolver
         self.connectTimeoutMilliseconds = UInt64(max(0, connectTimeout) * 1000)
-        self.transport = TCPTransport(loop: loop)
+        self.tls = tls
+        do {
+            self.transport = try Self.makeTransport(loop: loop, tls: tls)
+        } catch {
+            self.transport = TCPTransport(loop: loop)
+            setupError = error
+        }
         self.decoder = ResponseDecoder(limits: decoderLimits)
         events.reserveCapacity(4)
         transport.delegate = self
     }
+
+    private static func makeTransport(loop: EventLoop, tls: TLSRoute?) throws(NetworkingError) -> StreamTransport {
+        guard let tls else { return TCPTransport(loop: loop) }
+        return try TLSTransport(loop: loop, route: tls)
+    }
+
+    /// The TLS transport, for https connections (session and certificate facts for metrics).
+    var tlsTransport: TLSTransport? { transport as? TLSTransport }
 
     /// Whether this connection has served a request before the one in flight.
     var isReused: Bool { machine.isReused }
@@ -77,6 +95,10 @@ final class HTTP1Connection {
         let timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
         self.timer = timer
         timer.arm(at: LoopTimer.now(loop) + connectTimeoutMilliseconds)
+        if let setupError {
+            loop.runAfterIO { [weak self] in self?.connectFailed(setupError) }
+            return
+        }
         resolver.resolve(host: host, port: port) { [weak self] result in
             guard let self, self.machine.state == .connecting else { return }
             switch result {
@@ -98,8 +120,13 @@ final class HTTP1Connection {
 
     /// A failed connect leaves the socket unusable: the next address gets a new one.
     private func retryWithNextAddress() {
-        transport.close()
-        transport = TCPTransport(loop: loop)
+        transport.close(reset: false)
+        do {
+            transport = try Self.makeTransport(loop: loop, tls: tls)
+        } catch {
+            connectFailed(error)
+            return
+        }
         transport.delegate = self
         transport.connect(to: addresses[addressIndex])
     }
@@ -107,7 +134,8 @@ final class HTTP1Connection {
     private func timerFired() {
         switch machine.state {
         case .connecting:
-            connectFailed(NetworkingError(.connectTimeout, "connecting to \(host):\(port) took longer than \(connectTimeoutMilliseconds) ms"))
+            let what = tls == nil ? "connecting to" : "connecting to and the TLS handshake with"
+            connectFailed(NetworkingError(.connectTimeout, "\(what) \(host):\(port) took longer than \(connectTimeoutMilliseconds) ms"))
         case .idle:
             // The pool's idle timeout, unless this is an early firing left from an exchange.
             let now = LoopTimer.now(loop)
@@ -353,12 +381,12 @@ final class HTTP1Connection {
     }
 }
 
-extension HTTP1Connection: TCPTransportDelegate {
-    func transportDidConnect(_ transport: TCPTransport) {
+extension HTTP1Connection: TransportDelegate {
+    func transportDidConnect(_ transport: StreamTransport) {
         perform(machine.connected())
     }
 
-    func transport(_ transport: TCPTransport, didFailToConnect code: Int32) {
+    func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
         addressIndex += 1
         if addressIndex < addresses.count {
             retryWithNextAddress()
@@ -369,7 +397,7 @@ extension HTTP1Connection: TCPTransportDelegate {
                                       "connecting to \(host):\(port) failed: \(UVError.describe(code))"))
     }
 
-    func transport(_ transport: TCPTransport, didRead bytes: UnsafeRawBufferPointer) {
+    func transport(_ transport: StreamTransport, didRead bytes: UnsafeRawBufferPointer) {
         guard exchange != nil, !reportedEnd else {
             // Bytes nobody asked for: the stream is out of step, so the connection cannot be
             // trusted with another request.
@@ -391,8 +419,14 @@ extension HTTP1Connection: TCPTransportDelegate {
         perform(machine.responseEnded(keepAlive: decoder.keepAlive && consumed == bytes.count))
     }
 
-    func transportDidReadEOF(_ transport: TCPTransport) {
+    func transportDidReadEOF(_ transport: StreamTransport, cleanly: Bool) {
         if finishEarlyResponse() { return }
+        if !cleanly && exchange != nil && !reportedEnd && decoder.isReadingBodyUntilEOF {
+            // Without close_notify, the end of the connection proves nothing about the end of
+            // the body: anyone on the path can send a FIN.
+            failed(NetworkingError(.truncatedResponse, "the TLS connection ended without close_notify inside a body that only the end of the connection frames; it may have been cut short"))
+            return
+        }
         guard exchange != nil, !reportedEnd else {
             // The server closed an idle connection (or after a response we already have).
             failed(NetworkingError(.connectionClosed, "the server closed the connection"))
@@ -413,7 +447,7 @@ extension HTTP1Connection: TCPTransportDelegate {
         }
     }
 
-    func transport(_ transport: TCPTransport, didFailWith code: Int32) {
+    func transport(_ transport: StreamTransport, didFailWith code: Int32) {
         if finishEarlyResponse() { return }
         let reset = code == UV_ECONNRESET.rawValue || code == UV_EPIPE.rawValue
         failed(NetworkingError(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(code))"))
@@ -429,7 +463,15 @@ extension HTTP1Connection: TCPTransportDelegate {
         return true
     }
 
-    func transportDidFinishWriting(_ transport: TCPTransport) {
+    func transport(_ transport: StreamTransport, didFail error: NetworkingError) {
+        if machine.state == .connecting {
+            connectFailed(error)
+        } else {
+            failed(error)
+        }
+    }
+
+    func transportDidFinishWriting(_ transport: StreamTransport) {
         if bodyReader != nil {
             bodyWriteFinished()
         } else {

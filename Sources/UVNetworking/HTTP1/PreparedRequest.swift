@@ -5,11 +5,12 @@ import Foundation
 /// Made on the caller's thread when the task is created, so the loop thread only looks up the
 /// pool and writes the bytes. Anything wrong with the request is found here, before any socket.
 struct PreparedRequest: Sendable {
-    /// The connection pool key: scheme, host and port.
+    /// The connection pool key: scheme, host, port and, for https, the security binding's id.
     struct Origin: Hashable, Sendable {
         var scheme: String
         var host: String
         var port: Int
+        var securityID = 0
     }
 
     let origin: Origin
@@ -20,9 +21,13 @@ struct PreparedRequest: Sendable {
     let streamedBody: StreamedBody?
     /// A response to HEAD never has a body.
     let isHEAD: Bool
+    /// For https: the policy and TLS context the request was made under.
+    let security: SecurityBinding?
 
     /// Validates and encodes `request`, adding `additionalFields` the request does not set.
-    init(_ request: Request, additionalFields: [(name: String, value: String)]) throws(NetworkingError) {
+    /// `security` gives an https request's binding (nil: https is refused).
+    init(_ request: Request, additionalFields: [(name: String, value: String)],
+         security: ((String) throws(NetworkingError) -> SecurityBinding)? = nil) throws(NetworkingError) {
         let target: RequestTarget
         do throws(RequestTarget.ParseError) {
             target = try RequestTarget(absoluteURL: request.url.absoluteString)
@@ -34,8 +39,19 @@ struct PreparedRequest: Sendable {
                 throw NetworkingError(.invalidURL, "invalid URL: \(why)", failingURL: request.url)
             }
         }
-        guard target.scheme == "http" else {
-            throw NetworkingError(.unsupportedURL, "https needs TLS, which this build does not have yet", failingURL: request.url)
+        if target.scheme == "https" {
+            guard let security else {
+                throw NetworkingError(.unsupportedURL, "https needs a session's TLS context", failingURL: request.url)
+            }
+            do {
+                self.security = try security(target.host)
+            } catch {
+                var error = error
+                error.failingURL = request.url
+                throw error
+            }
+        } else {
+            self.security = nil
         }
         var fields = request.headerFields
         for extra in additionalFields where request.value(forHTTPHeaderField: extra.name) == nil {
@@ -70,7 +86,7 @@ struct PreparedRequest: Sendable {
             throw NetworkingError(.invalidRequestHeader, Self.describe(error), failingURL: request.url)
         }
         self.streamedBody = streamedBody
-        origin = Origin(scheme: target.scheme, host: target.host, port: target.port)
+        origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0)
         isHEAD = request.method == .head
     }
 

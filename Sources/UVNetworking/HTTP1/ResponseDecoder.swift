@@ -209,6 +209,14 @@ final class ResponseDecoder {
     /// Whether the final response has ended.
     var isComplete: Bool { completed }
 
+    /// Whether the final response's body is being read and only the end of the connection can
+    /// end it (no Content-Length, not chunked). Over TLS such a body is complete only if the
+    /// server said close_notify first: a bare EOF may be an attacker's truncation.
+    var isReadingBodyUntilEOF: Bool {
+        !completed && section == .body && announcedBodyLength == nil
+            && parser.pointee.flags & UInt16(F_CHUNKED.rawValue) == 0
+    }
+
     /// After `.end`: whether the connection may carry another request (llhttp keep-alive, and no leftover bytes were seen is the caller's business).
     ///
     /// False before `.end`. An interim response that announced `Connection: close` also makes it false.

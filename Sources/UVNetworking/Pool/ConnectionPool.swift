@@ -2,6 +2,8 @@
 protocol PoolRequest: AnyObject {
     /// The pool's number for this request (the task identifier).
     var poolRequestID: Int { get }
+    /// The task that wants the connection (the one a TLS trust challenge is raised for).
+    var poolTask: SessionTask { get }
     /// A connection is ready for the request; run it.
     func poolAssigned(_ connection: HTTP1Connection)
     /// No connection could be opened for the request.
@@ -28,6 +30,8 @@ final class ConnectionPool {
 
     let host: String
     let port: Int
+    /// For an https origin: what its connections need for TLS. Set once, right after init.
+    var tls: TLSRoute?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
@@ -50,6 +54,12 @@ final class ConnectionPool {
 
     /// Open or opening connections.
     var connectionCount: Int { machine.connectionCount }
+
+    /// The longest-waiting request's task: a new connection is opened on behalf of the queue,
+    /// and the head of the queue is who a TLS trust challenge is asked about.
+    var oldestWaitingTask: SessionTask? {
+        waiting.min { $0.key < $1.key }?.value.poolTask
+    }
 
     /// Queues `request`; it gets `poolAssigned` or `poolFailed` later (or at once, on an idle
     /// connection).
@@ -132,7 +142,7 @@ final class ConnectionPool {
     }
 
     private func open(_ id: Int) {
-        let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, resolver: resolver,
+        let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, resolver: resolver,
                                          connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
         connections[id] = connection
         connection.start()

@@ -22,6 +22,9 @@ public struct SessionConfiguration: Sendable {
     public var httpAdditionalHeaders: [(name: String, value: String)] = []
     /// Seconds a DNS answer is reused.
     public var dnsCacheTTL: TimeInterval = 30
+    /// TLS for https URLs: versions, trusted CAs, session resumption. The TLS handshake counts
+    /// against `connectTimeout`.
+    public var tls = TLSConfiguration()
 
     /// The defaults above.
     public static var `default`: SessionConfiguration { SessionConfiguration() }

@@ -70,8 +70,9 @@ final class SessionEngine {
 
     // MARK: Pools
 
-    /// The pool for `origin`, made on first use.
-    func pool(for origin: PreparedRequest.Origin) -> ConnectionPool {
+    /// The pool for the request's origin, made on first use.
+    func pool(for request: PreparedRequest) -> ConnectionPool {
+        let origin = request.origin
         // A batch usually targets one origin: comparing with the last one is cheaper than hashing.
         if let last = lastPool, last.origin == origin { return last.pool }
         if let pool = pools[origin] {
@@ -85,9 +86,29 @@ final class SessionEngine {
             decoderLimits: ResponseDecoder.Limits(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
         let pool = ConnectionPool(host: origin.host, port: origin.port, loop: loop, resolver: resolver, settings: settings)
+        if let security = request.security {
+            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache()) {
+                [unowned self, unowned pool] trust, verdict in
+                self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
+            }
+        }
         pools[origin] = pool
         lastPool = (origin, pool)
         return pool
+    }
+
+    /// Evaluates a server's chain on the worker pool (the challenge handler, then the policy)
+    /// and hands the verdict back to the loop.
+    private func evaluateTrust(_ trust: ServerTrust, policy: SecurityPolicy, port: Int, task: SessionTask?,
+                               verdict: @escaping (TrustVerdict) -> Void) {
+        let loop = self.loop
+        let hooks = manager.hooks
+        let callback = LoopBound(verdict, loop: loop)
+        workers.submit {
+            let result = ServerTrustEvaluation.decide(trust, policy: policy, port: port, task: task,
+                                                      handler: hooks.read { $0.authenticationChallengeHandler })
+            _ = loop.execute { callback.value(result) }
+        }
     }
 
     // MARK: Finishing

@@ -32,6 +32,8 @@ public class SessionManager: @unchecked Sendable {
     private let nextIdentifier = Atomic<Int>(1)
     /// The optional closures and notification switch (SessionHooks.swift).
     let hooks = SessionHooks()
+    /// Security policies and the TLS context (SessionManager+Security.swift).
+    let security = Mutex(SessionSecurity())
     /// Loop thread only (set in `init` before any job can run, replaced in a loop job).
     private var engine: SessionEngine!
     private static let sharedCompletionGroup = DispatchGroup()

@@ -71,7 +71,11 @@ public class SessionTask: @unchecked Sendable {
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
          completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)]) {
         self.completionHandler = completionHandler
-        self.prepared = Result { () throws(NetworkingError) in try PreparedRequest(request, additionalFields: additionalFields) }
+        self.prepared = Result { () throws(NetworkingError) in
+            try PreparedRequest(request, additionalFields: additionalFields) { (host) throws(NetworkingError) in
+                try manager.securityBinding(forHost: host)
+            }
+        }
         self.taskIdentifier = identifier
         self.originalRequest = request
         self.manager = manager

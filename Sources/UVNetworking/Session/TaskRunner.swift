@@ -91,7 +91,7 @@ final class TaskRunner {
                 finish(error: error)
                 return
             case .success(let prepared):
-                pool = engine.pool(for: prepared.origin)
+                pool = engine.pool(for: prepared)
             }
             let timeout = Self.milliseconds(task.originalRequest.timeoutInterval)
             requestDeadline = timeout == .max ? .max : LoopTimer.now(loop) &+ timeout
@@ -158,6 +158,7 @@ final class TaskRunner {
 
 extension TaskRunner: PoolRequest {
     var poolRequestID: Int { task.taskIdentifier }
+    var poolTask: SessionTask { task }
 
     func poolAssigned(_ connection: HTTP1Connection) {
         self.connection = connection

@@ -1,20 +1,6 @@
 import CUV
 import Glibc
 
-/// What a TCP transport reports to its owner. Every callback runs on the loop thread, and none runs
-/// after `close()` has been called.
-protocol TCPTransportDelegate: AnyObject {
-    func transportDidConnect(_ transport: TCPTransport)
-    func transport(_ transport: TCPTransport, didFailToConnect code: Int32)
-    /// `bytes` is valid only during the call: it is the loop's shared read buffer.
-    func transport(_ transport: TCPTransport, didRead bytes: UnsafeRawBufferPointer)
-    func transportDidReadEOF(_ transport: TCPTransport)
-    /// A read or write error (ECONNRESET, EPIPE, ...).
-    func transport(_ transport: TCPTransport, didFailWith code: Int32)
-    /// A write that returned `.pending` has reached the kernel.
-    func transportDidFinishWriting(_ transport: TCPTransport)
-}
-
 /// One uv_tcp_t: connect, read, write, close. The thin shell under an HTTP/1.1 connection.
 ///
 /// Loop-confined. The handle keeps the transport alive from `connect` until libuv's close
@@ -23,12 +9,12 @@ protocol TCPTransportDelegate: AnyObject {
 /// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
 /// the work they guard.
-final class TCPTransport {
-    enum WriteOutcome: Equatable { case written, pending, failed(Int32) }
+final class TCPTransport: StreamTransport {
+    typealias WriteOutcome = TransportWriteOutcome
 
     private let loop: EventLoop
     private let handle: UnsafeMutablePointer<uv_tcp_t>
-    weak var delegate: TCPTransportDelegate?
+    weak var delegate: TransportDelegate?
     @exclusivity(unchecked) private(set) var isClosed = false
     @exclusivity(unchecked) private var isReading = false
     @exclusivity(unchecked) private var writesInFlight = 0
@@ -117,7 +103,7 @@ final class TCPTransport {
             delegate?.transport(self, didRead: UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count))
         } else if count == Int(UV_EOF.rawValue) {
             stopReading()
-            delegate?.transportDidReadEOF(self)
+            delegate?.transportDidReadEOF(self, cleanly: true)
         } else if count < 0 {
             stopReading()
             delegate?.transport(self, didFailWith: Int32(count))
@@ -161,7 +147,7 @@ final class TCPTransport {
 
     /// Closes the socket. With `reset`, the peer sees RST instead of FIN (used when a response was
     /// abandoned mid-body, so the server stops sending). No delegate callback runs afterwards.
-    func close(reset: Bool = false) {
+    func close(reset: Bool) {
         guard !isClosed else { return }
         isClosed = true
         isReading = false

@@ -1,0 +1,52 @@
+/// The security policy and TLS context an https request was made under. Pools are keyed by it,
+/// so a connection verified under one policy never serves a request made under another.
+final class SecurityBinding: Sendable {
+    /// Distinguishes bindings in pool keys (unique per manager).
+    let id: Int
+    let policy: SecurityPolicy
+    let context: TLSContext
+
+    init(id: Int, policy: SecurityPolicy, context: TLSContext) {
+        self.id = id
+        self.policy = policy
+        self.context = context
+    }
+}
+
+/// A manager's security state: its default policy, per-host policies, the TLS context (made on
+/// first use) and the binding each host's requests get. Guarded by the manager's mutex.
+struct SessionSecurity {
+    var defaultPolicy = SecurityPolicy.default
+    var hostPolicies: [String: SecurityPolicy] = [:]
+    private var context: TLSContext?
+    /// One binding per host until a policy changes, so a host's requests share a pool.
+    private var bindings: [String: SecurityBinding] = [:]
+    private var nextID = 1
+
+    func policy(forHost host: String) -> SecurityPolicy {
+        hostPolicies[host.lowercased()] ?? defaultPolicy
+    }
+
+    /// A policy changed: later requests get new bindings, so new pools and new connections.
+    mutating func policiesChanged() {
+        bindings.removeAll()
+    }
+
+    /// The binding for a request to `host`, making the TLS context first if needed (which reads
+    /// the trust store's files: this runs on the caller's thread, never the loop's).
+    mutating func binding(forHost host: String, configuration: TLSConfiguration) throws(NetworkingError) -> SecurityBinding {
+        let key = host.lowercased()
+        if let binding = bindings[key] { return binding }
+        let context: TLSContext
+        if let existing = self.context {
+            context = existing
+        } else {
+            context = try TLSContext(configuration: configuration)
+            self.context = context
+        }
+        let binding = SecurityBinding(id: nextID, policy: policy(forHost: key), context: context)
+        nextID += 1
+        bindings[key] = binding
+        return binding
+    }
+}

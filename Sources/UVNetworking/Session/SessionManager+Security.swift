@@ -1,0 +1,40 @@
+extension SessionManager {
+    /// The policy every https server is evaluated with unless `setSecurityPolicy(_:forHost:)`
+    /// named one for it. Default: `SecurityPolicy.default` (system trust, host name checked, no
+    /// pinning).
+    public var securityPolicy: SecurityPolicy {
+        security.withLock { $0.defaultPolicy }
+    }
+
+    /// Replaces the default policy (AFNetworking's `securityPolicy` setter). Connections opened
+    /// under the old policy are not reused for new requests.
+    ///
+    /// `HTTPSessionManager` throws when the policy pins and its base URL is not https.
+    public func setSecurityPolicy(_ policy: SecurityPolicy) throws(NetworkingError) {
+        security.withLock {
+            $0.defaultPolicy = policy
+            $0.policiesChanged()
+        }
+    }
+
+    /// Sets the policy for one host (case-insensitive; nil removes it, so the default applies).
+    public func setSecurityPolicy(_ policy: SecurityPolicy?, forHost host: String) {
+        security.withLock {
+            $0.hostPolicies[host.lowercased()] = policy
+            $0.policiesChanged()
+        }
+    }
+
+    /// The policy requests to `host` are evaluated with.
+    public func securityPolicy(forHost host: String) -> SecurityPolicy {
+        security.withLock { $0.policy(forHost: host) }
+    }
+
+    /// The binding for an https request to `host` (called when a task is made).
+    func securityBinding(forHost host: String) throws(NetworkingError) -> SecurityBinding {
+        let tls = configuration.tls
+        return try security.withLock { (state) throws(NetworkingError) -> SecurityBinding in
+            try state.binding(forHost: host, configuration: tls)
+        }
+    }
+}

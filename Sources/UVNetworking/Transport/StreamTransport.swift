@@ -1,0 +1,41 @@
+/// A byte stream to one server, as an HTTP/1.1 connection sees it: plain TCP, or TLS over TCP.
+/// Loop-confined; no delegate callback runs after `close`.
+protocol StreamTransport: AnyObject {
+    var delegate: TransportDelegate? { get set }
+    var isClosed: Bool { get }
+    /// Starts connecting (and, for TLS, the handshake and the trust evaluation). The outcome
+    /// arrives as `transportDidConnect`, `didFailToConnect` or `didFail`.
+    func connect(to address: SocketAddress)
+    /// Starts delivering reads (idempotent).
+    func startReading()
+    /// Stops delivering reads until `startReading`: the kernel buffers, then TCP flow control
+    /// slows the peer.
+    func stopReading()
+    /// Writes `bytes`: at once, or queued (`.pending`, then `transportDidFinishWriting`).
+    func write(_ bytes: [UInt8]) -> TransportWriteOutcome
+    /// Closes. With `reset`, the peer sees RST instead of FIN (a response abandoned mid-body),
+    /// and TLS sends no close_notify.
+    func close(reset: Bool)
+}
+
+/// What a write did.
+enum TransportWriteOutcome: Equatable { case written, pending, failed(Int32) }
+
+/// What a transport reports to its owner. Every callback runs on the loop thread.
+protocol TransportDelegate: AnyObject {
+    /// Connected; for TLS, the handshake finished and the server is trusted.
+    func transportDidConnect(_ transport: StreamTransport)
+    /// The TCP connect failed (the next address may do better).
+    func transport(_ transport: StreamTransport, didFailToConnect code: Int32)
+    /// `bytes` is valid only during the call: it is one of the loop's shared buffers.
+    func transport(_ transport: StreamTransport, didRead bytes: UnsafeRawBufferPointer)
+    /// The server closed its side. `cleanly` is false when TLS ended without close_notify, so
+    /// a body framed by the end of the connection may have been cut short by someone else.
+    func transportDidReadEOF(_ transport: StreamTransport, cleanly: Bool)
+    /// A read or write error from the socket (ECONNRESET, EPIPE, ...).
+    func transport(_ transport: StreamTransport, didFailWith code: Int32)
+    /// A failure above the socket: the TLS handshake, the server's trust, a TLS alert.
+    func transport(_ transport: StreamTransport, didFail error: NetworkingError)
+    /// A write that returned `.pending` has reached the kernel.
+    func transportDidFinishWriting(_ transport: StreamTransport)
+}

@@ -1,0 +1,261 @@
+import CUV
+import DequeModule
+
+/// Everything a TLS connection to one pool's origin needs: the session's context, the host to
+/// verify, the session cache, and who evaluates the server's trust.
+struct TLSRoute {
+    let context: TLSContext
+    /// The host as connected, brackets removed.
+    let host: String
+    let sessions: TLSSessionCache
+    /// Evaluates a chain off the loop; `verdict` runs on the loop thread.
+    let evaluateTrust: (_ trust: ServerTrust, _ verdict: @escaping (TrustVerdict) -> Void) -> Void
+}
+
+/// What the evaluation of a server's chain decided.
+enum TrustVerdict {
+    case trusted(verifiedChain: [Certificate])
+    case untrusted(NetworkingError)
+}
+
+/// TLS over a TCP transport: the handshake, the trust evaluation and the records, presented to
+/// the HTTP/1.1 connection as a plain byte stream. It reports `transportDidConnect` only once the
+/// handshake finished and the server is trusted, so no request byte can leave before.
+///
+/// Loop-confined. The TCP transport's delegate; the connection's transport.
+final class TLSTransport: StreamTransport {
+    private enum State { case connecting, handshaking, evaluating, open, closed }
+
+    weak var delegate: TransportDelegate?
+    private let loop: EventLoop
+    private let tcp: TCPTransport
+    private let tls: TLSConnection
+    private let route: TLSRoute
+    @exclusivity(unchecked) private var state = State.connecting
+    /// Whether the owner wants reads (`startReading` / `stopReading`).
+    @exclusivity(unchecked) private var readsWanted = false
+    @exclusivity(unchecked) private var drainScheduled = false
+    @exclusivity(unchecked) private var tcpEnded = false
+    @exclusivity(unchecked) private var reportedEnd = false
+    /// For each TCP write still pending, whether it carried the owner's bytes (whose completion
+    /// the owner waits for) or only TLS's own (handshake, alerts, close_notify).
+    @exclusivity(unchecked) private var pendingWrites = Deque<Bool>()
+
+    init(loop: EventLoop, route: TLSRoute) throws(NetworkingError) {
+        self.loop = loop
+        self.route = route
+        tcp = TCPTransport(loop: loop)
+        tls = try TLSConnection(context: route.context, host: route.host, sessions: route.sessions)
+        tcp.delegate = self
+    }
+
+    var isClosed: Bool { state == .closed }
+
+    /// TLS facts for metrics, once open.
+    var isSessionReused: Bool { tls.isSessionReused }
+    var protocolVersion: String { tls.protocolVersion }
+    var cipherSuite: String? { tls.cipherSuite }
+    var verifiedChain: [Certificate] { tls.verifiedChain }
+
+    func connect(to address: SocketAddress) { tcp.connect(to: address) }
+
+    func startReading() {
+        guard state != .closed, !readsWanted else { return }
+        readsWanted = true
+        tcp.startReading()
+        // OpenSSL may hold decrypted bytes from before the pause; hand them over from the loop,
+        // not from inside the caller's call.
+        if state == .open { scheduleDrain() }
+    }
+
+    func stopReading() {
+        guard state != .closed, readsWanted else { return }
+        readsWanted = false
+        // During the handshake TCP keeps reading: the handshake needs the bytes.
+        if state == .open { tcp.stopReading() }
+    }
+
+    func write(_ bytes: [UInt8]) -> TransportWriteOutcome {
+        guard state == .open else { return .failed(UV_EPIPE.rawValue) }
+        // OpenSSL refuses to encrypt only after a fatal alert; the owner closes on the failure.
+        if bytes.withUnsafeBytes({ tls.write($0) }) != nil { return .failed(UV_EPROTO.rawValue) }
+        return send(tls.takeOutput(), forOwner: true)
+    }
+
+    func close(reset: Bool) {
+        guard state != .closed else { return }
+        // A clean close says close_notify, which keeps the session resumable. A reset does not:
+        // the server should stop sending at once, and the session is not worth keeping.
+        if !reset && state == .open {
+            tls.shutdown()
+            _ = send(tls.takeOutput(), forOwner: false)
+        }
+        state = .closed
+        tcp.close(reset: reset)
+    }
+
+    // MARK: Internals
+
+    private func send(_ bytes: [UInt8], forOwner: Bool) -> TransportWriteOutcome {
+        guard !bytes.isEmpty else { return .written }
+        let outcome = tcp.write(bytes)
+        if outcome == .pending { pendingWrites.append(forOwner) }
+        return outcome
+    }
+
+    /// Sends what the handshake or a read produced; false when the socket failed (reported).
+    private func flushTLSOutput() -> Bool {
+        guard tls.hasOutput else { return true }
+        if case .failed(let code) = send(tls.takeOutput(), forOwner: false) {
+            failSocket(code)
+            return false
+        }
+        return true
+    }
+
+    private func stepHandshake() {
+        let step = tls.handshake()
+        guard flushTLSOutput() else { return }
+        switch step {
+        case .complete:
+            state = .open
+            delegate?.transportDidConnect(self)
+            // Bytes that came with the last handshake flight (a TLS 1.3 ticket, say) wait in
+            // OpenSSL for the first read.
+            if state == .open && !readsWanted { tcp.stopReading() }
+        case .needsInput:
+            break
+        case .needsTrustDecision(let trust):
+            state = .evaluating
+            route.evaluateTrust(trust) { [weak self] verdict in self?.trustDecided(verdict) }
+        case .failed(let error):
+            route.sessions.clear()
+            fail(error)
+        }
+    }
+
+    private func trustDecided(_ verdict: TrustVerdict) {
+        guard state == .evaluating else { return }
+        state = .handshaking
+        switch verdict {
+        case .trusted(let chain):
+            tls.decideTrust(accepted: true, verifiedChain: chain)
+            stepHandshake()
+        case .untrusted(let error):
+            // Resuming with a refusal makes OpenSSL send the server a bad_certificate alert.
+            tls.decideTrust(accepted: false, verifiedChain: [])
+            _ = tls.handshake()
+            _ = flushTLSOutput()
+            route.sessions.clear()
+            fail(error)
+        }
+    }
+
+    private func scheduleDrain() {
+        guard !drainScheduled else { return }
+        drainScheduled = true
+        loop.runAfterIO { [weak self] in
+            guard let self else { return }
+            self.drainScheduled = false
+            self.drainPlaintext()
+        }
+    }
+
+    /// Decrypts and delivers while the owner wants reads; the owner may stop or close from
+    /// inside any delivery.
+    private func drainPlaintext() {
+        while state == .open && readsWanted && !reportedEnd {
+            let buffer = loop.readBuffer
+            switch tls.read(into: buffer) {
+            case .data(let count):
+                delegate?.transport(self, didRead: UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+            case .needsInput:
+                _ = flushTLSOutput()
+                return
+            case .ended(let cleanly):
+                reportedEnd = true
+                _ = flushTLSOutput()
+                delegate?.transportDidReadEOF(self, cleanly: cleanly)
+                return
+            case .failed(let error):
+                _ = flushTLSOutput()
+                fail(error)
+                return
+            }
+        }
+    }
+
+    private func fail(_ error: NetworkingError) {
+        guard state != .closed else { return }
+        state = .closed
+        tcp.close(reset: false)
+        delegate?.transport(self, didFail: error)
+    }
+
+    private func failSocket(_ code: Int32) {
+        guard state != .closed else { return }
+        let wasConnecting = state != .open
+        state = .closed
+        tcp.close(reset: false)
+        if wasConnecting {
+            delegate?.transport(self, didFail: NetworkingError(.secureConnectionFailed, "the connection to \(route.host) failed during the TLS handshake: \(UVError.describe(code))"))
+        } else {
+            delegate?.transport(self, didFailWith: code)
+        }
+    }
+}
+
+extension TLSTransport: TransportDelegate {
+    func transportDidConnect(_ transport: StreamTransport) {
+        guard state == .connecting else { return }
+        state = .handshaking
+        tcp.startReading()
+        stepHandshake()
+    }
+
+    func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
+        guard state == .connecting else { return }
+        // The owner tries the next address with a new transport; this one is done.
+        state = .closed
+        tcp.close(reset: false)
+        delegate?.transport(self, didFailToConnect: code)
+    }
+
+    func transport(_ transport: StreamTransport, didRead bytes: UnsafeRawBufferPointer) {
+        tls.feed(bytes)
+        switch state {
+        case .handshaking: stepHandshake()
+        case .open: drainPlaintext()
+        // While the evaluation runs, bytes wait in OpenSSL's input.
+        case .connecting, .evaluating, .closed: break
+        }
+    }
+
+    func transportDidReadEOF(_ transport: StreamTransport, cleanly: Bool) {
+        tcpEnded = true
+        tls.markInputEOF()
+        switch state {
+        case .handshaking, .evaluating:
+            route.sessions.clear()
+            fail(NetworkingError(.secureConnectionFailed, "\(route.host) closed the connection during the TLS handshake"))
+        case .open:
+            // Reads stopped means TCP stopped too, so this EOF came while reading.
+            drainPlaintext()
+        case .connecting, .closed:
+            break
+        }
+    }
+
+    func transport(_ transport: StreamTransport, didFailWith code: Int32) {
+        failSocket(code)
+    }
+
+    func transport(_ transport: StreamTransport, didFail error: NetworkingError) {
+        fail(error)
+    }
+
+    func transportDidFinishWriting(_ transport: StreamTransport) {
+        guard let forOwner = pendingWrites.popFirst() else { return }
+        if forOwner && state == .open { delegate?.transportDidFinishWriting(self) }
+    }
+}
