@@ -36,7 +36,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UVNetworkingTests",
-            dependencies: ["UVNetworking", "CLLHTTP"]
+            dependencies: ["UVNetworking", "CLLHTTP", "COpenSSL"]
         ),
     ],
     swiftLanguageModes: [.v6]

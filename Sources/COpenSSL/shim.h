@@ -6,6 +6,8 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
 #include "tls.h"
 
 // OpenSSL exposes these as macros, which Swift cannot call. Each wrapper is a direct call of the
@@ -25,4 +27,37 @@ static inline long uvn_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }
 static inline int uvn_TLS1_2_VERSION(void) { return TLS1_2_VERSION; }
+
+// Stacks of certificates and names: OpenSSL's sk_TYPE_* accessors are macros over OPENSSL_sk_*
+// with casts, so each typed accessor the security layer needs gets a wrapper.
+static inline STACK_OF(X509) *uvn_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int uvn_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) {
+    return sk_X509_push(stack, cert);
+}
+static inline int uvn_sk_X509_num(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
+static inline X509 *uvn_sk_X509_value(const STACK_OF(X509) *stack, int index) {
+    return sk_X509_value(stack, index);
+}
+// Frees the stack only; the certificates stay owned by whoever pushed them.
+static inline void uvn_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+// Frees the stack and drops one reference of every certificate in it (for stacks whose
+// entries were up-referenced, such as X509_STORE_CTX_get1_chain's or PKCS12_parse's).
+static inline void uvn_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+static inline int uvn_sk_GENERAL_NAME_num(const GENERAL_NAMES *names) {
+    return sk_GENERAL_NAME_num(names);
+}
+static inline GENERAL_NAME *uvn_sk_GENERAL_NAME_value(const GENERAL_NAMES *names, int index) {
+    return sk_GENERAL_NAME_value(names, index);
+}
+
+static inline long uvn_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *cert) {
+    return SSL_CTX_add1_chain_cert(ctx, cert);
+}
+static inline long uvn_SSL_CTX_clear_chain_certs(SSL_CTX *ctx) {
+    return SSL_CTX_clear_chain_certs(ctx);
+}
+// OPENSSL_free with OpenSSL's own file and line arguments.
+static inline void uvn_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+// The bytes a memory BIO holds, without copying; returns their count.
+static inline long uvn_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 #endif

@@ -12,7 +12,9 @@ extension NetworkingError {
         case transport
         /// One of the timeouts fired.
         case timeout
-        /// The TLS handshake or certificate evaluation failed. No code has this kind yet.
+        /// The TLS handshake or certificate evaluation failed, or a certificate could not be
+        /// parsed (`secureConnectionFailed`, `serverCertificateUntrusted`,
+        /// `clientCertificateRejected`, `clientCertificateRequired`, `invalidCertificate`).
         case tls
         /// The response is not HTTP/1.1 as this client accepts it, or exceeds its size limits.
         case parse
@@ -24,7 +26,7 @@ extension NetworkingError {
         case cancelled
         /// The request could not be built from the caller's input; nothing was sent. Also a
         /// streamed body that failed or did not match its declared length, which may have been
-        /// partly sent.
+        /// partly sent, and a client identity that could not be loaded.
         case invalidRequest
     }
 
@@ -34,8 +36,7 @@ extension NetworkingError {
 
 extension NetworkingError.Code {
     /// One row per code: its kind and the NSError it bridges to. The one table to extend when a
-    /// code is added (TLS codes: kind `.tls`, NSURLErrorDomain, the NSURLErrorSecureConnection…
-    /// and NSURLErrorServerCertificate… codes).
+    /// code is added.
     var bridging: (kind: NetworkingError.Kind, domain: String, code: Int) {
         let request = NetworkingError.requestSerializationErrorDomain
         let response = NetworkingError.responseSerializationErrorDomain
@@ -50,6 +51,21 @@ extension NetworkingError.Code {
         case .multipartFormDataFailed: return (.invalidRequest, request, NSURLErrorBadURL)
         // The caller's body stream failed or broke its declared length.
         case .bodyStreamFailed: return (.invalidRequest, NSURLErrorDomain, NSURLErrorRequestBodyStreamExhausted)
+        // The caller's identity is unusable, so it is rejected before any server sees it.
+        // -1206 ("required") would claim that a server asked for a certificate, which did not
+        // happen; -1205 says the certificate was refused, which is what happened, locally.
+        case .invalidClientIdentity: return (.invalidRequest, NSURLErrorDomain, NSURLErrorClientCertificateRejected)
+
+        // TLS: the codes URLSession reports for the same failures.
+        case .secureConnectionFailed: return (.tls, NSURLErrorDomain, NSURLErrorSecureConnectionFailed)
+        // AFNetworking 4's policy failure.
+        case .serverCertificateUntrusted: return (.tls, NSURLErrorDomain, NSURLErrorServerCertificateUntrusted)
+        case .clientCertificateRejected: return (.tls, NSURLErrorDomain, NSURLErrorClientCertificateRejected)
+        case .clientCertificateRequired: return (.tls, NSURLErrorDomain, NSURLErrorClientCertificateRequired)
+        // No NSURLError code names a malformed certificate, and the ServerCertificate… codes
+        // describe a server's certificate that parsed but failed evaluation. -1015 ("raw data
+        // could not be decoded") says what happened: the bytes are not a certificate.
+        case .invalidCertificate: return (.tls, NSURLErrorDomain, NSURLErrorCannotDecodeRawData)
 
         case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
         case .connectionRefused, .connectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)

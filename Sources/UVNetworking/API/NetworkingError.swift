@@ -28,6 +28,10 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         /// a stream shorter than its declared length).
         public static let multipartFormDataFailed = Code("multipartFormDataFailed")
 
+        /// A client identity (certificate and private key, PEM or PKCS#12) could not be loaded:
+        /// unreadable file, wrong password, or a key that does not match the certificate.
+        public static let invalidClientIdentity = Code("invalidClientIdentity")
+
         // Reaching the server.
         /// The host name did not resolve.
         public static let dnsFailure = Code("dnsFailure")
@@ -37,6 +41,21 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let connectFailed = Code("connectFailed")
         /// Connecting took longer than `SessionConfiguration.connectTimeout`.
         public static let connectTimeout = Code("connectTimeout")
+
+        // TLS.
+        /// The data is not a DER or PEM X.509 certificate, or a CA file or directory could not be
+        /// loaded.
+        public static let invalidCertificate = Code("invalidCertificate")
+        /// The TLS handshake failed: a protocol error, an unsupported version or cipher, or bytes
+        /// that are not TLS.
+        public static let secureConnectionFailed = Code("secureConnectionFailed")
+        /// The server's certificate failed the session's `SecurityPolicy`: an invalid or
+        /// untrusted chain, a host name mismatch, or no pinned certificate or key.
+        public static let serverCertificateUntrusted = Code("serverCertificateUntrusted")
+        /// The server rejected the client certificate.
+        public static let clientCertificateRejected = Code("clientCertificateRejected")
+        /// The server requires a client certificate and none was configured.
+        public static let clientCertificateRequired = Code("clientCertificateRequired")
 
         // The exchange.
         /// No response head arrived within `SessionConfiguration.responseHeadTimeout` of sending.
@@ -65,12 +84,6 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let responseBodyTooLarge = Code("responseBodyTooLarge")
         /// The server switched protocols, which no request asked for.
         public static let unexpectedUpgrade = Code("unexpectedUpgrade")
-
-        // TLS (interim, merged with branch security).
-        public static let serverCertificateUntrusted = Code("serverCertificateUntrusted")
-        public static let secureConnectionFailed = Code("secureConnectionFailed")
-        public static let clientCertificateRejected = Code("clientCertificateRejected")
-        public static let clientCertificateRequired = Code("clientCertificateRequired")
 
         // The task's life.
         /// The task was cancelled.

@@ -16,6 +16,12 @@ import Testing
         (.requestSerializationFailed, .invalidRequest, request, -1016),
         (.multipartFormDataFailed, .invalidRequest, request, -1000),
         (.bodyStreamFailed, .invalidRequest, url, -1021),
+        (.invalidClientIdentity, .invalidRequest, url, -1205),
+        (.invalidCertificate, .tls, url, -1015),
+        (.secureConnectionFailed, .tls, url, -1200),
+        (.serverCertificateUntrusted, .tls, url, -1202),
+        (.clientCertificateRejected, .tls, url, -1205),
+        (.clientCertificateRequired, .tls, url, -1206),
         (.dnsFailure, .transport, url, -1003),
         (.connectionRefused, .transport, url, -1004),
         (.connectFailed, .transport, url, -1004),
@@ -70,5 +76,6 @@ import Testing
         #expect(advice(NetworkingError(.idleTimeout, "x")) == "retry")
         #expect(advice(NetworkingError(.unacceptableStatusCode, "x")) == "show")
         #expect(advice(NetworkingError(.sessionInvalidated, "x")) == "ignore")
+        #expect(advice(NetworkingError(.serverCertificateUntrusted, "x")) == "fail")
     }
 }

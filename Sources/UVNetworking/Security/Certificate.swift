@@ -1,0 +1,77 @@
+import COpenSSL
+import Foundation
+
+/// An X.509 certificate: one a server sent, a pinned one, or a client's own.
+///
+/// Two certificates are equal when their DER encodings are equal, whatever they were parsed
+/// from. The value is cheap to copy: copies share one parsed OpenSSL certificate.
+public struct Certificate: Hashable, Sendable, CustomStringConvertible {
+    private let reference: X509Reference
+    /// The certificate's DER encoding.
+    public let derData: Data
+
+    /// Parses a DER-encoded certificate.
+    ///
+    /// - Throws: `.invalidCertificate` when the bytes are not exactly one DER certificate
+    ///   (trailing bytes are refused: they would make two encodings of one certificate unequal).
+    public init(derData: Data) throws(NetworkingError) {
+        let parsed: OpaquePointer? = derData.withUnsafeBytes { raw in
+            guard let start = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+            var cursor: UnsafePointer<UInt8>? = UnsafePointer(start)
+            guard let x509 = d2i_X509(nil, &cursor, raw.count) else { return nil }
+            guard cursor == UnsafePointer(start) + raw.count else {
+                X509_free(x509)
+                return nil
+            }
+            return x509
+        }
+        guard let parsed else {
+            throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail(
+                "the data is not a DER X.509 certificate (\(derData.count) bytes)"))
+        }
+        reference = X509Reference(owning: parsed)
+        self.derData = derData
+    }
+
+    /// Takes over one reference to `x509` (from a parser or `X509_up_ref`).
+    init(owning x509: OpaquePointer) {
+        reference = X509Reference(owning: x509)
+        derData = Self.encode(x509)
+    }
+
+    /// Wraps a certificate OpenSSL owns (a peer's chain, a verified chain), taking a reference
+    /// of its own so that the value outlives the borrowed pointer.
+    init(x509 borrowed: OpaquePointer) {
+        X509_up_ref(borrowed)
+        self.init(owning: borrowed)
+    }
+
+    /// The OpenSSL certificate, borrowed: valid while this value (or a copy) lives. Callers
+    /// that hand it to OpenSSL keep the value alive across the call (`withExtendedLifetime`).
+    var x509: OpaquePointer { reference.x509 }
+
+    private static func encode(_ x509: OpaquePointer) -> Data {
+        let length = i2d_X509(x509, nil)
+        // A parsed certificate always re-encodes; a negative length means memory ran out.
+        precondition(length > 0, "i2d_X509 failed on a parsed certificate")
+        var data = Data(count: Int(length))
+        data.withUnsafeMutableBytes { raw in
+            var cursor = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            _ = i2d_X509(x509, &cursor)
+        }
+        return data
+    }
+
+    /// Whether both hold the same DER encoding.
+    public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
+        lhs.derData == rhs.derData
+    }
+
+    /// Hashes the DER encoding.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(derData)
+    }
+
+    /// "Certificate(<subject summary>)".
+    public var description: String { "Certificate(\(subjectSummary))" }
+}

@@ -1,0 +1,32 @@
+import COpenSSL
+
+/// Reads OpenSSL's per-thread error queue.
+///
+/// Every security call that can fail drains the queue before returning: the queue is
+/// thread-local, and an entry left behind on a worker thread would be read as the cause of a
+/// later, unrelated failure on that thread (the transport's `SSL_get_error` looks at it too).
+enum OpenSSLErrorQueue {
+    /// Empties this thread's queue and returns OpenSSL's reasons, oldest first, joined by "; "
+    /// ("no start line", "mac verify failure"); "" when the queue was empty.
+    @discardableResult
+    static func drain() -> String {
+        var reasons: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            if let reason = ERR_reason_error_string(code) {
+                reasons.append(String(cString: reason))
+            } else {
+                // Codes from providers may have no registered text; the number still helps.
+                reasons.append("OpenSSL error \(code)")
+            }
+        }
+        return reasons.joined(separator: "; ")
+    }
+
+    /// `text`, followed by OpenSSL's reasons in parentheses when the queue held any. Drains it.
+    static func detail(_ text: String) -> String {
+        let reasons = drain()
+        return reasons.isEmpty ? text : "\(text) (\(reasons))"
+    }
+}

@@ -1,0 +1,100 @@
+extension SecurityPolicy {
+    /// Whether to trust a server: AFNetworking's `evaluateServerTrust:forDomain:`.
+    ///
+    /// `domain` is the host the leaf must be issued for (nil: no host check, as when
+    /// `validatesDomainName` is off). The rules, in AFNetworking's order:
+    ///
+    /// 1. With a domain, `allowInvalidCertificates` and `validatesDomainName` both on and no
+    ///    pins (`hasPins` false), refuse: a self-signed certificate names whatever host its
+    ///    maker wants, so its names mean something only when the certificate itself is pinned.
+    /// 2. Verify the chain the server sent (leaf first, the rest as possible intermediates)
+    ///    against the trust's anchors for the TLS server purpose, and, when
+    ///    `validatesDomainName` is on and there is a domain, check the leaf's subjectAltName
+    ///    entries against it (never its common name; see `HostNameCheck`).
+    /// 3. `.none`: trusted if `allowInvalidCertificates` is on, or if the chain is valid and the
+    ///    host matches. The mode never disables validation by itself.
+    /// 4. Pinning modes with `allowInvalidCertificates` off: an invalid chain or a host
+    ///    mismatch is refused.
+    /// 5. `.certificate`: the chain must verify again with the pinned certificates as its only
+    ///    anchors (a pinned intermediate or leaf counts as an anchor; every date is still
+    ///    checked, so an expired pinned leaf fails), the host must match, and that chain must
+    ///    contain a pinned certificate.
+    /// 6. `.publicKey`: a certificate of the chain verified in step 2 must have a pinned public
+    ///    key (`pinnedPublicKeyHashes` or a key of `pinnedCertificates`), and the host must
+    ///    match. Only the verified chain counts: a pinned key on an extra certificate the
+    ///    server appended without it being part of the chain does not.
+    ///
+    /// Differences from AFNetworking: in `.publicKey` mode with `allowInvalidCertificates`
+    /// on, AFNetworking never checked the host, so any certificate carrying a pinned key
+    /// passed for any host; here the host is checked whenever `validatesDomainName` is on.
+    /// Host names never fall back to the subject's common name.
+    ///
+    /// On success `trust.verifiedChain` becomes the chain pins were matched against.
+    public func evaluate(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
+        evaluation(of: trust, forDomain: domain).isTrusted
+    }
+
+    /// `evaluate(_:forDomain:)` with the reason for a refusal and the chain it verified.
+    /// Records the chain in `trust.verifiedChain` when trusted.
+    func evaluation(of trust: ServerTrust, forDomain domain: String?) -> TrustEvaluation {
+        let outcome = decide(trust, domain: validatesDomainName ? domain : nil, hasDomain: domain != nil)
+        if outcome.isTrusted { trust.recordVerifiedChain(outcome.verifiedChain) }
+        return outcome
+    }
+
+    /// The rules; `checkedHost` is the host to match, nil when no host check applies.
+    private func decide(_ trust: ServerTrust, domain checkedHost: String?, hasDomain: Bool) -> TrustEvaluation {
+        if hasDomain && allowInvalidCertificates && validatesDomainName && !hasPins {
+            return .refused("a domain name cannot be validated on an invalid (for example self-signed) "
+                + "certificate without pinning: pin the certificate or its key, or turn validatesDomainName off")
+        }
+        guard let leaf = trust.certificates.first else {
+            return .refused("the server sent no certificate")
+        }
+        let untrusted = Array(trust.certificates.dropFirst())
+        let verification = ChainVerification(leaf: leaf, untrusted: untrusted, anchors: trust.anchors)
+        let hostMismatch = checkedHost.flatMap { HostNameCheck.mismatch(of: leaf, host: $0) }
+
+        if !allowInvalidCertificates {
+            if let failure = verification.failure {
+                return .refused(failure.reason, chain: verification.chain)
+            }
+            if let hostMismatch { return .refused(hostMismatch, chain: verification.chain) }
+        }
+
+        switch pinningMode {
+        case .none:
+            // Reached with a valid chain and host, or with invalid certificates allowed.
+            return .trusted(verification.chain)
+
+        case .certificate:
+            guard !pins.certificates.isEmpty else {
+                return .refused("certificate pinning is on but no certificate is pinned", chain: verification.chain)
+            }
+            let pinned = ChainVerification(leaf: leaf, untrusted: untrusted, anchors: pins.store,
+                                           anchorsMayBeIntermediates: true)
+            if let failure = pinned.failure {
+                return .refused("the chain does not verify against the pinned certificates: \(failure.reason)",
+                                chain: pinned.chain)
+            }
+            if let hostMismatch { return .refused(hostMismatch, chain: pinned.chain) }
+            // Only pinned certificates are anchors, so a valid chain ends at one; checked
+            // anyway so that the rule does not rest on how the store was built.
+            guard pinned.chain.contains(where: pins.certificates.contains) else {
+                return .refused("no pinned certificate in the verified chain", chain: pinned.chain)
+            }
+            return .trusted(pinned.chain)
+
+        case .publicKey:
+            if let hostMismatch { return .refused(hostMismatch, chain: verification.chain) }
+            let pinnedKey = verification.chain.contains { certificate in
+                let hash = certificate.publicKeySHA256
+                return pinnedPublicKeyHashes.contains(hash) || pins.publicKeyHashes.contains(hash)
+            }
+            guard pinnedKey else {
+                return .refused("no pinned public key in the verified chain", chain: verification.chain)
+            }
+            return .trusted(verification.chain)
+        }
+    }
+}
