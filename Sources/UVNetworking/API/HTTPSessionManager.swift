@@ -34,6 +34,17 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
         super.init(configuration: configuration, loop: loop, workers: workers)
     }
 
+    /// Replaces the default security policy. A policy that pins (any mode but `.none`) is
+    /// refused unless `baseURL` is https, as AFNetworking refused it (it raised an exception):
+    /// pins on a manager that speaks plain http would protect nothing.
+    public override func setSecurityPolicy(_ policy: SecurityPolicy) throws(NetworkingError) {
+        if policy.pinningMode != .none && baseURL?.scheme?.lowercased() != "https" {
+            throw NetworkingError(.unsupportedURL, "a security policy with pinning mode \(policy.pinningMode) needs an https baseURL, not \(baseURL?.absoluteString ?? "none")",
+                                  failingURL: baseURL)
+        }
+        try super.setSecurityPolicy(policy)
+    }
+
     // MARK: Verbs
 
     /// GET: parameters go to the query string.

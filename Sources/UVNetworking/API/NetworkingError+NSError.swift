@@ -39,7 +39,9 @@ extension NetworkingError: CustomNSError {
 
     /// NSLocalizedDescriptionKey (the detail), NSURLErrorFailingURLErrorKey and
     /// NSURLErrorFailingURLStringErrorKey (when the URL is known), `responseUserInfoKey` and
-    /// `responseDataUserInfoKey` (when a response arrived), NSUnderlyingErrorKey (bridged too).
+    /// `responseDataUserInfoKey` (when a response arrived), NSUnderlyingErrorKey (bridged too),
+    /// and for an untrusted server URLSession's `NSURLErrorFailingURLPeerTrustErrorKey` (the
+    /// `ServerTrust`) and `NSErrorPeerCertificateChainKey` (its certificates as DER `Data`).
     public var errorUserInfo: [String: Any] {
         var info: [String: Any] = [NSLocalizedDescriptionKey: detail]
         if let failingURL {
@@ -49,6 +51,10 @@ extension NetworkingError: CustomNSError {
         }
         if let response { info[Self.responseUserInfoKey] = response }
         if let responseData { info[Self.responseDataUserInfoKey] = responseData }
+        if let serverTrust {
+            info["NSURLErrorFailingURLPeerTrustErrorKey"] = serverTrust
+            info["NSErrorPeerCertificateChainKey"] = serverTrust.certificates.map(\.derData)
+        }
         if let underlyingError {
             // A nested NetworkingError keeps its own domain only through `nsError`.
             info[NSUnderlyingErrorKey] = (underlyingError as? NetworkingError)?.nsError ?? underlyingError as NSError

@@ -17,15 +17,40 @@ public struct TaskMetrics: Sendable, Hashable, CustomStringConvertible {
     /// Whether the request went out on a connection that had served an earlier request; nil
     /// when no response head arrived (the task failed or was cancelled before one).
     public var isReusedConnection: Bool?
+    /// The TLS facts of the connection the response came on (https only; nil when no response
+    /// head arrived).
+    public var tls: TLSMetrics?
 
-    public init(taskInterval: DateInterval, redirectCount: Int = 0, isReusedConnection: Bool? = nil) {
+    public init(taskInterval: DateInterval, redirectCount: Int = 0, isReusedConnection: Bool? = nil, tls: TLSMetrics? = nil) {
         self.taskInterval = taskInterval
         self.redirectCount = redirectCount
         self.isReusedConnection = isReusedConnection
+        self.tls = tls
     }
 
     public var description: String {
         let reused = isReusedConnection.map { $0 ? "reused" : "new" } ?? "none"
         return "TaskMetrics(duration: \(taskInterval.duration) s, redirects: \(redirectCount), connection: \(reused))"
+    }
+}
+
+/// The TLS side of a connection, like URLSessionTaskTransactionMetrics' TLS fields.
+public struct TLSMetrics: Sendable, Hashable {
+    /// "TLSv1.3" or "TLSv1.2".
+    public var protocolVersion: String
+    /// The negotiated cipher suite, e.g. "TLS_AES_256_GCM_SHA384".
+    public var cipherSuite: String?
+    /// Whether the handshake resumed an earlier session of the same pool (no certificate
+    /// exchange, no chain evaluation).
+    public var isSessionResumed: Bool
+    /// The chain the security policy verified, leaf first; empty on a resumed session, whose
+    /// chain was verified by the handshake that made it.
+    public var verifiedChain: [Certificate]
+
+    public init(protocolVersion: String, cipherSuite: String?, isSessionResumed: Bool, verifiedChain: [Certificate]) {
+        self.protocolVersion = protocolVersion
+        self.cipherSuite = cipherSuite
+        self.isSessionResumed = isSessionResumed
+        self.verifiedChain = verifiedChain
     }
 }

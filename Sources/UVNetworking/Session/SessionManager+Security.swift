@@ -6,17 +6,6 @@ extension SessionManager {
         security.withLock { $0.defaultPolicy }
     }
 
-    /// Replaces the default policy (AFNetworking's `securityPolicy` setter). Connections opened
-    /// under the old policy are not reused for new requests.
-    ///
-    /// `HTTPSessionManager` throws when the policy pins and its base URL is not https.
-    public func setSecurityPolicy(_ policy: SecurityPolicy) throws(NetworkingError) {
-        security.withLock {
-            $0.defaultPolicy = policy
-            $0.policiesChanged()
-        }
-    }
-
     /// Sets the policy for one host (case-insensitive; nil removes it, so the default applies).
     public func setSecurityPolicy(_ policy: SecurityPolicy?, forHost host: String) {
         security.withLock {

@@ -46,6 +46,18 @@ public class SessionManager: @unchecked Sendable {
         self.engine = SessionEngine(loop: loop, workers: workers, configuration: configuration, manager: self)
     }
 
+    /// Replaces the default policy (AFNetworking's `securityPolicy` setter). Connections opened
+    /// under the old policy are not reused for new requests.
+    ///
+    /// `HTTPSessionManager` throws when the policy pins and its base URL is not https.
+    // In the class body, not the extension, so that HTTPSessionManager can refine it.
+    public func setSecurityPolicy(_ policy: SecurityPolicy) throws(NetworkingError) {
+        security.withLock {
+            $0.defaultPolicy = policy
+            $0.policiesChanged()
+        }
+    }
+
     /// The queue completion handlers (and progress handlers) run on; nil means the main queue.
     public var completionQueue: DispatchQueue? {
         get { settings.withLock { $0.completionQueue } }

@@ -51,6 +51,7 @@ final class TaskHookState: @unchecked Sendable {
     let madeAtStart: Bool
     var endDate: Date?
     var isReusedConnection: Bool?
+    var tls: TLSMetrics?
     /// The response head went to `dataTaskDidReceiveResponse`; body and end wait for the answer.
     var holdsResponse = false
     var endedWhileHeld = false
@@ -82,6 +83,6 @@ final class TaskHookState: @unchecked Sendable {
         guard madeAtStart else { return nil }
         let end = max(endDate ?? startDate, startDate)
         return TaskMetrics(taskInterval: DateInterval(start: startDate, end: end), redirectCount: 0,
-                           isReusedConnection: isReusedConnection)
+                           isReusedConnection: isReusedConnection, tls: tls)
     }
 }

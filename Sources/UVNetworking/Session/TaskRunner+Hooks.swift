@@ -20,6 +20,10 @@ extension TaskRunner {
         guard hookState != nil || hooks.isActive else { return }
         let state = ensureHookState()
         state.isReusedConnection = connection?.isReused
+        if let tls = connection?.tlsTransport {
+            state.tls = TLSMetrics(protocolVersion: tls.protocolVersion, cipherSuite: tls.cipherSuite,
+                                   isSessionResumed: tls.isSessionReused, verifiedChain: tls.verifiedChain)
+        }
         guard hooks.contains(.receiveResponse), let dataTask = task as? DataTask,
               let hook = hooks.read({ $0.dataTaskDidReceiveResponse }) else { return }
         state.holdsResponse = true

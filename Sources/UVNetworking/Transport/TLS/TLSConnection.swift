@@ -52,7 +52,7 @@ final class TLSConnection {
     ///   - sessions: where new sessions go and the resumed one comes from (nil: no resumption).
     init(context: TLSContext, host: String, sessions: TLSSessionCache?) throws(NetworkingError) {
         guard let ssl = SSL_new(context.context), let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
-            throw NetworkingError(.secureConnectionFailed, "OpenSSL could not make a TLS connection: \(TLSError.describeQueue())")
+            throw NetworkingError(.secureConnectionFailed, OpenSSLErrorQueue.detail("OpenSSL could not make a TLS connection"))
         }
         self.ssl = ssl
         self.input = input

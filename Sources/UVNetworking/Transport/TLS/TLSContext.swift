@@ -19,7 +19,7 @@ final class TLSContext: @unchecked Sendable {
                                     caFiles: configuration.additionalTrustedCAFiles,
                                     caDirectories: configuration.additionalTrustedCADirectories)
         guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw NetworkingError(.secureConnectionFailed, "OpenSSL could not make a TLS context: \(TLSError.describeQueue())")
+            throw NetworkingError(.secureConnectionFailed, OpenSSLErrorQueue.detail("OpenSSL could not make a TLS context"))
         }
         self.context = context
         resumesSessions = configuration.resumesSessions
@@ -40,6 +40,12 @@ final class TLSContext: @unchecked Sendable {
         // An idle connection keeps no read or write buffers: thousands of idle TLS connections
         // would otherwise hold about 34 KiB each.
         _ = uvn_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
+        do {
+            try configuration.clientIdentity?.apply(to: context)
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
     }
 
     deinit { SSL_CTX_free(context) }

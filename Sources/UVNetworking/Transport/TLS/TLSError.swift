@@ -9,19 +9,6 @@ enum TLSError {
     /// SSL_R_UNEXPECTED_EOF_WHILE_READING: the peer closed without close_notify.
     static let unexpectedEOFReason: Int32 = 294
 
-    /// Empties the queue into one line ("error:0A000086:SSL routines::certificate verify failed; ...").
-    static func describeQueue() -> String {
-        var lines: [String] = []
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            lines.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        return lines.isEmpty ? "no OpenSSL error recorded" : lines.joined(separator: "; ")
-    }
-
     /// The reason of the most recent error in the queue, without removing it.
     static func lastReason() -> Int32 {
         Int32(truncatingIfNeeded: ERR_peek_last_error() & 0x7FFFFF)
@@ -30,7 +17,7 @@ enum TLSError {
     /// The error for a TLS failure whose cause is in OpenSSL's queue (emptied here).
     static func failure(during phase: String, host: String, sentClientCertificate: Bool) -> NetworkingError {
         let reason = lastReason()
-        let text = describeQueue()
+        let text = OpenSSLErrorQueue.drain()
         if reason == certificateRequiredAlert {
             return NetworkingError(.clientCertificateRequired, "\(host) requires a client certificate (\(text))")
         }
