@@ -54,14 +54,14 @@ extension NetworkingError.Code {
         // The caller's identity is unusable, so it is rejected before any server sees it.
         // -1206 ("required") would claim that a server asked for a certificate, which did not
         // happen; -1205 says the certificate was refused, which is what happened, locally.
-        case .invalidClientIdentity: return (.invalidRequest, NSURLErrorDomain, NSURLErrorClientCertificateRejected)
+        case .invalidClientIdentity: return (.invalidRequest, NSURLErrorDomain, AppleURLError.clientCertificateRejected)
 
         // TLS: the codes URLSession reports for the same failures.
-        case .secureConnectionFailed: return (.tls, NSURLErrorDomain, NSURLErrorSecureConnectionFailed)
+        case .secureConnectionFailed: return (.tls, NSURLErrorDomain, AppleURLError.secureConnectionFailed)
         // AFNetworking 4's policy failure.
-        case .serverCertificateUntrusted: return (.tls, NSURLErrorDomain, NSURLErrorServerCertificateUntrusted)
-        case .clientCertificateRejected: return (.tls, NSURLErrorDomain, NSURLErrorClientCertificateRejected)
-        case .clientCertificateRequired: return (.tls, NSURLErrorDomain, NSURLErrorClientCertificateRequired)
+        case .serverCertificateUntrusted: return (.tls, NSURLErrorDomain, AppleURLError.serverCertificateUntrusted)
+        case .clientCertificateRejected: return (.tls, NSURLErrorDomain, AppleURLError.clientCertificateRejected)
+        case .clientCertificateRequired: return (.tls, NSURLErrorDomain, AppleURLError.clientCertificateRequired)
         // No NSURLError code names a malformed certificate, and the ServerCertificate… codes
         // describe a server's certificate that parsed but failed evaluation. -1015 ("raw data
         // could not be decoded") says what happened: the bytes are not a certificate.
@@ -94,4 +94,15 @@ extension NetworkingError.Code {
         default: return (.transport, NSURLErrorDomain, NSURLErrorUnknown)
         }
     }
+}
+
+/// The NSURLError codes of the -1200 family as Apple's Foundation defines them, which is what
+/// AFNetworking's users compare against (-1202 for an untrusted server). swift-corelibs-foundation
+/// declares this family one off (its NSURLErrorServerCertificateUntrusted is -1203), so these
+/// are spelled out.
+enum AppleURLError {
+    static let secureConnectionFailed = -1200
+    static let serverCertificateUntrusted = -1202
+    static let clientCertificateRejected = -1205
+    static let clientCertificateRequired = -1206
 }

@@ -22,6 +22,11 @@ public struct SessionConfiguration: Sendable {
     public var httpAdditionalHeaders: [(name: String, value: String)] = []
     /// Seconds a DNS answer is reused.
     public var dnsCacheTTL: TimeInterval = 30
+    /// Host names to connect to at a fixed IP literal instead of asking DNS, like curl's
+    /// `--resolve host:port:address` (here for every port). The URL's host still names the
+    /// server in the Host field, in SNI and in certificate checks. An entry that is not an IP
+    /// literal fails the request with `dnsFailure`.
+    public var hostAddressOverrides: [String: String] = [:]
     /// TLS for https URLs: versions, trusted CAs, session resumption. The TLS handshake counts
     /// against `connectTimeout`.
     public var tls = TLSConfiguration()

@@ -40,7 +40,8 @@ final class SessionEngine {
         self.workers = workers
         self.configuration = configuration
         self.manager = manager
-        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: UInt64(max(0, configuration.dnsCacheTTL) * 1000))
+        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: UInt64(max(0, configuration.dnsCacheTTL) * 1000),
+                                    overrides: configuration.hostAddressOverrides)
     }
 
     // MARK: Task events from the caller

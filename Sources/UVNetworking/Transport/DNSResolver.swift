@@ -13,19 +13,30 @@ final class DNSResolver {
 
     private let loop: EventLoop
     private let ttlMilliseconds: UInt64
+    /// Host names answered without a query (lowercased name -> IP literal), like curl's --resolve.
+    private let overrides: [String: String]
     private var cache: [CacheKey: CacheEntry] = [:]
     /// Look-ups in flight, so that a burst of connections to one host makes one query.
     private var pending: [CacheKey: [Completion]] = [:]
 
-    init(loop: EventLoop, ttlMilliseconds: UInt64) {
+    init(loop: EventLoop, ttlMilliseconds: UInt64, overrides: [String: String] = [:]) {
         self.loop = loop
         self.ttlMilliseconds = ttlMilliseconds
+        self.overrides = Dictionary(overrides.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
     }
 
     /// Calls `completion` on the loop thread, synchronously when the answer is numeric or cached.
     func resolve(host: String, port: Int, completion: @escaping Completion) {
         loop.assertInLoop()
         if let numeric = SocketAddress(numericHost: host, port: port) {
+            completion(.success([numeric]))
+            return
+        }
+        if !overrides.isEmpty, let address = overrides[host.lowercased()] {
+            guard let numeric = SocketAddress(numericHost: address, port: port) else {
+                completion(.failure(NetworkingError(.dnsFailure, "the address given for \(host), \"\(address)\", is not an IP literal")))
+                return
+            }
             completion(.success([numeric]))
             return
         }

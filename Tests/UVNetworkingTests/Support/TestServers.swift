@@ -80,7 +80,7 @@ enum TestServers {
     private static let sharedNginx = Result { try startNginx() }
     private static let sharedHTTPBin = Result { try startHTTPBin() }
 
-    private static let installHint = "run `make test`, which installs nginx-light / python3-httpbin"
+    static let installHint = "run `make test`, which installs nginx-light / python3-httpbin"
 
     private static func startNginx() throws -> NginxServer {
         let binary = "/usr/sbin/nginx"
@@ -191,7 +191,7 @@ enum TestServers {
 
     /// Polls until GET `path` on `port` answers 200 with a body `accepts`; nil when ready,
     /// else why not (the server exited, or the timeout passed).
-    private static func waitUntilServing(_ server: SupervisedProcess, port: Int, path: String, timeout: Double,
+    static func waitUntilServing(_ server: SupervisedProcess, port: Int, path: String, timeout: Double,
                                          accepts: (String) -> Bool) -> String? {
         let deadline = monotonicSeconds() + timeout
         var lastProblem = "no attempt"
@@ -213,13 +213,13 @@ enum TestServers {
 
     /// A loopback port that was free a moment ago (bind port 0, read it, release it).
     /// Callers retry when the server then loses the race for it.
-    private static func freeLoopbackPort() throws -> Int {
+    static func freeLoopbackPort() throws -> Int {
         let server = try ScriptedServer { _ in }
         defer { server.stop() }
         return server.port
     }
 
-    private static func makeTemporaryDirectory(prefix: String) throws -> String {
+    static func makeTemporaryDirectory(prefix: String) throws -> String {
         let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
         var template = Array((base + "\(prefix).XXXXXX").utf8CString)
         guard let path = mkdtemp(&template) else {
