@@ -54,14 +54,17 @@ extension NetworkingError.Code {
         // The caller's identity is unusable, so it is rejected before any server sees it.
         // -1206 ("required") would claim that a server asked for a certificate, which did not
         // happen; -1205 says the certificate was refused, which is what happened, locally.
-        case .invalidClientIdentity: return (.invalidRequest, NSURLErrorDomain, AppleURLError.clientCertificateRejected)
+        case .invalidClientIdentity: return (.invalidRequest, NSURLErrorDomain, URLError.Code.clientCertificateRejected.rawValue)
 
-        // TLS: the codes URLSession reports for the same failures.
-        case .secureConnectionFailed: return (.tls, NSURLErrorDomain, AppleURLError.secureConnectionFailed)
+        // TLS: the codes URLSession reports for the same failures. Taken from URLError.Code:
+        // swift-corelibs-foundation's NSURLError… constants of this family are one off
+        // (NSURLErrorSecureConnectionFailed is -1201 there, -1200 on Darwin), its URLError.Code
+        // values are Darwin's.
+        case .secureConnectionFailed: return (.tls, NSURLErrorDomain, URLError.Code.secureConnectionFailed.rawValue)
         // AFNetworking 4's policy failure.
-        case .serverCertificateUntrusted: return (.tls, NSURLErrorDomain, AppleURLError.serverCertificateUntrusted)
-        case .clientCertificateRejected: return (.tls, NSURLErrorDomain, AppleURLError.clientCertificateRejected)
-        case .clientCertificateRequired: return (.tls, NSURLErrorDomain, AppleURLError.clientCertificateRequired)
+        case .serverCertificateUntrusted: return (.tls, NSURLErrorDomain, URLError.Code.serverCertificateUntrusted.rawValue)
+        case .clientCertificateRejected: return (.tls, NSURLErrorDomain, URLError.Code.clientCertificateRejected.rawValue)
+        case .clientCertificateRequired: return (.tls, NSURLErrorDomain, URLError.Code.clientCertificateRequired.rawValue)
         // No NSURLError code names a malformed certificate, and the ServerCertificate… codes
         // describe a server's certificate that parsed but failed evaluation. -1015 ("raw data
         // could not be decoded") says what happened: the bytes are not a certificate.
@@ -94,15 +97,4 @@ extension NetworkingError.Code {
         default: return (.transport, NSURLErrorDomain, NSURLErrorUnknown)
         }
     }
-}
-
-/// The NSURLError codes of the -1200 family as Apple's Foundation defines them, which is what
-/// AFNetworking's users compare against (-1202 for an untrusted server). swift-corelibs-foundation
-/// declares this family one off (its NSURLErrorServerCertificateUntrusted is -1203), so these
-/// are spelled out.
-enum AppleURLError {
-    static let secureConnectionFailed = -1200
-    static let serverCertificateUntrusted = -1202
-    static let clientCertificateRejected = -1205
-    static let clientCertificateRequired = -1206
 }

@@ -7,7 +7,9 @@ import COpenSSL
 /// pinning with `allowInvalidCertificates` matches against. Host names are not checked here
 /// (`HostNameCheck` does that separately, so that each failure has its own reason).
 struct ChainVerification {
-    /// The chain OpenSSL built, leaf first, ending at the anchor when it found one.
+    /// The chain OpenSSL built, leaf first, ending at the anchor when it found one. With
+    /// `anchorsMayBeIntermediates`, certificates the server sent above a leaf or intermediate
+    /// that is itself an anchor may follow it.
     let chain: [Certificate]
     /// The first problem found; nil when the chain is valid.
     let failure: ChainVerificationFailure?

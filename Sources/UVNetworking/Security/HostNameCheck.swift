@@ -35,7 +35,11 @@ enum HostNameCheck {
             return X509_check_ip_asc(x509, address, 0) == 1
         }
         if name.hasSuffix(".") { name = name.dropLast() }
-        guard !name.isEmpty else { return false }
+        // An empty label is no host name; X509_check_host would even read a leading dot as
+        // "any host in this domain".
+        guard !name.isEmpty, !name.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            return false
+        }
         let flags = UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT)
         let text = String(name)
         return X509_check_host(x509, text, text.utf8.count, flags, nil) == 1

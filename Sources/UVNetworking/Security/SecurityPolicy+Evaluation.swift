@@ -18,7 +18,7 @@ extension SecurityPolicy {
     /// 5. `.certificate`: the chain must verify again with the pinned certificates as its only
     ///    anchors (a pinned intermediate or leaf counts as an anchor; every date is still
     ///    checked, so an expired pinned leaf fails), the host must match, and that chain must
-    ///    contain a pinned certificate.
+    ///    contain a pinned certificate; the chain returned ends at the first one.
     /// 6. `.publicKey`: a certificate of the chain verified in step 2 must have a pinned public
     ///    key (`pinnedPublicKeyHashes` or a key of `pinnedCertificates`), and the host must
     ///    match. Only the verified chain counts: a pinned key on an extra certificate the
@@ -78,12 +78,14 @@ extension SecurityPolicy {
                                 chain: pinned.chain)
             }
             if let hostMismatch { return .refused(hostMismatch, chain: pinned.chain) }
-            // Only pinned certificates are anchors, so a valid chain ends at one; checked
-            // anyway so that the rule does not rest on how the store was built.
-            guard pinned.chain.contains(where: pins.certificates.contains) else {
+            // Only pinned certificates are anchors, so a valid chain reaches one; checked anyway
+            // so that the rule does not rest on how the store was built. OpenSSL may leave sent
+            // certificates above a pinned leaf or intermediate in the chain; the chain reported
+            // ends at the pinned anchor.
+            guard let anchor = pinned.chain.firstIndex(where: pins.certificates.contains) else {
                 return .refused("no pinned certificate in the verified chain", chain: pinned.chain)
             }
-            return .trusted(pinned.chain)
+            return .trusted(Array(pinned.chain[...anchor]))
 
         case .publicKey:
             if let hostMismatch { return .refused(hostMismatch, chain: verification.chain) }

@@ -25,6 +25,16 @@ import Testing
         #expect(ns.userInfo[NSUnderlyingErrorKey] == nil)
     }
 
+    @Test func untrustedServerBridgesToAFNetworkings1202() {
+        let error = NetworkingError(.serverCertificateUntrusted, "host name mismatch", failingURL: url)
+        let ns = error.nsError
+        #expect(ns.domain == NSURLErrorDomain)
+        // A literal: swift-corelibs-foundation's NSURLErrorServerCertificateUntrusted is -1203.
+        #expect(ns.code == -1202)
+        #expect(ns.userInfo[NSURLErrorFailingURLErrorKey] as? URL == url)
+        #expect(error.kind == .tls)
+    }
+
     @Test func cancellationBridgesToNSURLErrorCancelled() {
         #expect(NetworkingError(.cancelled, "cancelled").nsError.code == NSURLErrorCancelled)
         #expect(NetworkingError(.cancelled, "cancelled").nsError.domain == NSURLErrorDomain)
