@@ -25,9 +25,10 @@ struct PreparedRequest: Sendable {
     let security: SecurityBinding?
 
     /// Validates and encodes `request`, adding `additionalFields` the request does not set.
-    /// `security` gives an https request's binding (nil: https is refused).
+    /// `security` gives an https request's binding for its host (the default refuses https).
+    /// Not escaping, so a plain-http task allocates no closure context for it.
     init(_ request: Request, additionalFields: [(name: String, value: String)],
-         security: ((String) throws(NetworkingError) -> SecurityBinding)? = nil) throws(NetworkingError) {
+         security: (String) throws(NetworkingError) -> SecurityBinding = Self.refuseHTTPS) throws(NetworkingError) {
         let target: RequestTarget
         do throws(RequestTarget.ParseError) {
             target = try RequestTarget(absoluteURL: request.url.absoluteString)
@@ -40,9 +41,6 @@ struct PreparedRequest: Sendable {
             }
         }
         if target.scheme == "https" {
-            guard let security else {
-                throw NetworkingError(.unsupportedURL, "https needs a session's TLS context", failingURL: request.url)
-            }
             do {
                 self.security = try security(target.host)
             } catch {
@@ -88,6 +86,11 @@ struct PreparedRequest: Sendable {
         self.streamedBody = streamedBody
         origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0)
         isHEAD = request.method == .head
+    }
+
+    /// The `security` of a request made outside a session, which has no TLS context.
+    static func refuseHTTPS(_ host: String) throws(NetworkingError) -> SecurityBinding {
+        throw NetworkingError(.unsupportedURL, "https needs a session's TLS context")
     }
 
     /// The framing of a streamed body: Content-Length when its length is known (from the

@@ -107,6 +107,16 @@ import Testing
         #expect(outcome.text?.contains("test client") == true)
     }
 
+    @Test func mutualTLSWithAPKCS12Identity() throws {
+        let nginx = try TestServers.nginxTLS()
+        let archive = TestPKI.pkcs12(pki.clientLeaf, key: pki.clientLeaf.key, password: "p12 secret")
+        let identity = try ClientIdentity.pkcs12(archive, password: "p12 secret")
+        let harness = tlsHarness { $0.tls.clientIdentity = identity }
+        defer { harness.finish() }
+        #expect(harness.fetch(nginx.url(.mutualTLS, path: "/client")).text?.hasPrefix("SUCCESS ") == true)
+        #expect(throws: NetworkingError.self) { try ClientIdentity.pkcs12(archive, password: "wrong") }
+    }
+
     @Test func mutualTLSWithoutAnIdentityGetsNginxsRefusal() throws {
         let nginx = try TestServers.nginxTLS()
         let harness = tlsHarness()

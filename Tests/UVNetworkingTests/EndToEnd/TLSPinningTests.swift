@@ -110,8 +110,11 @@ import Testing
         let harness = tlsHarness()
         defer { harness.finish() }
         let seen = Mutex<[ProtectionSpace]>([])
+        let askedOnTheLoop = Mutex(false)
+        let loop = harness.manager.loop
         harness.manager.authenticationChallengeHandler = { _, challenge in
             seen.withLock { $0.append(challenge.protectionSpace) }
+            if loop.inLoop { askedOnTheLoop.withLock { $0 = true } }
             let trust = challenge.protectionSpace.serverTrust!
             switch challenge.protectionSpace.port {
             case nginx.ports[.selfSigned]: return .useCredential(.serverTrust(trust))
@@ -131,6 +134,8 @@ import Testing
         #expect(spaces.count == 5)
         #expect(spaces.allSatisfy { $0.authenticationMethod == .serverTrust && $0.scheme == "https" && $0.host == "localhost" })
         #expect(spaces.first?.serverTrust?.certificates.count == 1)
+        // The handler (and the evaluation with it) runs on a worker, never the loop thread.
+        #expect(askedOnTheLoop.withLock { $0 } == false)
     }
 
     @Test func pinningPolicyNeedsAnHTTPSBaseURL() throws {

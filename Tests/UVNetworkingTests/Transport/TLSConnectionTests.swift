@@ -1,0 +1,243 @@
+import COpenSSL
+import Foundation
+import Testing
+@testable import UVNetworking
+
+/// An OpenSSL server over memory BIOs, wired to a TLSConnection by copying bytes: the client's
+/// handshake, trust suspension, records and shutdown, with no socket and no loop.
+private final class InMemoryServer {
+    let context: OpaquePointer
+    let ssl: OpaquePointer
+    private let input: OpaquePointer
+    private let output: OpaquePointer
+
+    /// A server with a context of its own.
+    convenience init(chain: [TestCertificate], key: TestKey) {
+        let context = SSL_CTX_new(TLS_server_method())!
+        _ = SSL_CTX_use_certificate(context, chain[0].x509)
+        for certificate in chain.dropFirst() { _ = uvn_SSL_CTX_add1_chain_cert(context, certificate.x509) }
+        _ = SSL_CTX_use_PrivateKey(context, key.pkey)
+        self.init(context: context)
+        SSL_CTX_free(context)
+    }
+
+    /// A server sharing `context` (its session tickets), as a second connection to one server.
+    init(context: OpaquePointer) {
+        SSL_CTX_up_ref(context)
+        self.context = context
+        ssl = SSL_new(context)!
+        input = BIO_new(BIO_s_mem())!
+        output = BIO_new(BIO_s_mem())!
+        SSL_set_bio(ssl, input, output)
+        SSL_set_accept_state(ssl)
+    }
+
+    deinit {
+        SSL_free(ssl)
+        SSL_CTX_free(context)
+    }
+
+    /// Moves the client's output to the server, steps the server, moves its output back.
+    func exchange(with client: TLSConnection) {
+        let toServer = client.takeOutput()
+        if !toServer.isEmpty { _ = BIO_write(input, toServer, Int32(toServer.count)) }
+        if SSL_is_init_finished(ssl) != 1 { _ = SSL_do_handshake(ssl) }
+        var buffer = [UInt8](repeating: 0, count: 1)
+        _ = SSL_peek(ssl, &buffer, 0)  // processes post-handshake messages without consuming data
+        ERR_clear_error()
+        deliver(to: client)
+    }
+
+    func deliver(to client: TLSConnection) {
+        let pending = Int(BIO_ctrl_pending(output))
+        guard pending > 0 else { return }
+        var bytes = [UInt8](repeating: 0, count: pending)
+        _ = BIO_read(output, &bytes, Int32(pending))
+        bytes.withUnsafeBytes { client.feed($0) }
+    }
+
+    func send(_ text: String, to client: TLSConnection) {
+        let bytes = Array(text.utf8)
+        _ = SSL_write(ssl, bytes, Int32(bytes.count))
+        deliver(to: client)
+    }
+
+    func receive(from client: TLSConnection) -> String {
+        let toServer = client.takeOutput()
+        _ = BIO_write(input, toServer, Int32(toServer.count))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = SSL_read(ssl, &buffer, Int32(buffer.count))
+        return count > 0 ? String(decoding: buffer[0..<Int(count)], as: UTF8.self) : ""
+    }
+
+    var sniName: String? {
+        SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
+    }
+}
+
+@Suite struct TLSConnectionTests {
+    private let pki = TestPKI.standard
+
+    private func makeContext(resumes: Bool = true) throws -> TLSContext {
+        var configuration = TLSConfiguration()
+        configuration.trustsSystemCAs = false
+        configuration.additionalTrustedCAFiles = [pki.rootPEMPath]
+        configuration.resumesSessions = resumes
+        return try TLSContext(configuration: configuration)
+    }
+
+    /// Runs the handshake to its trust decision; returns the trust the client asked about.
+    private func handshakeToTrustDecision(_ client: TLSConnection, _ server: InMemoryServer) -> ServerTrust? {
+        for _ in 0..<10 {
+            switch client.handshake() {
+            case .needsTrustDecision(let trust): return trust
+            case .needsInput: server.exchange(with: client)
+            case .complete, .failed: return nil
+            }
+        }
+        return nil
+    }
+
+    private func completeHandshake(_ client: TLSConnection, _ server: InMemoryServer) -> TLSConnection.HandshakeStep {
+        var step = client.handshake()
+        for _ in 0..<10 {
+            guard case .needsInput = step else { break }
+            server.exchange(with: client)
+            step = client.handshake()
+        }
+        server.exchange(with: client)
+        return step
+    }
+
+    @Test func handshakeWaitsForTheTrustDecisionThenCarriesData() throws {
+        let server = InMemoryServer(chain: pki.sentChain, key: pki.leaf.key)
+        let client = try TLSConnection(context: makeContext(), host: "localhost", sessions: TLSSessionCache())
+        let trust = try #require(handshakeToTrustDecision(client, server))
+        // The certificates as sent, leaf first, for the worker to evaluate.
+        #expect(trust.certificates.map(\.derData) == pki.sentChain.map(\.der))
+        #expect(trust.host == "localhost")
+        #expect(server.sniName == "localhost")
+        // Until the decision, asking again does not get past verification.
+        guard case .needsTrustDecision = client.handshake() else {
+            Issue.record("the handshake went on without a decision")
+            return
+        }
+        let chain = [pki.leaf, pki.intermediate, pki.root].map(\.certificate)
+        client.decideTrust(accepted: true, verifiedChain: chain)
+        guard case .complete = completeHandshake(client, server) else {
+            Issue.record("handshake did not complete")
+            return
+        }
+        // The accepted chain is what the connection reports as verified.
+        #expect(client.verifiedChain == chain)
+        let ping = Array("ping".utf8)
+        #expect(ping.withUnsafeBytes { client.write($0) } == nil)
+        #expect(server.receive(from: client) == "ping")
+        server.send("pong", to: client)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let step = buffer.withUnsafeMutableBytes { client.read(into: $0) }
+        guard case .data(let count) = step else {
+            Issue.record("expected data, got \(step)")
+            return
+        }
+        #expect(String(decoding: buffer[0..<count], as: UTF8.self) == "pong")
+    }
+
+    @Test func refusedTrustFailsTheHandshakeAndAlertsTheServer() throws {
+        let server = InMemoryServer(chain: pki.sentChain, key: pki.leaf.key)
+        let client = try TLSConnection(context: makeContext(), host: "localhost", sessions: nil)
+        _ = try #require(handshakeToTrustDecision(client, server))
+        client.decideTrust(accepted: false, verifiedChain: [])
+        guard case .failed(let error) = client.handshake() else {
+            Issue.record("a refused chain completed the handshake")
+            return
+        }
+        #expect(error.kind == .tls)
+        // The alert reaches the server, whose handshake then fails.
+        server.exchange(with: client)
+        #expect(SSL_is_init_finished(server.ssl) != 1)
+    }
+
+    @Test func ipLiteralIsNotSentAsSNI() throws {
+        let server = InMemoryServer(chain: pki.sentChain, key: pki.leaf.key)
+        let client = try TLSConnection(context: makeContext(), host: "127.0.0.1", sessions: nil)
+        let trust = try #require(handshakeToTrustDecision(client, server))
+        #expect(trust.host == "127.0.0.1")
+        #expect(server.sniName == nil)
+    }
+
+    private func connected(_ context: TLSContext, _ sessions: TLSSessionCache,
+                           server: InMemoryServer? = nil) throws -> (TLSConnection, InMemoryServer) {
+        let server = server ?? InMemoryServer(chain: pki.sentChain, key: pki.leaf.key)
+        let client = try TLSConnection(context: context, host: "localhost", sessions: sessions)
+        if handshakeToTrustDecision(client, server) != nil {
+            client.decideTrust(accepted: true, verifiedChain: [pki.leaf.certificate])
+        }
+        guard case .complete = completeHandshake(client, server) else { throw ScriptedTLSError(description: "no handshake") }
+        // TLS 1.3 tickets arrive after the handshake; a read processes them.
+        var buffer = [UInt8](repeating: 0, count: 64)
+        _ = buffer.withUnsafeMutableBytes { client.read(into: $0) }
+        return (client, server)
+    }
+
+    @Test func closeNotifyEndsReadsCleanlyAndABareEOFDoesNot() throws {
+        let context = try makeContext()
+        var buffer = [UInt8](repeating: 0, count: 64)
+
+        let (clean, cleanServer) = try connected(context, TLSSessionCache())
+        _ = SSL_shutdown(cleanServer.ssl)
+        cleanServer.deliver(to: clean)
+        let cleanStep = buffer.withUnsafeMutableBytes { clean.read(into: $0) }
+        guard case .ended(cleanly: true) = cleanStep else {
+            Issue.record("close_notify read as \(cleanStep)")
+            return
+        }
+
+        let (cut, _) = try connected(context, TLSSessionCache())
+        cut.markInputEOF()
+        let cutStep = buffer.withUnsafeMutableBytes { cut.read(into: $0) }
+        guard case .ended(cleanly: false) = cutStep else {
+            Issue.record("a bare EOF read as \(cutStep)")
+            return
+        }
+    }
+
+    @Test func secondConnectionResumesWithoutATrustDecision() throws {
+        let context = try makeContext()
+        let sessions = TLSSessionCache()
+        let (first, firstServer) = try connected(context, sessions)
+        #expect(!first.isSessionReused)
+        // A clean close keeps the session resumable.
+        first.shutdown()
+        #expect(sessions.resumable != nil)
+        // The same server (its context, so its ticket keys): the handshake resumes, and no
+        // certificate is exchanged, so no trust decision is asked for.
+        let server = InMemoryServer(context: firstServer.context)
+        let second = try TLSConnection(context: context, host: "localhost", sessions: sessions)
+        guard case .complete = completeHandshake(second, server) else {
+            Issue.record("the resumed handshake did not complete on its own")
+            return
+        }
+        #expect(second.isSessionReused)
+        #expect(second.verifiedChain.isEmpty)
+    }
+
+    @Test func connectionFreedWithoutCloseNotifyLeavesNoResumableSession() throws {
+        let context = try makeContext()
+        let sessions = TLSSessionCache()
+        do {
+            let (connection, _) = try connected(context, sessions)
+            #expect(sessions.resumable != nil)
+            _ = connection
+        }
+        // Freed without shutdown: OpenSSL marks the session not resumable, and the cache drops it.
+        #expect(sessions.resumable == nil)
+    }
+
+    @Test func resumptionOffKeepsNoSessions() throws {
+        let sessions = TLSSessionCache()
+        let (connection, _) = try connected(try makeContext(resumes: false), sessions)
+        connection.shutdown()
+        #expect(sessions.resumable == nil)
+    }
+}
