@@ -47,18 +47,25 @@ import Testing
         #expect(harness.fetch("https://localhost:\(server.port)/").code == .secureConnectionFailed)
     }
 
-    /// A response whose body only the end of the connection frames, then the end: with
-    /// close_notify it is complete, without it it may have been cut short.
-    private func eofFramedResponse(closeNotify: Bool) throws -> Outcome {
+    /// A scripted server that completes a TLS handshake with the standard chain, reads one
+    /// request head and writes `response`; then says close_notify if asked, and closes.
+    private func tlsServer(response: String, closeNotify: Bool, clientRoot: TestCertificate? = nil) throws -> ScriptedServer {
         let pki = self.pki
-        let server = try ScriptedServer { connection in
-            let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key)
+        return try ScriptedServer { connection in
+            let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key, clientRoot: clientRoot)
             try tls.handshake()
             _ = try tls.readRequestHead()
-            try tls.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody without a length")
+            try tls.write(response)
             if closeNotify { try tls.closeNotify() }
             connection.close()
         }
+    }
+
+    /// A response whose body only the end of the connection frames, then the end: with
+    /// close_notify it is complete, without it it may have been cut short.
+    private func eofFramedResponse(closeNotify: Bool) throws -> Outcome {
+        let server = try tlsServer(response: "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody without a length",
+                                   closeNotify: closeNotify)
         defer { server.stop() }
         let harness = tlsHarness()
         defer { harness.finish() }
@@ -78,14 +85,8 @@ import Testing
     }
 
     @Test func lengthFramedResponseWithoutCloseNotifyIsStillComplete() throws {
-        let pki = self.pki
-        let server = try ScriptedServer { connection in
-            let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key)
-            try tls.handshake()
-            _ = try tls.readRequestHead()
-            try tls.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-            connection.close()
-        }
+        let server = try tlsServer(response: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+                                   closeNotify: false)
         defer { server.stop() }
         let harness = tlsHarness()
         defer { harness.finish() }
@@ -142,13 +143,8 @@ import Testing
         let identity = try clientIdentity()
         let withIdentity = tlsHarness { $0.tls.clientIdentity = identity }
         defer { withIdentity.finish() }
-        let accepted = try ScriptedServer { connection in
-            let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key, clientRoot: pki.clientRoot)
-            try tls.handshake()
-            _ = try tls.readRequestHead()
-            try tls.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            try tls.closeNotify()
-        }
+        let accepted = try tlsServer(response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", closeNotify: true,
+                                     clientRoot: pki.clientRoot)
         defer { accepted.stop() }
         #expect(withIdentity.fetch("https://localhost:\(accepted.port)/").text == "ok")
     }

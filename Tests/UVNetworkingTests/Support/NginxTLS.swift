@@ -75,29 +75,13 @@ extension TestServers {
     private static let sharedNginxTLS = Result { try startNginxTLS() }
 
     private static func startNginxTLS() throws -> NginxTLSServer {
-        let binary = "/usr/sbin/nginx"
-        guard access(binary, X_OK) == 0 else { throw TestServerError(description: "\(binary) is missing: \(installHint)") }
-        var failures: [String] = []
-        for _ in 1...5 {
-            let directory = try makeTemporaryDirectory(prefix: "uvnetworking-nginx-tls")
-            // A plain-http port answers the readiness probe; the TLS sites follow.
+        // A plain-http port answers the readiness probe; the TLS sites follow.
+        try launchNginx(name: "nginx-tls", probePath: "/ready", accepts: { $0 == "ready\n" }) { directory in
             let probePort = try freeLoopbackPort()
             var ports: [NginxTLSServer.Site: Int] = [:]
             for site in NginxTLSServer.Site.allCases { ports[site] = try freeLoopbackPort() }
-            let fixture = try writeNginxTLSFiles(in: directory, probePort: probePort, ports: ports)
-            let errorLog = directory + "/error.log"
-            let server = try SupervisedProcess.launch(
-                [binary, "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", errorLog],
-                directory: directory)
-            let outcome = waitUntilServing(server, port: probePort, path: "/ready", timeout: 15) { $0 == "ready\n" }
-            if outcome == nil { return fixture }
-            let log = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
-            server.release()
-            try? FileManager.default.removeItem(atPath: directory)
-            failures.append("\(outcome!); error.log: \(log)")
-            guard log.contains("Address already in use") else { break }
+            return (probePort, try writeNginxTLSFiles(in: directory, probePort: probePort, ports: ports))
         }
-        throw TestServerError(description: "nginx (TLS) did not start: " + failures.joined(separator: " | "))
     }
 
     private static func writeNginxTLSFiles(in directory: String, probePort: Int,
@@ -161,25 +145,9 @@ extension TestServers {
             """
         }
         try Data(NginxServer.largeBody(count: NginxServer.largeSize)).write(to: URL(fileURLWithPath: directory + "/large.bin"))
-        let config = """
-            daemon off;
-            master_process off;
-            worker_processes 1;
-            pid \(directory)/nginx.pid;
-            error_log \(directory)/error.log warn;
-            events { worker_connections 1024; }
-            http {
+        let config = nginxConfig(directory: directory, http: """
                 log_format tls '$server_port $request_uri $status $ssl_protocol $ssl_session_reused';
                 access_log \(directory)/access.log tls;
-                server_tokens off;
-                client_body_temp_path \(directory)/tmp/body;
-                proxy_temp_path \(directory)/tmp/proxy;
-                fastcgi_temp_path \(directory)/tmp/fastcgi;
-                uwsgi_temp_path \(directory)/tmp/uwsgi;
-                scgi_temp_path \(directory)/tmp/scgi;
-                keepalive_requests 1000000;
-                keepalive_timeout 60s;
-                default_type application/octet-stream;
                 ssl_protocols TLSv1.2 TLSv1.3;
                 ssl_session_cache shared:uvnetworking:1m;
                 ssl_session_tickets on;
@@ -188,9 +156,7 @@ extension TestServers {
                     location = /ready { default_type text/plain; return 200 "ready\\n"; }
                 }
             \(servers)
-            }
-
-            """
+            """)
         try config.write(toFile: directory + "/nginx.conf", atomically: false, encoding: .utf8)
         return NginxTLSServer(ports: ports, directory: directory, renewedLeaf: renewed, extraCertificate: extra,
                               wildcardLeaf: wildcard)

@@ -83,30 +83,39 @@ enum TestServers {
     static let installHint = "run `make test`, which installs nginx-light / python3-httpbin"
 
     private static func startNginx() throws -> NginxServer {
+        try launchNginx(name: "nginx", probePath: "/hello", accepts: { $0 == NginxServer.helloBody }) { directory in
+            let port = try freeLoopbackPort()
+            try writeNginxFiles(in: directory, port: port)
+            return (port, NginxServer(port: port, directory: directory))
+        }
+    }
+
+    /// Starts nginx on the configuration `write` puts in a fresh temp directory, and returns
+    /// `write`'s fixture once GET `probePath` on its probe port answers as `accepts` wants.
+    /// Ports are probed free before nginx binds them, so another process can win the race: then
+    /// it tries again with new ports, up to five times.
+    static func launchNginx<Fixture>(name: String, probePath: String, accepts: (String) -> Bool,
+                                     write: (_ directory: String) throws -> (probePort: Int, fixture: Fixture)) throws -> Fixture {
         let binary = "/usr/sbin/nginx"
         guard access(binary, X_OK) == 0 else { throw TestServerError(description: "\(binary) is missing: \(installHint)") }
         var failures: [String] = []
         for _ in 1...5 {
-            let directory = try makeTemporaryDirectory(prefix: "uvnetworking-nginx")
-            let port = try freeLoopbackPort()
-            try writeNginxFiles(in: directory, port: port)
+            let directory = try makeTemporaryDirectory(prefix: "uvnetworking-\(name)")
+            let (probePort, fixture) = try write(directory)
             let errorLog = directory + "/error.log"
             let server = try SupervisedProcess.launch(
                 [binary, "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", errorLog],
                 directory: directory)
-            let outcome = waitUntilServing(server, port: port, path: "/hello", timeout: 15) { body in
-                body == NginxServer.helloBody
-            }
-            if outcome == nil { return NginxServer(port: port, directory: directory) }
+            let outcome = waitUntilServing(server, port: probePort, path: probePath, timeout: 15, accepts: accepts)
+            if outcome == nil { return fixture }
             let log = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
             let output = server.output()
             server.release()
             try? FileManager.default.removeItem(atPath: directory)
             failures.append("\(outcome!); error.log: \(log)\(output.isEmpty ? "" : "; output: \(output)")")
-            // Another process took the port between our probe and nginx's bind: pick another.
             guard log.contains("Address already in use") else { break }
         }
-        throw TestServerError(description: "nginx did not start: " + failures.joined(separator: " | "))
+        throw TestServerError(description: "\(name) did not start: " + failures.joined(separator: " | "))
     }
 
     private static func startHTTPBin() throws -> HTTPBinServer {
@@ -148,25 +157,8 @@ enum TestServers {
         let hello = "default_type text/plain; return 200 \"hello world\\n\";"
         // sub_filter with a pattern that never occurs still removes Content-Length -> chunked.
         let chunked = "sub_filter_types *; sub_filter \"no-such-text\" \"\";"
-        let config = """
-            daemon off;
-            master_process off;
-            worker_processes 1;
-            pid \(directory)/nginx.pid;
-            error_log \(directory)/error.log warn;
-            events { worker_connections 1024; }
-            http {
+        let config = nginxConfig(directory: directory, http: """
                 access_log off;
-                server_tokens off;
-                client_max_body_size 0;
-                client_body_temp_path \(directory)/tmp/body;
-                proxy_temp_path \(directory)/tmp/proxy;
-                fastcgi_temp_path \(directory)/tmp/fastcgi;
-                uwsgi_temp_path \(directory)/tmp/uwsgi;
-                scgi_temp_path \(directory)/tmp/scgi;
-                keepalive_requests 1000000;
-                keepalive_timeout 60s;
-                default_type application/octet-stream;
                 server {
                     listen 127.0.0.1:\(port);
                     root \(docroot);
@@ -183,10 +175,36 @@ enum TestServers {
                     location = /redirect { return 302 /hello; }
                     location / { return 404; }
                 }
-            }
-
-            """
+            """)
         try config.write(toFile: directory + "/nginx.conf", atomically: false, encoding: .utf8)
+    }
+
+    /// An nginx.conf for one foreground process (no master, one worker) whose pid, logs and
+    /// temp files all live in `directory`; `http` goes inside the http block, after settings
+    /// every test server shares (keep-alive for a million requests or 60 s, no body size limit).
+    static func nginxConfig(directory: String, http: String) -> String {
+        """
+        daemon off;
+        master_process off;
+        worker_processes 1;
+        pid \(directory)/nginx.pid;
+        error_log \(directory)/error.log warn;
+        events { worker_connections 1024; }
+        http {
+            server_tokens off;
+            client_max_body_size 0;
+            client_body_temp_path \(directory)/tmp/body;
+            proxy_temp_path \(directory)/tmp/proxy;
+            fastcgi_temp_path \(directory)/tmp/fastcgi;
+            uwsgi_temp_path \(directory)/tmp/uwsgi;
+            scgi_temp_path \(directory)/tmp/scgi;
+            keepalive_requests 1000000;
+            keepalive_timeout 60s;
+            default_type application/octet-stream;
+        \(http)
+        }
+
+        """
     }
 
     /// Polls until GET `path` on `port` answers 200 with a body `accepts`; nil when ready,
