@@ -78,6 +78,11 @@ extension NetworkingError.Code {
         case .connectionReset, .connectionClosed, .writeFailed, .truncatedResponse:
             return (.transport, NSURLErrorDomain, NSURLErrorNetworkConnectionLost)
 
+        // What URLSession reports for a redirect limit or loop; an https-to-http redirect is
+        // refused as App Transport Security refuses cleartext.
+        case .tooManyRedirects, .redirectCycle: return (.transport, NSURLErrorDomain, NSURLErrorHTTPTooManyRedirects)
+        case .insecureRedirect: return (.invalidRequest, NSURLErrorDomain, NSURLErrorAppTransportSecurityRequiresSecureConnection)
+
         case .malformedResponse, .unexpectedUpgrade: return (.parse, NSURLErrorDomain, NSURLErrorBadServerResponse)
         case .responseHeadTooLarge, .responseBodyTooLarge:
             return (.parse, NSURLErrorDomain, NSURLErrorDataLengthExceedsMaximum)

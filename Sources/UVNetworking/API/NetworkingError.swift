@@ -85,6 +85,15 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         /// The server switched protocols, which no request asked for.
         public static let unexpectedUpgrade = Code("unexpectedUpgrade")
 
+        // Redirects.
+        /// The task followed more redirects than `SessionConfiguration.maximumRedirects`.
+        public static let tooManyRedirects = Code("tooManyRedirects")
+        /// A redirect led back to a request the task had already sent.
+        public static let redirectCycle = Code("redirectCycle")
+        /// A redirect from https to http, which `SessionConfiguration.allowsHTTPSToHTTPRedirects`
+        /// refuses by default.
+        public static let insecureRedirect = Code("insecureRedirect")
+
         // The task's life.
         /// The task was cancelled.
         public static let cancelled = Code("cancelled")

@@ -9,7 +9,7 @@ import HTTPTypes
 /// `HTTPFields` would silently rewrite such values, hiding the caller's mistake, which is why the
 /// raw fields are kept here and `HTTPFields` is offered as a view.)
 public struct Request: Sendable, Equatable {
-    /// The URL to fetch (http only, until TLS lands).
+    /// The URL to fetch: http or https.
     public var url: URL
     /// The request method.
     public var method: HTTPRequest.Method

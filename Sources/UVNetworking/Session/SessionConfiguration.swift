@@ -22,6 +22,12 @@ public struct SessionConfiguration: Sendable {
     public var httpAdditionalHeaders: [(name: String, value: String)] = []
     /// Seconds a DNS answer is reused.
     public var dnsCacheTTL: TimeInterval = 30
+    /// Redirects (301, 302, 303, 307, 308) a task follows before failing with `tooManyRedirects`;
+    /// 0 follows none (the redirect response is the task's response). URLSession's limit is 16.
+    public var maximumRedirects: Int = 16
+    /// Whether a redirect may lead from https to http. Off: such a redirect fails the task with
+    /// `insecureRedirect` rather than send the request, and maybe credentials, in clear.
+    public var allowsHTTPSToHTTPRedirects = false
     /// Host names to connect to at a fixed IP literal instead of asking DNS, like curl's
     /// `--resolve host:port:address` (here for every port). The URL's host still names the
     /// server in the Host field, in SNI and in certificate checks. An entry that is not an IP

@@ -16,11 +16,14 @@ public class SessionTask: @unchecked Sendable {
     public let taskIdentifier: Int
     /// The request as given.
     public let originalRequest: Request
-    /// The request being sent (the same until redirects exist).
-    public var currentRequest: Request { originalRequest }
+    /// The request being sent: `originalRequest` until a redirect is followed, then the
+    /// request the redirect led to.
+    public var currentRequest: Request { snapshot.withLock { $0.currentRequest } ?? originalRequest }
 
     struct Snapshot {
         var state: State = .suspended
+        /// Set when a redirect is followed.
+        var currentRequest: Request?
         /// The raw head from the loop, converted on first request.
         var head: ResponseHead?
         var response: HTTPResponse?
@@ -183,6 +186,11 @@ public class SessionTask: @unchecked Sendable {
             return snapshot.downloadProgress
         }
         if let progress, let expectedLength { progress.totalUnitCount = expectedLength }
+    }
+
+    /// A redirect was followed: `request` is sent next.
+    func recordRedirect(to request: Request) {
+        snapshot.withLock { $0.currentRequest = request }
     }
 
     /// Stores the response built off the loop, so `response` need not build it again.

@@ -52,6 +52,7 @@ final class TaskHookState: @unchecked Sendable {
     var endDate: Date?
     var isReusedConnection: Bool?
     var tls: TLSMetrics?
+    var redirectCount = 0
     /// The response head went to `dataTaskDidReceiveResponse`; body and end wait for the answer.
     var holdsResponse = false
     var endedWhileHeld = false
@@ -82,7 +83,7 @@ final class TaskHookState: @unchecked Sendable {
     var metrics: TaskMetrics? {
         guard madeAtStart else { return nil }
         let end = max(endDate ?? startDate, startDate)
-        return TaskMetrics(taskInterval: DateInterval(start: startDate, end: end), redirectCount: 0,
+        return TaskMetrics(taskInterval: DateInterval(start: startDate, end: end), redirectCount: redirectCount,
                            isReusedConnection: isReusedConnection, tls: tls)
     }
 }

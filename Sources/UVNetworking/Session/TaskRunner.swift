@@ -11,7 +11,7 @@ final class TaskRunner {
     let task: SessionTask
     private unowned let engine: SessionEngine
     private let loop: EventLoop
-    @exclusivity(unchecked) private var machine: TaskStateMachine
+    @exclusivity(unchecked) var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
     @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
     /// Set only when the manager has hooks (see TaskRunner+Hooks.swift).
@@ -24,12 +24,25 @@ final class TaskRunner {
     private let idleTimeout: UInt64
 
     /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
-    @exclusivity(unchecked) private(set) var head: ResponseHead?
-    @exclusivity(unchecked) private(set) var body: [UInt8] = []
+    @exclusivity(unchecked) var head: ResponseHead?
+    @exclusivity(unchecked) var body: [UInt8] = []
     /// Streaming mode (`SessionManager.bytes(for:)`): body chunks go here instead of `body`.
     private let bodyStream: BodyStreamBuffer?
+    /// The stream a delivered redirect response goes to.
+    var deliveredStream: BodyStreamBuffer? { bodyStream }
     /// Reading is paused because the stream's consumer is behind.
     @exclusivity(unchecked) private var bodyStreamPaused = false
+
+    // Redirects (TaskRunner+Redirects.swift).
+    /// The request of the exchange in flight: the task's own, or where redirects led.
+    @exclusivity(unchecked) var currentRequest: Request
+    /// `currentRequest` encoded; nil until the task first reaches a pool.
+    @exclusivity(unchecked) var prepared: PreparedRequest?
+    /// The head in hand is a redirect being followed: its body is not the task's.
+    @exclusivity(unchecked) var followingRedirect = false
+    /// Every request sent so far, for cycle detection.
+    @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
+    @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
 
     init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
         self.task = task
@@ -39,6 +52,9 @@ final class TaskRunner {
         self.headTimeout = Self.milliseconds(configuration.responseHeadTimeout)
         self.idleTimeout = Self.milliseconds(configuration.idleTimeout)
         self.bodyStream = task.bodyStream
+        self.currentRequest = task.originalRequest
+        self.redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
+                                                     allowsHTTPSToHTTP: configuration.allowsHTTPSToHTTPRedirects)
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> UInt64 {
@@ -54,7 +70,7 @@ final class TaskRunner {
 
     // MARK: Acting
 
-    private func perform(_ action: TaskStateMachine.Action) {
+    func perform(_ action: TaskStateMachine.Action) {
         switch action {
         case .none:
             break
@@ -66,6 +82,8 @@ final class TaskRunner {
             if !bodyStreamPaused { connection?.resumeReading() }
         case .succeed:
             finish(error: nil)
+        case .planRedirect:
+            planRedirect()
         case .fail(let code):
             fail(NetworkingError(code, Self.detail(for: code, request: task.originalRequest)))
         }
@@ -91,7 +109,9 @@ final class TaskRunner {
                 finish(error: error)
                 return
             case .success(let prepared):
+                self.prepared = prepared
                 pool = engine.pool(for: prepared)
+                visited.append(RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString))
             }
             let timeout = Self.milliseconds(task.originalRequest.timeoutInterval)
             requestDeadline = timeout == .max ? .max : LoopTimer.now(loop) &+ timeout
@@ -100,8 +120,14 @@ final class TaskRunner {
         pool!.enqueue(self, requireFreshConnection: requireFresh)
     }
 
+    /// Moves the task to `prepared`'s pool (a redirect to another origin, or the same one).
+    func switchPool(to prepared: PreparedRequest) {
+        self.prepared = prepared
+        pool = engine.pool(for: prepared)
+    }
+
     /// Fails the task with `error`, giving up its place in the queue or its connection.
-    private func fail(_ error: NetworkingError) {
+    func fail(_ error: NetworkingError) {
         if let connection {
             self.connection = nil
             connection.abort()
@@ -109,7 +135,7 @@ final class TaskRunner {
             pool.cancel(self)
         }
         var error = error
-        error.failingURL = task.originalRequest.url
+        error.failingURL = error.failingURL ?? currentRequest.url
         error.response = error.response ?? head?.httpResponse
         finish(error: error)
     }
@@ -167,7 +193,7 @@ extension TaskRunner: PoolRequest {
         armTimer()
         // Last: a write that fails at once reports back (and may retry or finish the task) from
         // inside this call.
-        guard case .success(let prepared) = task.prepared else { return }
+        guard let prepared else { return }
         // A streamed body gets a new reader, so a new stream from its factory, on every attempt.
         let body = prepared.streamedBody.map { RequestBodyReader(body: $0, loop: loop, workers: task.manager.workers) }
         connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, for: self)
@@ -180,7 +206,7 @@ extension TaskRunner: PoolRequest {
     func poolFailed(_ error: NetworkingError) {
         guard case .fail = machine.connectFailed(error.code) else { return }
         var error = error
-        error.failingURL = task.originalRequest.url
+        error.failingURL = currentRequest.url
         finish(error: error)
     }
 }
@@ -188,8 +214,8 @@ extension TaskRunner: PoolRequest {
 extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeRequestWritten() {
         // A streamed body reported its bytes chunk by chunk (exchangeSentBody).
-        if task.originalRequest.bodyStream == nil {
-            task.recordSent(Int64(task.originalRequest.body?.count ?? 0))
+        if currentRequest.bodyStream == nil {
+            task.recordSent(Int64(currentRequest.body?.count ?? 0))
             engine.progressChanged(task, upload: true)
         }
         // The head timeout runs from the last request byte.
@@ -208,6 +234,15 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         self.head = head
+        if redirectLimits.maximumRedirects > 0 && isRedirectToFollow(head) {
+            // Its body is read (so the connection stays reusable) but is not the task's: no
+            // progress, stream or hooks see it unless the redirect ends up delivered.
+            followingRedirect = true
+            lastByteAt = LoopTimer.now(loop)
+            perform(machine.headReceived())
+            armTimer()
+            return
+        }
         if let bodyStream {
             bodyStream.receivedHead(head)
         } else if let expectedLength, expectedLength > 64 * 1024 {
@@ -222,6 +257,11 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     }
 
     func exchangeReceivedBody(_ bytes: [UInt8]) {
+        if followingRedirect {
+            body.append(contentsOf: bytes)
+            lastByteAt = LoopTimer.now(loop)
+            return
+        }
         if let bodyStream {
             if bodyStream.push(bytes) && !bodyStreamPaused {
                 bodyStreamPaused = true
@@ -243,7 +283,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeFinished() {
         if hookHoldsEnd() { connection = nil; return }
         connection = nil
-        perform(machine.responseEnded())
+        perform(machine.responseEnded(isRedirectToFollow: followingRedirect))
     }
 
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool) {
@@ -253,10 +293,11 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         case .enqueue:
             head = nil
             body.removeAll()
+            followingRedirect = false
             perform(action)
         case .fail:
             var error = error
-            error.failingURL = task.originalRequest.url
+            error.failingURL = currentRequest.url
             error.response = head?.httpResponse
             finish(error: error)
         default:

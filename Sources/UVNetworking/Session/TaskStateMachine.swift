@@ -8,7 +8,11 @@
 /// - `sending`: the request is being written. requestWritten → `awaitingHead`; a head may also
 ///   arrive before the write finishes (a server that answers early) → `receivingBody`.
 /// - `awaitingHead`: written, waiting for the response head. head → `receivingBody`.
-/// - `receivingBody`: end → `completed`.
+/// - `receivingBody`: end → `completed`; the end of a redirect the session follows →
+///   `redirecting`.
+/// - `redirecting`: the next request is being planned off the loop. follow → `waitingForConnection`
+///   (a new exchange, maybe on another origin); deliver → `completed` (the redirect response is
+///   the task's response); failure → `failed`.
 /// - `completed`, `failed`, `cancelled`: terminal; every later event is ignored, which is what
 ///   makes completion exactly-once (a cancel racing with the last byte loses harmlessly).
 ///
@@ -17,7 +21,7 @@
 /// server most likely closed the idle connection as we reused it, and nothing was processed).
 struct TaskStateMachine: Sendable {
     enum State: Equatable, Sendable {
-        case idle, waitingForConnection, sending, awaitingHead, receivingBody
+        case idle, waitingForConnection, sending, awaitingHead, receivingBody, redirecting
         case completed, failed, cancelled
 
         var isTerminal: Bool { self == .completed || self == .failed || self == .cancelled }
@@ -34,6 +38,8 @@ struct TaskStateMachine: Sendable {
         case resumeReading
         /// Deliver the response: the task succeeded at the transport level.
         case succeed
+        /// The response is a redirect to follow: plan the next request (off the loop).
+        case planRedirect
         /// Give up whatever the task holds (its place in the queue, or its connection, which is
         /// closed) and fail with the error.
         case fail(NetworkingError.Code)
@@ -44,7 +50,9 @@ struct TaskStateMachine: Sendable {
     /// pauses reads.
     private(set) var isSuspended = true
     private(set) var hasRetried = false
-    let isReplayable: Bool
+    /// Whether the current request may be sent again (it changes when a redirect changes the
+    /// method).
+    private(set) var isReplayable: Bool
 
     init(isReplayable: Bool) {
         self.isReplayable = isReplayable
@@ -61,7 +69,7 @@ struct TaskStateMachine: Sendable {
             return .enqueue(requireFreshConnection: false)
         case .sending, .awaitingHead, .receivingBody:
             return .resumeReading
-        case .waitingForConnection, .completed, .failed, .cancelled:
+        case .waitingForConnection, .redirecting, .completed, .failed, .cancelled:
             return .none
         }
     }
@@ -72,7 +80,7 @@ struct TaskStateMachine: Sendable {
         switch state {
         case .sending, .awaitingHead, .receivingBody:
             return .pauseReading
-        case .idle, .waitingForConnection, .completed, .failed, .cancelled:
+        case .idle, .waitingForConnection, .redirecting, .completed, .failed, .cancelled:
             // A queued task keeps its place: pausing a connection it does not have yet would only
             // block the pool. It pauses once it gets one.
             return .none
@@ -104,10 +112,39 @@ struct TaskStateMachine: Sendable {
         return .none
     }
 
-    mutating func responseEnded() -> Action {
+    /// The response ended. `isRedirectToFollow`: its head was a redirect the session follows.
+    mutating func responseEnded(isRedirectToFollow: Bool = false) -> Action {
         guard state == .receivingBody else { return .none }
+        if isRedirectToFollow {
+            state = .redirecting
+            return .planRedirect
+        }
         state = .completed
         return .succeed
+    }
+
+    /// The plan for a redirect is ready: follow it with a request that is (or is not) replayable.
+    mutating func followRedirect(isReplayable: Bool) -> Action {
+        guard state == .redirecting else { return .none }
+        state = .waitingForConnection
+        self.isReplayable = isReplayable
+        // The stale-connection retry is per exchange.
+        hasRetried = false
+        return .enqueue(requireFreshConnection: false)
+    }
+
+    /// The redirect is not followed (the hook said so): its response is the task's.
+    mutating func deliverRedirect() -> Action {
+        guard state == .redirecting else { return .none }
+        state = .completed
+        return .succeed
+    }
+
+    /// The redirect cannot be followed (limit, cycle, refused downgrade, bad Location).
+    mutating func redirectFailed(_ code: NetworkingError.Code) -> Action {
+        guard state == .redirecting else { return .none }
+        state = .failed
+        return .fail(code)
     }
 
     /// The exchange failed. `onReusedConnection`: the connection had served a request before this

@@ -18,6 +18,51 @@ import Testing
         #expect(machine.state == .completed)
     }
 
+    /// Runs a fresh machine to the end of a response.
+    private func atResponseEnd() -> TaskStateMachine {
+        var machine = TaskStateMachine(isReplayable: false)
+        _ = machine.resume(); _ = machine.connectionAssigned(); _ = machine.requestWritten(); _ = machine.headReceived()
+        return machine
+    }
+
+    @Test func redirectIsPlannedThenFollowedAsANewExchange() {
+        var machine = atResponseEnd()
+        #expect(machine.responseEnded(isRedirectToFollow: true) == .planRedirect)
+        #expect(machine.state == .redirecting)
+        // Timers that race with the plan do nothing; suspending keeps the task's place.
+        #expect(machine.timedOut(.responseHeadTimeout) == .none)
+        #expect(machine.timedOut(.idleTimeout) == .none)
+        #expect(machine.suspend() == .none)
+        #expect(machine.followRedirect(isReplayable: true) == .enqueue(requireFreshConnection: false))
+        #expect(machine.state == .waitingForConnection)
+        #expect(machine.isReplayable)
+        // A second plan result (there is none in practice) changes nothing.
+        #expect(machine.followRedirect(isReplayable: false) == .none)
+        #expect(machine.deliverRedirect() == .none)
+    }
+
+    @Test func redirectDeliveredOrFailedEndsTheTaskOnce() {
+        var delivered = atResponseEnd()
+        _ = delivered.responseEnded(isRedirectToFollow: true)
+        #expect(delivered.deliverRedirect() == .succeed)
+        #expect(delivered.state == .completed)
+        #expect(delivered.redirectFailed(.tooManyRedirects) == .none)
+
+        var failed = atResponseEnd()
+        _ = failed.responseEnded(isRedirectToFollow: true)
+        #expect(failed.redirectFailed(.redirectCycle) == .fail(.redirectCycle))
+        #expect(failed.state == .failed)
+        #expect(failed.followRedirect(isReplayable: true) == .none)
+    }
+
+    @Test func cancelWhileRedirectingWinsOverThePlan() {
+        var machine = atResponseEnd()
+        _ = machine.responseEnded(isRedirectToFollow: true)
+        #expect(machine.cancel() == .fail(.cancelled))
+        #expect(machine.followRedirect(isReplayable: true) == .none)
+        #expect(machine.state == .cancelled)
+    }
+
     @Test func terminalStatesIgnoreEverythingSoCompletionIsExactlyOnce() {
         var machine = TaskStateMachine(isReplayable: true)
         _ = machine.resume(); _ = machine.connectionAssigned(); _ = machine.requestWritten(); _ = machine.headReceived()

@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+
+/// Turns a redirect response into the next request, by RFC 9110 §15.4 and what browsers and
+/// URLSession do where the RFC leaves room. A pure function of its inputs, so it is tested without
+/// a server; the runner calls it on a worker thread.
+enum RedirectPlanner {
+    /// The statuses a session follows.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// What the session allows; from `SessionConfiguration`.
+    struct Limits: Sendable {
+        var maximumRedirects: Int
+        var allowsHTTPSToHTTP: Bool
+    }
+
+    /// A request the task already sent, to catch cycles.
+    struct Visit: Hashable, Sendable {
+        var method: HTTPRequest.Method
+        var url: String
+    }
+
+    /// The request that follows `response` to `request`, or why there is none.
+    ///
+    /// - Parameters:
+    ///   - visited: every request of the task so far, the current one included.
+    static func nextRequest(after request: Request, status: Int, location: String?, visited: [Visit],
+                            limits: Limits) -> Result<Request, NetworkingError> {
+        let from = request.url
+        guard let location, !location.isEmpty else {
+            return .failure(NetworkingError(.malformedResponse, "a \(status) redirect without a Location field", failingURL: from))
+        }
+        // RFC 9110 §10.2.2: a relative reference resolves against the request's URL.
+        guard var target = URL(string: location, relativeTo: from)?.absoluteURL, target.host != nil else {
+            return .failure(NetworkingError(.invalidURL, "the redirect's Location \"\(location)\" is not a URL", failingURL: from))
+        }
+        guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return .failure(NetworkingError(.unsupportedURL, "a redirect to \"\(location)\", which is not http or https", failingURL: from))
+        }
+        if from.scheme?.lowercased() == "https" && scheme == "http" && !limits.allowsHTTPSToHTTP {
+            return .failure(NetworkingError(.insecureRedirect, "a redirect from https to \(target.absoluteString) was refused: it would send the request in clear", failingURL: from))
+        }
+        // RFC 9110 §10.2.2: a Location without a fragment keeps the request's.
+        if target.fragment == nil, let fragment = from.fragment,
+           let withFragment = URL(string: target.absoluteString + "#" + fragment) {
+            target = withFragment
+        }
+        if visited.count > limits.maximumRedirects {
+            return .failure(NetworkingError(.tooManyRedirects, "more than \(limits.maximumRedirects) redirects", failingURL: from))
+        }
+
+        var next = request
+        next.url = target
+        // 303 always, and 301/302 after a POST (what every browser does, which RFC 9110 allows),
+        // become a GET without a body; 307 and 308 keep method and body.
+        let becomesGET = (status == 303 && request.method != .head)
+            || ((status == 301 || status == 302) && request.method == .post)
+        if becomesGET {
+            next.method = .get
+            next.body = nil
+            next.headerFields.removeAll { field in
+                let name = field.name.lowercased()
+                return name.hasPrefix("content-") || name == "transfer-encoding"
+            }
+        }
+        if !isSameOrigin(from, target) {
+            // Credentials meant for one origin must not reach another.
+            next.headerFields.removeAll { field in
+                let name = field.name.lowercased()
+                return name == "authorization" || name == "cookie" || name == "proxy-authorization"
+            }
+        }
+        // Host is the target's, written by the encoder.
+        next.headerFields.removeAll { $0.name.caseInsensitiveCompare("Host") == .orderedSame }
+
+        let visit = Visit(method: next.method, url: target.absoluteString)
+        if visited.contains(visit) {
+            return .failure(NetworkingError(.redirectCycle, "the redirects came back to \(next.method) \(target.absoluteString)", failingURL: from))
+        }
+        return .success(next)
+    }
+
+    /// Same scheme, host (case-insensitive) and port (defaults applied).
+    static func isSameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : 80))
+        }
+        return origin(a) == origin(b)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+
+/// What planning a redirect decided, on its way back to the loop.
+enum RedirectOutcome: Sendable {
+    /// Send this request next (encoded already, off the loop).
+    case follow(Request, PreparedRequest)
+    /// Do not follow: the redirect response is the task's response.
+    case deliver
+    /// The redirect cannot be followed.
+    case fail(NetworkingError)
+}
+
+/// The runner's side of redirects: spotting one on the loop (a status and a field lookup), then
+/// planning the next request on a worker — resolving Location, the method rules, the hook, the
+/// request's encoding, all of which are either user code or serialization — and back on the
+/// loop, moving the task to its next exchange.
+extension TaskRunner {
+    /// Whether `head` is a redirect the session follows: a redirect status with a Location.
+    func isRedirectToFollow(_ head: ResponseHead) -> Bool {
+        guard RedirectPlanner.redirectStatuses.contains(head.status) else { return false }
+        let fields = head.headers
+        for index in fields.startIndex..<fields.endIndex {
+            let isLocation = fields.withField(at: index) { name, _ in
+                name.count == 8 && String(decoding: name, as: UTF8.self).lowercased() == "location"
+            }
+            if isLocation { return true }
+        }
+        return false
+    }
+
+    func planRedirect() {
+        guard let head else { return }
+        let request = currentRequest
+        let visited = self.visited
+        let limits = redirectLimits
+        let task = self.task
+        let manager = task.manager
+        let loop = manager.loop
+        let runner = LoopBound(self, loop: loop)
+        manager.workers.submit {
+            let outcome = Self.plan(after: request, head: head, visited: visited, limits: limits, task: task)
+            _ = loop.execute { runner.value.redirectPlanned(outcome) }
+        }
+    }
+
+    /// Runs on a worker thread.
+    private static func plan(after request: Request, head: ResponseHead, visited: [RedirectPlanner.Visit],
+                             limits: RedirectPlanner.Limits, task: SessionTask) -> RedirectOutcome {
+        let response = head.httpResponse
+        let manager = task.manager
+        var next: Request
+        switch RedirectPlanner.nextRequest(after: request, status: head.status, location: response.headerFields[.location],
+                                           visited: visited, limits: limits) {
+        case .failure(let error):
+            return .fail(error)
+        case .success(let planned):
+            next = planned
+        }
+        if let hook = manager.hooks.read({ $0.taskWillPerformHTTPRedirection }) {
+            guard let chosen = hook(task, response, next) else { return .deliver }
+            next = chosen
+        }
+        do {
+            let prepared = try PreparedRequest(next, additionalFields: manager.configuration.httpAdditionalHeaders) { (host) throws(NetworkingError) in
+                try manager.securityBinding(forHost: host)
+            }
+            return .follow(next, prepared)
+        } catch {
+            return .fail(error)
+        }
+    }
+
+    /// Back on the loop with the plan.
+    func redirectPlanned(_ outcome: RedirectOutcome) {
+        switch outcome {
+        case .follow(let request, let prepared):
+            // A cancel or timeout while the plan was made wins.
+            guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
+            currentRequest = request
+            visited.append(RedirectPlanner.Visit(method: request.method, url: request.url.absoluteString))
+            head = nil
+            body = []
+            followingRedirect = false
+            task.recordRedirect(to: request)
+            hookState?.redirectCount += 1
+            switchPool(to: prepared)
+            perform(.enqueue(requireFreshConnection: false))
+        case .deliver:
+            guard let head, case .succeed = machine.deliverRedirect() else { return }
+            followingRedirect = false
+            task.recordResponse(head, expectedLength: Int64(body.count))
+            task.recordReceived(body.count)
+            if let stream = deliveredStream {
+                stream.receivedHead(head)
+                _ = stream.push(body)
+                body = []
+            }
+            perform(.succeed)
+        case .fail(let error):
+            guard case .fail = machine.redirectFailed(error.code) else { return }
+            fail(error)
+        }
+    }
+}
