@@ -19,10 +19,12 @@ let package = Package(
         .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // Only the content decoder imports CZlib.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "UVNetworking",
             dependencies: [
-                "CUV", "CLLHTTP", "COpenSSL",
+                "CUV", "CLLHTTP", "COpenSSL", "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]

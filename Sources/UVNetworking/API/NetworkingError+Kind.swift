@@ -84,7 +84,8 @@ extension NetworkingError.Code {
         case .insecureRedirect: return (.invalidRequest, NSURLErrorDomain, NSURLErrorAppTransportSecurityRequiresSecureConnection)
 
         case .malformedResponse, .unexpectedUpgrade: return (.parse, NSURLErrorDomain, NSURLErrorBadServerResponse)
-        case .responseHeadTooLarge, .responseBodyTooLarge:
+        case .contentDecodingFailed: return (.parse, NSURLErrorDomain, NSURLErrorCannotDecodeContentData)
+        case .responseHeadTooLarge, .responseBodyTooLarge, .decompressionLimitExceeded:
             return (.parse, NSURLErrorDomain, NSURLErrorDataLengthExceedsMaximum)
 
         // URLSession fails the tasks of an invalidated session as cancelled, too.

@@ -84,6 +84,11 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let responseBodyTooLarge = Code("responseBodyTooLarge")
         /// The server switched protocols, which no request asked for.
         public static let unexpectedUpgrade = Code("unexpectedUpgrade")
+        /// The body's Content-Encoding (gzip, deflate) could not be decoded: corrupt, or cut short.
+        public static let contentDecodingFailed = Code("contentDecodingFailed")
+        /// A compressed body expanded past `SessionConfiguration.maximumDecompressionRatio` or
+        /// `maximumResponseBodyBytes`: refused as a decompression bomb.
+        public static let decompressionLimitExceeded = Code("decompressionLimitExceeded")
 
         // Redirects.
         /// The task followed more redirects than `SessionConfiguration.maximumRedirects`.

@@ -65,6 +65,21 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         }
     }
 
+    /// The value of the first field named `name` (ASCII, compared case-insensitively without
+    /// decoding every name), or nil.
+    func firstValue(named name: StaticString) -> String? {
+        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        for index in startIndex..<endIndex {
+            let value: String? = withField(at: index) { fieldName, value in
+                guard fieldName.count == wanted.count else { return nil }
+                for offset in 0..<wanted.count where fieldName[offset] | 0x20 != wanted[offset] | 0x20 { return nil }
+                return String(decoding: value, as: UTF8.self)
+            }
+            if let value { return value }
+        }
+        return nil
+    }
+
     /// Calls `body` with the raw name and value of the field at `index`.
     func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         let nameStart = index == 0 ? 0 : Int(bounds[index - 1].valueEnd)

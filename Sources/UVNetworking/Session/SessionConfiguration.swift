@@ -28,6 +28,16 @@ public struct SessionConfiguration: Sendable {
     /// Whether a redirect may lead from https to http. Off: such a redirect fails the task with
     /// `insecureRedirect` rather than send the request, and maybe credentials, in clear.
     public var allowsHTTPSToHTTPRedirects = false
+    /// Whether responses with Content-Encoding gzip or deflate are decoded (and
+    /// `Accept-Encoding: gzip, deflate` is sent when a request does not set the field). Progress
+    /// counts the bytes received; the body, streams and hooks get decoded bytes. Off: bodies
+    /// arrive as sent.
+    public var decompressesResponses = true
+    /// The most decoded bytes per received byte a compressed body may expand to, once past
+    /// 1 MiB decoded; past it the task fails with `decompressionLimitExceeded` (a decompression
+    /// bomb). gzip cannot exceed about 1030x; ordinary text and JSON stay well under 100x.
+    /// `maximumResponseBodyBytes` limits the decoded size too.
+    public var maximumDecompressionRatio: Double = 250
     /// Host names to connect to at a fixed IP literal instead of asking DNS, like curl's
     /// `--resolve host:port:address` (here for every port). The URL's host still names the
     /// server in the Host field, in SNI and in certificate checks. An entry that is not an IP
@@ -36,6 +46,16 @@ public struct SessionConfiguration: Sendable {
     /// TLS for https URLs: versions, trusted CAs, session resumption. The TLS handshake counts
     /// against `connectTimeout`.
     public var tls = TLSConfiguration()
+
+    /// The fields added to every request that does not set them: `httpAdditionalHeaders`, and
+    /// Accept-Encoding when responses are decoded.
+    var defaultRequestFields: [(name: String, value: String)] {
+        var fields = httpAdditionalHeaders
+        if decompressesResponses && !fields.contains(where: { $0.name.caseInsensitiveCompare("Accept-Encoding") == .orderedSame }) {
+            fields.append(("Accept-Encoding", "gzip, deflate"))
+        }
+        return fields
+    }
 
     /// The defaults above.
     public static var `default`: SessionConfiguration { SessionConfiguration() }

@@ -15,6 +15,8 @@ public class SessionManager: @unchecked Sendable {
     public let loop: EventLoop
     /// The threads that run this session's serializers.
     public let workers: WorkerPool
+    /// `configuration.defaultRequestFields`, computed once.
+    let defaultRequestFields: [(name: String, value: String)]
 
     private struct Settings {
         var completionQueue: DispatchQueue?
@@ -41,6 +43,7 @@ public class SessionManager: @unchecked Sendable {
     /// Creates a session on the shared loop and worker pool.
     public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
         self.configuration = configuration
+        self.defaultRequestFields = configuration.defaultRequestFields
         self.loop = loop
         self.workers = workers
         self.engine = SessionEngine(loop: loop, workers: workers, configuration: configuration, manager: self)
@@ -106,7 +109,7 @@ public class SessionManager: @unchecked Sendable {
         let identifier = nextIdentifier.add(1, ordering: .relaxed).oldValue
         let task = DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
                             downloadProgress: downloadProgress, completionHandler: completionHandler,
-                            additionalFields: configuration.httpAdditionalHeaders)
+                            additionalFields: defaultRequestFields)
         registry.withLock { $0.tasks[identifier] = task }
         return task
     }

@@ -18,15 +18,7 @@ enum RedirectOutcome: Sendable {
 extension TaskRunner {
     /// Whether `head` is a redirect the session follows: a redirect status with a Location.
     func isRedirectToFollow(_ head: ResponseHead) -> Bool {
-        guard RedirectPlanner.redirectStatuses.contains(head.status) else { return false }
-        let fields = head.headers
-        for index in fields.startIndex..<fields.endIndex {
-            let isLocation = fields.withField(at: index) { name, _ in
-                name.count == 8 && String(decoding: name, as: UTF8.self).lowercased() == "location"
-            }
-            if isLocation { return true }
-        }
-        return false
+        RedirectPlanner.redirectStatuses.contains(head.status) && head.headers.firstValue(named: "location") != nil
     }
 
     func planRedirect() {
@@ -62,7 +54,7 @@ extension TaskRunner {
             next = chosen
         }
         do {
-            let prepared = try PreparedRequest(next, additionalFields: manager.configuration.httpAdditionalHeaders) { (host) throws(NetworkingError) in
+            let prepared = try PreparedRequest(next, additionalFields: manager.defaultRequestFields) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }
             return .follow(next, prepared)

@@ -43,6 +43,10 @@ final class TaskRunner {
     /// Every request sent so far, for cycle detection.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
+    /// Decodes a gzip or deflate body; nil for bodies sent as they are.
+    @exclusivity(unchecked) private var contentDecoder: ContentDecoder?
+    /// nil when the session does not decode responses.
+    private let decodingLimits: ContentDecoder.Limits?
 
     init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
         self.task = task
@@ -55,6 +59,10 @@ final class TaskRunner {
         self.currentRequest = task.originalRequest
         self.redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
                                                      allowsHTTPSToHTTP: configuration.allowsHTTPSToHTTPRedirects)
+        self.decodingLimits = configuration.decompressesResponses
+            ? ContentDecoder.Limits(maximumBytes: configuration.maximumResponseBodyBytes,
+                                    maximumRatio: configuration.maximumDecompressionRatio)
+            : nil
     }
 
     private static func milliseconds(_ seconds: TimeInterval) -> UInt64 {
@@ -243,6 +251,10 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             armTimer()
             return
         }
+        if let decodingLimits, expectedLength != 0, let encoding = head.headers.firstValue(named: "content-encoding"),
+           let coding = ContentDecoder.coding(ofContentEncoding: encoding) {
+            contentDecoder = ContentDecoder(coding: coding, limits: decodingLimits)
+        }
         if let bodyStream {
             bodyStream.receivedHead(head)
         } else if let expectedLength, expectedLength > 64 * 1024 {
@@ -256,14 +268,23 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         hookResponseReceived(head)
     }
 
-    func exchangeReceivedBody(_ bytes: [UInt8]) {
+    func exchangeReceivedBody(_ received: [UInt8]) {
         if followingRedirect {
-            body.append(contentsOf: bytes)
+            body.append(contentsOf: received)
             lastByteAt = LoopTimer.now(loop)
             return
         }
+        var bytes = received
+        if let contentDecoder {
+            do {
+                bytes = try contentDecoder.decode(received)
+            } catch {
+                contentDecodingFailed(error)
+                return
+            }
+        }
         if let bodyStream {
-            if bodyStream.push(bytes) && !bodyStreamPaused {
+            if !bytes.isEmpty && bodyStream.push(bytes) && !bodyStreamPaused {
                 bodyStreamPaused = true
                 connection?.pauseReading()
             }
@@ -272,15 +293,38 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         } else {
             body.append(contentsOf: bytes)
         }
-        task.recordReceived(bytes.count)
+        // Progress counts what came off the wire, so it reaches its Content-Length.
+        task.recordReceived(received.count)
         engine.progressChanged(task, upload: false)
         lastByteAt = LoopTimer.now(loop)
-        hookBodyReceived(bytes)
+        if !bytes.isEmpty { hookBodyReceived(bytes) }
+    }
+
+    /// The body could not be decoded: the task fails, and the connection (mid-body) is closed.
+    private func contentDecodingFailed(_ failure: ContentDecoder.Failure) {
+        contentDecoder = nil
+        let error: NetworkingError
+        switch failure {
+        case .corrupt(let why): error = NetworkingError(.contentDecodingFailed, why)
+        case .limitExceeded(let why): error = NetworkingError(.decompressionLimitExceeded, why)
+        }
+        guard case .fail = machine.exchangeFailed(error.code, onReusedConnection: false, responseStarted: true) else { return }
+        fail(error)
     }
 
     func exchangeTimerFired() { timerFired() }
 
     func exchangeFinished() {
+        if let contentDecoder {
+            self.contentDecoder = nil
+            do {
+                try contentDecoder.finish()
+            } catch {
+                connection = nil
+                contentDecodingFailed(error)
+                return
+            }
+        }
         if hookHoldsEnd() { connection = nil; return }
         connection = nil
         perform(machine.responseEnded(isRedirectToFollow: followingRedirect))
