@@ -71,7 +71,8 @@ extension NetworkingError.Code {
         case .invalidCertificate: return (.tls, NSURLErrorDomain, NSURLErrorCannotDecodeRawData)
 
         case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
-        case .connectionRefused, .connectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)
+        case .connectionRefused, .connectFailed, .proxyConnectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)
+        case .proxyAuthenticationRequired: return (.transport, NSURLErrorDomain, NSURLErrorUserAuthenticationRequired)
         case .connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout:
             return (.timeout, NSURLErrorDomain, NSURLErrorTimedOut)
         // What URLSession reports when a connection dies under a request.

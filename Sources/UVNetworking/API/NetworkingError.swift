@@ -41,6 +41,10 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let connectFailed = Code("connectFailed")
         /// Connecting took longer than `SessionConfiguration.connectTimeout`.
         public static let connectTimeout = Code("connectTimeout")
+        /// The HTTP proxy would not open a tunnel (CONNECT) to the server.
+        public static let proxyConnectFailed = Code("proxyConnectFailed")
+        /// The HTTP proxy wants credentials (407) that were missing or wrong.
+        public static let proxyAuthenticationRequired = Code("proxyAuthenticationRequired")
 
         // TLS.
         /// The data is not a DER or PEM X.509 certificate, or a CA file or directory could not be

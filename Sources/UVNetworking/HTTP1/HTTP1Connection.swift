@@ -22,6 +22,8 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var transport: StreamTransport
     /// For https: what each new TLS transport needs.
     private let tls: TLSRoute?
+    /// For https through a proxy: the CONNECT tunnel each new transport opens first.
+    private let tunnel: TunnelRoute?
     /// Why the transport could not be made (reported by `start`).
     private var setupError: NetworkingError?
     private let decoder: ResponseDecoder
@@ -54,7 +56,9 @@ final class HTTP1Connection {
     /// Why the body failed, for the machine's `failExchange`.
     @exclusivity(unchecked) private var bodyError: NetworkingError?
 
-    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int, tls: TLSRoute?,
+    /// - Parameters:
+    ///   - host, port: where to connect: the origin, or the proxy in front of it.
+    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int, tls: TLSRoute?, tunnel: TunnelRoute?,
          resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseDecoder.Limits) {
         loop.assertInLoop()
         self.id = id
@@ -65,8 +69,9 @@ final class HTTP1Connection {
         self.resolver = resolver
         self.connectTimeoutMilliseconds = UInt64(max(0, connectTimeout) * 1000)
         self.tls = tls
+        self.tunnel = tunnel
         do {
-            self.transport = try Self.makeTransport(loop: loop, tls: tls)
+            self.transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
         } catch {
             self.transport = TCPTransport(loop: loop)
             setupError = error
@@ -76,9 +81,14 @@ final class HTTP1Connection {
         transport.delegate = self
     }
 
-    private static func makeTransport(loop: EventLoop, tls: TLSRoute?) throws(NetworkingError) -> StreamTransport {
-        guard let tls else { return TCPTransport(loop: loop) }
-        return try TLSTransport(loop: loop, route: tls)
+    /// TCP; then a CONNECT tunnel through a proxy if there is one; then TLS for https.
+    private static func makeTransport(loop: EventLoop, tls: TLSRoute?, tunnel: TunnelRoute?) throws(NetworkingError) -> StreamTransport {
+        var transport: StreamTransport = TCPTransport(loop: loop)
+        if let tunnel {
+            transport = TunnelTransport(over: transport, authority: tunnel.authority, authorization: tunnel.authorization)
+        }
+        guard let tls else { return transport }
+        return try TLSTransport(loop: loop, route: tls, over: transport)
     }
 
     /// The TLS transport, for https connections (session and certificate facts for metrics).
@@ -122,7 +132,7 @@ final class HTTP1Connection {
     private func retryWithNextAddress() {
         transport.close(reset: false)
         do {
-            transport = try Self.makeTransport(loop: loop, tls: tls)
+            transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
         } catch {
             connectFailed(error)
             return

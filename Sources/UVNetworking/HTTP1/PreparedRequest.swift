@@ -5,12 +5,14 @@ import Foundation
 /// Made on the caller's thread when the task is created, so the loop thread only looks up the
 /// pool and writes the bytes. Anything wrong with the request is found here, before any socket.
 struct PreparedRequest: Sendable {
-    /// The connection pool key: scheme, host, port and, for https, the security binding's id.
+    /// The connection pool key: scheme, host, port, the proxy in between if any, and for https
+    /// the security binding's id.
     struct Origin: Hashable, Sendable {
         var scheme: String
         var host: String
         var port: Int
         var securityID = 0
+        var proxy: ProxyEndpoint? = nil
     }
 
     let origin: Origin
@@ -27,9 +29,9 @@ struct PreparedRequest: Sendable {
     /// Validates and encodes `request`, adding `additionalFields` the request does not set.
     /// `security` gives an https request's binding for its host (the default refuses https).
     /// Not escaping, so a plain-http task allocates no closure context for it.
-    init(_ request: Request, additionalFields: [(name: String, value: String)],
+    init(_ request: Request, additionalFields: [(name: String, value: String)], proxies: ProxyConfiguration = .none,
          security: (String) throws(NetworkingError) -> SecurityBinding = Self.refuseHTTPS) throws(NetworkingError) {
-        let target: RequestTarget
+        var target: RequestTarget
         do throws(RequestTarget.ParseError) {
             target = try RequestTarget(absoluteURL: request.url.absoluteString)
         } catch {
@@ -54,6 +56,16 @@ struct PreparedRequest: Sendable {
         var fields = request.headerFields
         for extra in additionalFields where request.value(forHTTPHeaderField: extra.name) == nil {
             fields.append(extra)
+        }
+        let proxy = proxies.proxy(forScheme: target.scheme, host: target.host)
+        if let proxy, target.scheme == "http" {
+            // Through a proxy, an http request names its whole URL (RFC 9112 §3.2.2) and carries
+            // the proxy's credentials; https goes through a CONNECT tunnel instead, and the
+            // proxy sees none of it.
+            target.path = "http://" + target.authority + target.path
+            if let authorization = proxy.authorization, request.value(forHTTPHeaderField: "Proxy-Authorization") == nil {
+                fields.append(("Proxy-Authorization", authorization))
+            }
         }
         let method = request.method.rawValue
         let encoded: Result<[UInt8], RequestEncoder.EncodeError>
@@ -84,7 +96,8 @@ struct PreparedRequest: Sendable {
             throw NetworkingError(.invalidRequestHeader, Self.describe(error), failingURL: request.url)
         }
         self.streamedBody = streamedBody
-        origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0)
+        origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0,
+                        proxy: proxy)
         isHEAD = request.method == .head
     }
 

@@ -32,6 +32,8 @@ final class ConnectionPool {
     let port: Int
     /// For an https origin: what its connections need for TLS. Set once, right after init.
     var tls: TLSRoute?
+    /// For an https origin behind a proxy: the CONNECT tunnel. Set once, right after init.
+    var tunnel: TunnelRoute?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
@@ -142,7 +144,7 @@ final class ConnectionPool {
     }
 
     private func open(_ id: Int) {
-        let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, resolver: resolver,
+        let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, tunnel: tunnel, resolver: resolver,
                                          connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
         connections[id] = connection
         connection.start()

@@ -38,6 +38,10 @@ public struct SessionConfiguration: Sendable {
     /// bomb). gzip cannot exceed about 1030x; ordinary text and JSON stay well under 100x.
     /// `maximumResponseBodyBytes` limits the decoded size too.
     public var maximumDecompressionRatio: Double = 250
+    /// The HTTP proxies requests go through. By default those the environment names
+    /// (http_proxy, https_proxy, no_proxy, read as curl reads them), loopback hosts excepted;
+    /// `.none` connects directly.
+    public var proxy = ProxyConfiguration.environment()
     /// Host names to connect to at a fixed IP literal instead of asking DNS, like curl's
     /// `--resolve host:port:address` (here for every port). The URL's host still names the
     /// server in the Host field, in SNI and in certificate checks. An entry that is not an IP

@@ -86,7 +86,13 @@ final class SessionEngine {
             connectTimeout: configuration.connectTimeout,
             decoderLimits: ResponseDecoder.Limits(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
-        let pool = ConnectionPool(host: origin.host, port: origin.port, loop: loop, resolver: resolver, settings: settings)
+        // Through a proxy, connections go to the proxy; https tunnels to the origin from there.
+        let pool = ConnectionPool(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port,
+                                  loop: loop, resolver: resolver, settings: settings)
+        if let proxy = origin.proxy, origin.scheme == "https" {
+            let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
+            pool.tunnel = TunnelRoute(authority: "\(host):\(origin.port)", authorization: proxy.authorization)
+        }
         if let security = request.security {
             pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache()) {
                 [unowned self, unowned pool] trust, verdict in

@@ -75,7 +75,7 @@ public class SessionTask: @unchecked Sendable {
          completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)]) {
         self.completionHandler = completionHandler
         self.prepared = Result { () throws(NetworkingError) in
-            try PreparedRequest(request, additionalFields: additionalFields) { (host) throws(NetworkingError) in
+            try PreparedRequest(request, additionalFields: additionalFields, proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }
         }

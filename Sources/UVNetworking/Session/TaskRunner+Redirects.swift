@@ -54,7 +54,8 @@ extension TaskRunner {
             next = chosen
         }
         do {
-            let prepared = try PreparedRequest(next, additionalFields: manager.defaultRequestFields) { (host) throws(NetworkingError) in
+            let prepared = try PreparedRequest(next, additionalFields: manager.defaultRequestFields,
+                                               proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }
             return .follow(next, prepared)

@@ -28,7 +28,8 @@ final class TLSTransport: StreamTransport {
 
     weak var delegate: TransportDelegate?
     private let loop: EventLoop
-    private let tcp: TCPTransport
+    /// The stream TLS runs over: TCP, or a proxy's CONNECT tunnel.
+    private let tcp: StreamTransport
     private let tls: TLSConnection
     private let route: TLSRoute
     @exclusivity(unchecked) private var state = State.connecting
@@ -41,10 +42,10 @@ final class TLSTransport: StreamTransport {
     /// the owner waits for) or only TLS's own (handshake, alerts, close_notify).
     @exclusivity(unchecked) private var pendingWrites = Deque<Bool>()
 
-    init(loop: EventLoop, route: TLSRoute) throws(NetworkingError) {
+    init(loop: EventLoop, route: TLSRoute, over lower: StreamTransport) throws(NetworkingError) {
         self.loop = loop
         self.route = route
-        tcp = TCPTransport(loop: loop)
+        tcp = lower
         tls = try TLSConnection(context: route.context, host: route.host, sessions: route.sessions)
         tcp.delegate = self
     }

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+@testable import UVNetworking
+
+/// The environment as curl reads it, and which hosts go direct.
+@Suite struct ProxyConfigurationTests {
+    @Test func environmentVariablesAreReadAsCurlReadsThem() {
+        let configuration = ProxyConfiguration.environment([
+            "http_proxy": "proxy.test:3128", "HTTPS_PROXY": "http://user:p%40ss@secure.test:8443",
+            "no_proxy": "internal.test, .corp.test,10.1.2.3",
+        ])
+        let http = configuration.proxy(forScheme: "http", host: "example.com")
+        #expect(http == ProxyEndpoint(host: "proxy.test", port: 3128, authorization: nil))
+        let https = configuration.proxy(forScheme: "https", host: "example.com")
+        #expect(https?.host == "secure.test")
+        #expect(https?.port == 8443)
+        #expect(https?.authorization == "Basic " + Data("user:p@ss".utf8).base64EncodedString())
+        for direct in ["internal.test", "a.internal.test", "x.corp.test", "corp.test", "10.1.2.3", "localhost", "127.0.0.1", "127.9.9.9", "::1"] {
+            #expect(configuration.proxy(forScheme: "http", host: direct) == nil, "\(direct)")
+        }
+        #expect(configuration.proxy(forScheme: "http", host: "notinternal.test") != nil)
+    }
+
+    @Test func uppercaseHTTPProxyIsIgnoredAndAllProxyIsTheFallback() {
+        let configuration = ProxyConfiguration.environment(["HTTP_PROXY": "http://evil.test", "ALL_PROXY": "http://all.test:1"])
+        #expect(configuration.proxy(forScheme: "http", host: "a.test")?.host == "all.test")
+        #expect(configuration.proxy(forScheme: "https", host: "a.test")?.host == "all.test")
+        #expect(ProxyConfiguration.environment([:]).proxy(forScheme: "http", host: "a.test") == nil)
+        #expect(ProxyConfiguration.environment(["http_proxy": "http://p.test:1", "no_proxy": "*"]).proxy(forScheme: "http", host: "a.test") == nil)
+    }
+
+    @Test func explicitProxiesDoNotSkipLoopback() {
+        let configuration = ProxyConfiguration(httpProxy: URL(string: "http://p.test"))
+        #expect(configuration.proxy(forScheme: "http", host: "127.0.0.1")?.port == 1080)
+        #expect(configuration.proxy(forScheme: "https", host: "127.0.0.1") == nil)
+    }
+}
