@@ -21,12 +21,16 @@ public struct TaskMetrics: Sendable, Hashable, CustomStringConvertible {
     /// The TLS facts of the connection the response came on (https only; nil when no response
     /// head arrived).
     public var tls: TLSMetrics?
+    /// Every exchange, in order: one per redirect followed, then the final one.
+    public var transactions: [TransactionMetrics]
 
-    public init(taskInterval: DateInterval, redirectCount: Int = 0, isReusedConnection: Bool? = nil, tls: TLSMetrics? = nil) {
+    public init(taskInterval: DateInterval, redirectCount: Int = 0, isReusedConnection: Bool? = nil, tls: TLSMetrics? = nil,
+                transactions: [TransactionMetrics] = []) {
         self.taskInterval = taskInterval
         self.redirectCount = redirectCount
         self.isReusedConnection = isReusedConnection
         self.tls = tls
+        self.transactions = transactions
     }
 
     public var description: String {

@@ -1,4 +1,5 @@
 import CUV
+import Foundation
 
 /// The I/O shell of one HTTP/1.1 connection: a TCP transport, a response decoder and the
 /// connection state machine. Each callback feeds the machine and performs the action it returns;
@@ -56,6 +57,22 @@ final class HTTP1Connection {
     /// Why the body failed, for the machine's `failExchange`.
     @exclusivity(unchecked) private var bodyError: NetworkingError?
 
+    // For task metrics (TransactionMetrics): a few dates per connection, two sums per exchange.
+    /// When each phase of opening this connection happened.
+    struct Timings {
+        var domainLookupStart: Date?
+        var domainLookupEnd: Date?
+        var connectStart: Date?
+        var connectEnd: Date?
+        var secureConnectionStart: Date?
+        var secureConnectionEnd: Date?
+        var remote: SocketAddress?
+    }
+    @exclusivity(unchecked) private(set) var timings = Timings()
+    /// Bytes written and read for the exchange in flight (or the last one).
+    @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
+    @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
+
     /// - Parameters:
     ///   - host, port: where to connect: the origin, or the proxy in front of it.
     init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int, tls: TLSRoute?, tunnel: TunnelRoute?,
@@ -96,6 +113,8 @@ final class HTTP1Connection {
 
     /// Whether this connection has served a request before the one in flight.
     var isReused: Bool { machine.isReused }
+    /// Whether the next request will be on a reused connection (before `execute`).
+    var hasServedRequests: Bool { machine.hasServedRequests }
     var isClosed: Bool { machine.state == .closed }
 
     // MARK: Connecting
@@ -109,10 +128,15 @@ final class HTTP1Connection {
             loop.runAfterIO { [weak self] in self?.connectFailed(setupError) }
             return
         }
+        timings.domainLookupStart = Date()
         resolver.resolve(host: host, port: port) { [weak self] result in
             guard let self, self.machine.state == .connecting else { return }
             switch result {
             case .success(let addresses):
+                let now = Date()
+                self.timings.domainLookupEnd = now
+                self.timings.connectStart = now
+                self.timings.remote = addresses[0]
                 self.addresses = addresses
                 self.transport.connect(to: addresses[0])
             case .failure(let error):
@@ -138,6 +162,7 @@ final class HTTP1Connection {
             return
         }
         transport.delegate = self
+        timings.remote = addresses[addressIndex]
         transport.connect(to: addresses[addressIndex])
     }
 
@@ -177,6 +202,8 @@ final class HTTP1Connection {
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
         exchange = delegate
+        exchangeBytesWritten = Int64(request.count)
+        exchangeBytesRead = 0
         responseStarted = false
         reportedEnd = false
         decoder.expectResponse(toHEAD: isHEAD)
@@ -312,6 +339,7 @@ final class HTTP1Connection {
 
     /// Writes the head or a chunk of a streamed request; its end feeds `bodyWriteFinished`.
     private func writeStreamed(_ bytes: [UInt8]) {
+        if writingBodyCount > 0 { exchangeBytesWritten += Int64(bytes.count) }
         if bytes.isEmpty {
             bodyWriteFinished()
             return
@@ -393,6 +421,14 @@ final class HTTP1Connection {
 
 extension HTTP1Connection: TransportDelegate {
     func transportDidConnect(_ transport: StreamTransport) {
+        let now = Date()
+        if let tls = transport as? TLSTransport, let handshakeStart = tls.handshakeStartDate {
+            timings.connectEnd = handshakeStart
+            timings.secureConnectionStart = handshakeStart
+            timings.secureConnectionEnd = now
+        } else {
+            timings.connectEnd = now
+        }
         perform(machine.connected())
     }
 
@@ -415,6 +451,7 @@ extension HTTP1Connection: TransportDelegate {
             return
         }
         responseStarted = true
+        exchangeBytesRead &+= Int64(bytes.count)
         let consumed: Int
         do {
             consumed = try decoder.feed(bytes, into: &events)

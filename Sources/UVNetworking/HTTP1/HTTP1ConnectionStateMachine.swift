@@ -77,6 +77,8 @@ struct HTTP1ConnectionStateMachine: Sendable {
     /// Whether the exchange in flight runs on a connection that served an earlier request: the
     /// condition under which a failure before any response byte is worth retrying.
     var isReused: Bool { requestCount > 1 }
+    /// Whether a request has run here (so the next one will be on a reused connection).
+    var hasServedRequests: Bool { requestCount > 0 }
 
     mutating func connected() -> Action {
         guard state == .connecting else { return .none }

@@ -53,6 +53,9 @@ final class TaskHookState: @unchecked Sendable {
     var isReusedConnection: Bool?
     var tls: TLSMetrics?
     var redirectCount = 0
+    /// Finished exchanges, and the one in flight (TaskRunner+Metrics.swift).
+    var transactions: [TransactionMetrics] = []
+    var transaction: TransactionMetrics?
     /// The response head went to `dataTaskDidReceiveResponse`; body and end wait for the answer.
     var holdsResponse = false
     var endedWhileHeld = false
@@ -84,6 +87,6 @@ final class TaskHookState: @unchecked Sendable {
         guard madeAtStart else { return nil }
         let end = max(endDate ?? startDate, startDate)
         return TaskMetrics(taskInterval: DateInterval(start: startDate, end: end), redirectCount: redirectCount,
-                           isReusedConnection: isReusedConnection, tls: tls)
+                           isReusedConnection: isReusedConnection, tls: tls, transactions: transactions)
     }
 }

@@ -124,6 +124,7 @@ final class TaskRunner {
             let timeout = Self.milliseconds(task.originalRequest.timeoutInterval)
             requestDeadline = timeout == .max ? .max : LoopTimer.now(loop) &+ timeout
         }
+        metricsFetchStarted()
         // The pool watches the deadline while the task waits; the connection once it has one.
         pool!.enqueue(self, requireFreshConnection: requireFresh)
     }
@@ -136,6 +137,7 @@ final class TaskRunner {
 
     /// Fails the task with `error`, giving up its place in the queue or its connection.
     func fail(_ error: NetworkingError) {
+        metricsExchangeEnded(on: connection)
         if let connection {
             self.connection = nil
             connection.abort()
@@ -196,6 +198,7 @@ extension TaskRunner: PoolRequest {
 
     func poolAssigned(_ connection: HTTP1Connection) {
         self.connection = connection
+        metricsRequestStarted(on: connection)
         headDeadline = headTimeout == .max ? .max : LoopTimer.now(loop) &+ headTimeout
         perform(machine.connectionAssigned())
         armTimer()
@@ -226,6 +229,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             task.recordSent(Int64(currentRequest.body?.count ?? 0))
             engine.progressChanged(task, upload: true)
         }
+        metricsRequestWritten()
         // The head timeout runs from the last request byte.
         if headTimeout != .max { headDeadline = LoopTimer.now(loop) &+ headTimeout }
         perform(machine.requestWritten())
@@ -242,6 +246,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         self.head = head
+        metricsResponseStarted(status: head.status)
         if redirectLimits.maximumRedirects > 0 && isRedirectToFollow(head) {
             // Its body is read (so the connection stays reusable) but is not the task's: no
             // progress, stream or hooks see it unless the redirect ends up delivered.
@@ -315,6 +320,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeTimerFired() { timerFired() }
 
     func exchangeFinished() {
+        metricsExchangeEnded(on: connection)
         if let contentDecoder {
             self.contentDecoder = nil
             do {
@@ -331,6 +337,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     }
 
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool) {
+        metricsExchangeEnded(on: connection)
         connection = nil
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {

@@ -49,23 +49,29 @@ struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
         withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self)) }
     }
 
+    /// The address alone: "127.0.0.1" or "::1".
+    var ipAddress: String {
+        var text = [CChar](repeating: 0, count: 64)
+        withSockAddr { address in
+            if isIPv6 {
+                _ = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { uv_ip6_name($0, &text, text.count) }
+            } else {
+                _ = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { uv_ip4_name($0, &text, text.count) }
+            }
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    var port: Int {
+        withSockAddr { address in
+            isIPv6 ? Int(address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) })
+                : Int(address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) })
+        }
+    }
+
     /// "127.0.0.1:80" or "[::1]:80".
     var description: String {
-        var text = [CChar](repeating: 0, count: 64)
-        return withSockAddr { address in
-            if isIPv6 {
-                address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                    _ = uv_ip6_name(v6, &text, text.count)
-                }
-                let port = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
-                return "[\(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))]:\(port)"
-            }
-            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                _ = uv_ip4_name(v4, &text, text.count)
-            }
-            let port = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
-            return "\(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)):\(port)"
-        }
+        isIPv6 ? "[\(ipAddress)]:\(port)" : "\(ipAddress):\(port)"
     }
 
     static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool { lhs.description == rhs.description }

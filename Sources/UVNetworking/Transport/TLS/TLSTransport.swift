@@ -1,5 +1,6 @@
 import CUV
 import DequeModule
+import Foundation
 
 /// Everything a TLS connection to one pool's origin needs: the session's context, the host to
 /// verify, the session cache, and who evaluates the server's trust.
@@ -57,6 +58,8 @@ final class TLSTransport: StreamTransport {
     var protocolVersion: String { tls.protocolVersion }
     var cipherSuite: String? { tls.cipherSuite }
     var verifiedChain: [Certificate] { tls.verifiedChain }
+    /// When TCP connected and the handshake began, for metrics.
+    private(set) var handshakeStartDate: Date?
 
     func connect(to address: SocketAddress) { tcp.connect(to: address) }
 
@@ -210,6 +213,7 @@ extension TLSTransport: TransportDelegate {
     func transportDidConnect(_ transport: StreamTransport) {
         guard state == .connecting else { return }
         state = .handshaking
+        handshakeStartDate = Date()
         tcp.startReading()
         stepHandshake()
     }

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The runner's side of `TransactionMetrics`: one record per exchange, for tasks measured from
+/// their start (a manager with hooks, or an async request). Others skip all of it with one nil
+/// check per event.
+extension TaskRunner {
+    /// The task asked a pool for a connection (the first time, after a redirect, or a retry).
+    func metricsFetchStarted() {
+        guard let state = hookState, state.madeAtStart else { return }
+        state.transaction = TransactionMetrics(url: currentRequest.url, method: currentRequest.method, fetchStartDate: Date())
+    }
+
+    /// A connection was assigned and the request is about to be written.
+    func metricsRequestStarted(on connection: HTTP1Connection) {
+        guard let state = hookState, state.madeAtStart, var transaction = state.transaction else { return }
+        transaction.requestStartDate = Date()
+        // Called before `execute`, which is when the connection counts this request.
+        transaction.isReusedConnection = connection.hasServedRequests
+        let timings = connection.timings
+        if !transaction.isReusedConnection {
+            transaction.domainLookupStartDate = timings.domainLookupStart
+            transaction.domainLookupEndDate = timings.domainLookupEnd
+            transaction.connectStartDate = timings.connectStart
+            transaction.connectEndDate = timings.connectEnd
+            transaction.secureConnectionStartDate = timings.secureConnectionStart
+            transaction.secureConnectionEndDate = timings.secureConnectionEnd
+        }
+        transaction.remoteAddress = timings.remote?.ipAddress
+        transaction.remotePort = timings.remote?.port
+        state.transaction = transaction
+    }
+
+    func metricsRequestWritten() {
+        guard let state = hookState, state.madeAtStart else { return }
+        state.transaction?.requestEndDate = Date()
+    }
+
+    func metricsResponseStarted(status: Int) {
+        guard let state = hookState, state.madeAtStart else { return }
+        state.transaction?.responseStartDate = Date()
+        state.transaction?.statusCode = status
+    }
+
+    /// The exchange is over (ended, failed or abandoned): the record is complete.
+    func metricsExchangeEnded(on connection: HTTP1Connection?) {
+        guard let state = hookState, state.madeAtStart, var transaction = state.transaction else { return }
+        state.transaction = nil
+        if transaction.responseStartDate != nil { transaction.responseEndDate = Date() }
+        if let connection {
+            transaction.requestBytesSent = connection.exchangeBytesWritten
+            transaction.responseBytesReceived = connection.exchangeBytesRead
+        }
+        state.transactions.append(transaction)
+    }
+}
