@@ -69,10 +69,11 @@ public class SessionTask: @unchecked Sendable {
 
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
-         completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)]) {
+         completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)],
+         cookieStore: CookieStore?) {
         self.completionHandler = completionHandler
         self.prepared = Result { () throws(NetworkingError) in
-            try PreparedRequest(request, additionalFields: additionalFields) { (host) throws(NetworkingError) in
+            try PreparedRequest(request, additionalFields: additionalFields, cookies: cookieStore) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }
         }
