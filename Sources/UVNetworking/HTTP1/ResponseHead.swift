@@ -65,6 +65,28 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         }
     }
 
+    /// Whether a field has this name, compared ASCII case-insensitively with `lowercaseName`.
+    /// Reads the bytes only: no String is made, nothing is allocated.
+    func contains(lowercaseName: StaticString) -> Bool {
+        let expected = lowercaseName.utf8Start
+        let count = lowercaseName.utf8CodeUnitCount
+        return bytes.withUnsafeBufferPointer { all in
+            var nameStart = 0
+            for field in bounds {
+                defer { nameStart = Int(field.valueEnd) }
+                guard Int(field.nameEnd) - nameStart == count else { continue }
+                var offset = 0
+                while offset < count {
+                    let byte = all[nameStart + offset]
+                    guard (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == expected[offset] else { break }
+                    offset += 1
+                }
+                if offset == count { return true }
+            }
+            return false
+        }
+    }
+
     /// Calls `body` with the raw name and value of the field at `index`.
     func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         let nameStart = index == 0 ? 0 : Int(bounds[index - 1].valueEnd)

@@ -18,7 +18,10 @@ extension SessionEngine.FinishedTask {
             self.response = response
         }
         // A streamed task (`bytes(for:)`) stored its cookies when its head was handed out.
-        guard let response, task.bodyStream == nil else { return }
+        guard let response, task.bodyStream == nil, task.cookieStore != nil else { return }
+        // Most responses set no cookie; the raw head says so without a look at the response's
+        // fields, which costs allocations.
+        if let head, !head.headers.contains(lowercaseName: "set-cookie") { return }
         task.storeCookies(from: response)
     }
 }
@@ -28,7 +31,11 @@ extension SessionTask {
     /// a cookie store and the request handles cookies. The one place a session stores cookies,
     /// also for the intermediate responses of redirects.
     func storeCookies(from response: HTTPResponse) {
-        guard let store = manager.configuration.cookieStore, currentRequest.httpShouldHandleCookies else { return }
-        store.storeCookies(from: response, for: currentRequest.url)
+        cookieStore?.storeCookies(from: response, for: currentRequest.url)
+    }
+
+    /// The session's cookie store, if it has one and the current request handles cookies.
+    var cookieStore: CookieStore? {
+        currentRequest.httpShouldHandleCookies ? manager.configuration.cookieStore : nil
     }
 }
