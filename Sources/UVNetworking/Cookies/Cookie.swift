@@ -12,8 +12,11 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible {
     /// Recorded, not enforced: SameSite protects a browser's cross-site requests, and this
     /// client has no notion of the site a request is made from.
     public enum SameSite: String, Sendable, Hashable {
+        /// Only for requests from the cookie's own site.
         case strict = "Strict"
+        /// Also for top-level navigations to the site from elsewhere.
         case lax = "Lax"
+        /// For every request (browsers require Secure with it).
         case none = "None"
     }
 
