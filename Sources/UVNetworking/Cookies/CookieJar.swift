@@ -124,15 +124,16 @@ struct CookieJar {
         let isIP = CookieMatching.isIPAddress(request.host)
         while true {
             let key = String(domain)
-            if let list = entries[key] {
-                for index in list.indices {
-                    let entry = list[index]
+            // Through the dictionary's index, so marking a cookie used changes it in place
+            // instead of copying its domain's list.
+            if let position = entries.index(forKey: key) {
+                for index in entries.values[position].indices {
+                    let entry = entries.values[position][index]
                     if entry.cookie.isExpired(at: now) { sawExpired = true; continue }
                     guard !entry.cookie.isHostOnly || key == request.host,
                           !entry.cookie.isSecure || request.isSecure,
                           CookieMatching.pathMatches(request.path, entry.cookie.path) else { continue }
-                    let used = nextTick()
-                    entries[key]![index].lastUsedTick = used
+                    entries.values[position][index].lastUsedTick = nextTick()
                     matched.append(entry)
                 }
             }

@@ -111,7 +111,15 @@ public final class CookieStore: Sendable {
     func cookieHeaderValue(for request: CookieRequestURL) -> String? {
         let cookies = cookies(for: request)
         guard !cookies.isEmpty else { return nil }
-        return cookies.map(\.description).joined(separator: "; ")
+        // Appended into one string: no array of "name=value" strings to join.
+        var value = ""
+        for cookie in cookies {
+            if !value.isEmpty { value += "; " }
+            value += cookie.name
+            value += "="
+            value += cookie.value
+        }
+        return value
     }
 
     /// Parses outside the lock (parsing is the costly part), then stores under it. One reading
