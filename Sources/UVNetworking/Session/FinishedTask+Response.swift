@@ -28,8 +28,8 @@ extension SessionEngine.FinishedTask {
 
 extension SessionTask {
     /// Stores the cookies of a response to this task's current request, when the session has
-    /// a cookie store and the request handles cookies. The one place a session stores cookies,
-    /// also for the intermediate responses of redirects.
+    /// a cookie store and the request handles cookies. The one place a session stores cookies:
+    /// a redirect calls it for the response it follows, before `currentRequest` moves on.
     func storeCookies(from response: HTTPResponse) {
         cookieStore?.storeCookies(from: response, for: currentRequest.url)
     }
