@@ -44,6 +44,11 @@ public struct Request: Sendable, Equatable {
     /// The longest the whole request may take, from `resume()` to the last byte, in seconds.
     /// AFNetworking's documented default is 60.
     public var timeoutInterval: TimeInterval
+    /// Whether the session's cookie store (`SessionConfiguration.cookieStore`) takes part: its
+    /// cookies are sent (unless the request sets a Cookie field itself) and the response's
+    /// Set-Cookie fields are stored. True by default, as on URLRequest; it does nothing in a
+    /// session without a store.
+    public var httpShouldHandleCookies = true
 
     /// Creates a request.
     public init(url: URL, method: HTTPRequest.Method = .get, headerFields: HTTPFields = [:],
@@ -80,11 +85,11 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body and timeout. Streamed bodies are equal when one
-    /// is a copy of the other (see `StreamedBody`).
+    /// Same URL, method, fields (in order), body, timeout and cookie handling. Streamed bodies
+    /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
-            && lhs.timeoutInterval == rhs.timeoutInterval
+            && lhs.timeoutInterval == rhs.timeoutInterval && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 

@@ -27,9 +27,11 @@ struct PreparedRequest: Sendable {
     let security: SecurityBinding?
 
     /// Validates and encodes `request`, adding `additionalFields` the request does not set.
+    /// With a cookie store, adds its Cookie field unless the request opted out or has one.
     /// `security` gives an https request's binding for its host (the default refuses https).
     /// Not escaping, so a plain-http task allocates no closure context for it.
-    init(_ request: Request, additionalFields: [(name: String, value: String)], proxies: ProxyConfiguration = .none,
+    init(_ request: Request, additionalFields: [(name: String, value: String)], cookies: CookieStore? = nil,
+         proxies: ProxyConfiguration = .none,
          security: (String) throws(NetworkingError) -> SecurityBinding = Self.refuseHTTPS) throws(NetworkingError) {
         var target: RequestTarget
         do throws(RequestTarget.ParseError) {
@@ -56,6 +58,12 @@ struct PreparedRequest: Sendable {
         var fields = request.headerFields
         for extra in additionalFields where request.value(forHTTPHeaderField: extra.name) == nil {
             fields.append(extra)
+        }
+        // Read now, on the caller's thread: the task sends the cookies of the moment it was made.
+        if let cookies, request.httpShouldHandleCookies,
+           !fields.contains(where: { $0.name.caseInsensitiveCompare("Cookie") == .orderedSame }),
+           let value = cookies.cookieHeaderValue(for: target) {
+            fields.append(("Cookie", value))
         }
         let proxy = proxies.proxy(forScheme: target.scheme, host: target.host)
         if let proxy, target.scheme == "http" {

@@ -65,19 +65,37 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         }
     }
 
-    /// The value of the first field named `name` (ASCII, compared case-insensitively without
-    /// decoding every name), or nil.
-    func firstValue(named name: StaticString) -> String? {
-        let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        for index in startIndex..<endIndex {
-            let value: String? = withField(at: index) { fieldName, value in
-                guard fieldName.count == wanted.count else { return nil }
-                for offset in 0..<wanted.count where fieldName[offset] | 0x20 != wanted[offset] | 0x20 { return nil }
-                return String(decoding: value, as: UTF8.self)
+    /// The index of the first field named `lowercaseName`, compared ASCII case-insensitively on
+    /// the raw bytes: no String is made, nothing is allocated.
+    private func firstIndex(named lowercaseName: StaticString) -> Int? {
+        let expected = lowercaseName.utf8Start
+        let count = lowercaseName.utf8CodeUnitCount
+        return bytes.withUnsafeBufferPointer { all in
+            var nameStart = 0
+            for (index, field) in bounds.enumerated() {
+                defer { nameStart = Int(field.valueEnd) }
+                guard Int(field.nameEnd) - nameStart == count else { continue }
+                var offset = 0
+                while offset < count {
+                    let byte = all[nameStart + offset]
+                    guard (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == expected[offset] else { break }
+                    offset += 1
+                }
+                if offset == count { return index }
             }
-            if let value { return value }
+            return nil
         }
-        return nil
+    }
+
+    /// Whether a field is named `lowercaseName` (ASCII case-insensitively).
+    func contains(lowercaseName: StaticString) -> Bool {
+        firstIndex(named: lowercaseName) != nil
+    }
+
+    /// The value of the first field named `lowercaseName` (ASCII case-insensitively), or nil.
+    func firstValue(named lowercaseName: StaticString) -> String? {
+        guard let index = firstIndex(named: lowercaseName) else { return nil }
+        return withField(at: index) { _, value in String(decoding: value, as: UTF8.self) }
     }
 
     /// Calls `body` with the raw name and value of the field at `index`.

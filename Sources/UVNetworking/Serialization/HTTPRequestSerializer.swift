@@ -10,9 +10,9 @@ import Synchronization
 /// `serialize(_:parameters:)` start from `applyingDefaults(to:)`, as the JSON and property list
 /// serializers do.
 ///
-/// Of AFNetworking's request properties only `timeoutInterval` exists here: cache policy, cookie
-/// handling, pipelining, cellular access and network service type have no meaning in this
-/// client yet, so they are left out rather than accepted and ignored.
+/// Of AFNetworking's request properties only `timeoutInterval` and `httpShouldHandleCookies`
+/// exist here: cache policy, pipelining, cellular access and network service type have no
+/// meaning in this client yet, so they are left out rather than accepted and ignored.
 open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     // @unchecked: the only mutable state is `state`, behind a Mutex.
 
@@ -23,6 +23,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         var headers: [(name: String, value: String)]
         var stringEncoding: String.Encoding = .utf8
         var timeoutInterval: TimeInterval?
+        var httpShouldHandleCookies: Bool?
         var methodsEncodingParametersInURI: Set<HTTPRequest.Method> = [.get, .head, .delete]
         var queryStringSerialization: QueryStringSerialization?
     }
@@ -49,6 +50,14 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     public var timeoutInterval: TimeInterval? {
         get { state.withLock { $0.timeoutInterval } }
         set { state.withLock { $0.timeoutInterval = newValue } }
+    }
+
+    /// The `httpShouldHandleCookies` given to serialized requests; nil (the default) leaves each
+    /// request's own, which is true unless changed. Like AFNetworking, only a value set here is
+    /// copied.
+    public var httpShouldHandleCookies: Bool? {
+        get { state.withLock { $0.httpShouldHandleCookies } }
+        set { state.withLock { $0.httpShouldHandleCookies = newValue } }
     }
 
     /// Methods whose parameters go in the URL's query rather than the body.
@@ -118,12 +127,13 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     /// `request` with the default headers it does not already have and the properties set on
     /// this serializer.
     public func applyingDefaults(to request: Request) -> Request {
-        let (headers, timeout) = state.withLock { ($0.headers, $0.timeoutInterval) }
+        let (headers, timeout, cookies) = state.withLock { ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies) }
         var request = request
         for header in headers where request.value(forHTTPHeaderField: header.name) == nil {
             request.addValue(header.value, forHTTPHeaderField: header.name)
         }
         if let timeout { request.timeoutInterval = timeout }
+        if let cookies { request.httpShouldHandleCookies = cookies }
         return request
     }
 

@@ -49,9 +49,7 @@ extension CompletionDelivery {
             guard wantsObject else { return nil }
             return Outcome(task: finished.task, response: error.response, object: nil, error: error, data: Data())
         }
-        guard let head = finished.head else { return nil }
-        let response = head.httpResponse
-        finished.task.cacheResponse(response)
+        guard let response = finished.response else { return nil }
         guard wantsObject else { return nil }
         let data = Data(finished.body)
         do {

@@ -12,10 +12,10 @@ struct DeliveryTarget: @unchecked Sendable {
     var hooks: SessionHooks.Storage? = nil
 }
 
-/// Runs on a worker thread: serializes each finished task's response, then calls the completion
-/// handlers on the completion queue inside the completion group, as AFNetworking does with
-/// dispatch_group_async. A batch (the tasks that finished in one loop iteration) costs one
-/// dispatch.
+/// Runs on a worker thread: builds each finished task's response and stores its cookies, serializes
+/// it, then calls the completion handlers on the completion queue inside the completion group, as
+/// AFNetworking does with dispatch_group_async. A batch (the tasks that finished in one loop
+/// iteration) costs one dispatch.
 enum CompletionDelivery {
     struct Outcome: @unchecked Sendable {
         // @unchecked: the object was made on this worker and is handed over, never shared.
@@ -31,7 +31,8 @@ enum CompletionDelivery {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(batch.count)
         var hooked: [SessionEngine.FinishedTask] = []
-        for finished in batch {
+        for var finished in batch {
+            finished.resolveResponse()
             if let receiver = finished.task.outcomeReceiver {
                 // An async caller: serialized here, its continuation resumed from this worker.
                 receiver.receive(finished, serializer: target.serializer)
@@ -51,9 +52,7 @@ enum CompletionDelivery {
                 outcomes.append(Outcome(task: finished.task, response: error.response, object: nil, error: error))
                 continue
             }
-            guard let head = finished.head else { continue }
-            let response = head.httpResponse
-            finished.task.cacheResponse(response)
+            guard let response = finished.response else { continue }
             guard finished.task.completionHandler != nil else { continue }
             let data = Data(finished.body)
             do {

@@ -50,6 +50,15 @@ public struct SessionConfiguration: Sendable {
     /// TLS for https URLs: versions, trusted CAs, session resumption. The TLS handshake counts
     /// against `connectTimeout`.
     public var tls = TLSConfiguration()
+    /// Where the session keeps cookies; nil (the default) for none: no Cookie field is added,
+    /// Set-Cookie fields are ignored, and requests pay nothing for cookies. A batch fetcher
+    /// wants exactly that.
+    ///
+    /// URLSession, and so AFNetworking, handle cookies by default; to get that behaviour set
+    /// `configuration.cookieStore = CookieStore()` (one store for this session) or
+    /// `CookieStore.shared` (one for the process, like NSHTTPCookieStorage's shared storage).
+    /// Several sessions may share a store. Requests opt out with `httpShouldHandleCookies`.
+    public var cookieStore: CookieStore?
 
     /// The fields added to every request that does not set them: `httpAdditionalHeaders`, and
     /// Accept-Encoding when responses are decoded.

@@ -33,6 +33,8 @@ final class SessionEngine {
         var error: NetworkingError?
         /// Set when the manager had hooks while the task ran.
         var hooks: TaskHookState? = nil
+        /// The head as an `HTTPResponse`, made on the worker by `resolveResponse()`.
+        var response: HTTPResponse? = nil
     }
 
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {

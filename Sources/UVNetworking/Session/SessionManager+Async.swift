@@ -59,6 +59,9 @@ extension SessionManager {
         }
         let response = head.httpResponse
         task.cacheResponse(response)
+        // Here, not at the end of the body: the caller may send the next request before it
+        // reads the body, and that request should carry these cookies.
+        task.storeCookies(from: response)
         return (response, AsyncBodyStream(buffer))
     }
 

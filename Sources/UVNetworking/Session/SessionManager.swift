@@ -109,7 +109,7 @@ public class SessionManager: @unchecked Sendable {
         let identifier = nextIdentifier.add(1, ordering: .relaxed).oldValue
         let task = DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
                             downloadProgress: downloadProgress, completionHandler: completionHandler,
-                            additionalFields: defaultRequestFields)
+                            additionalFields: defaultRequestFields, cookieStore: configuration.cookieStore)
         registry.withLock { $0.tasks[identifier] = task }
         return task
     }

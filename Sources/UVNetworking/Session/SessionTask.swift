@@ -72,10 +72,12 @@ public class SessionTask: @unchecked Sendable {
 
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
-         completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)]) {
+         completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)],
+         cookieStore: CookieStore?) {
         self.completionHandler = completionHandler
         self.prepared = Result { () throws(NetworkingError) in
-            try PreparedRequest(request, additionalFields: additionalFields, proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
+            try PreparedRequest(request, additionalFields: additionalFields, cookies: cookieStore,
+                                proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }
         }

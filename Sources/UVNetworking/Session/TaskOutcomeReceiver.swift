@@ -3,7 +3,7 @@ import HTTPTypes
 import Synchronization
 
 /// Takes a finished task's outcome on the worker thread, in place of the completion handler.
-/// `CompletionDelivery` calls it once per task.
+/// `CompletionDelivery` calls it once per task, after `resolveResponse()`.
 protocol TaskOutcomeReceiver: AnyObject, Sendable {
     func receive(_ finished: SessionEngine.FinishedTask, serializer: any ResponseSerializer)
 }
@@ -32,9 +32,7 @@ final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
         let result: Result<Value, any Error>
         if let error = finished.error {
             result = .failure(error)
-        } else if let head = finished.head {
-            let response = head.httpResponse
-            finished.task.cacheResponse(response)
+        } else if let response = finished.response {
             let data = Data(finished.body)
             do {
                 result = .success(try make(response, data, serializer, finished.hooks?.metrics))

@@ -41,6 +41,8 @@ extension TaskRunner {
                              limits: RedirectPlanner.Limits, task: SessionTask) -> RedirectOutcome {
         let response = head.httpResponse
         let manager = task.manager
+        // Cookies the redirect sets apply to the request it leads to.
+        task.storeCookies(from: response)
         var next: Request
         switch RedirectPlanner.nextRequest(after: request, status: head.status, location: response.headerFields[.location],
                                            visited: visited, limits: limits) {
@@ -55,6 +57,7 @@ extension TaskRunner {
         }
         do {
             let prepared = try PreparedRequest(next, additionalFields: manager.defaultRequestFields,
+                                               cookies: manager.configuration.cookieStore,
                                                proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }

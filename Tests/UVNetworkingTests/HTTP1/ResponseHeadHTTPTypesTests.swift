@@ -39,6 +39,16 @@ struct ResponseHeadHTTPTypesTests {
         #expect(field?.value.unicodeScalars.last == "\u{FFFD}")
     }
 
+    @Test func aFieldNameIsFoundInTheRawFieldsWhateverItsCase() {
+        let fields: ReceivedFields = [HeaderField(name: "Set-Cookiex", value: "a=1"), HeaderField(name: "Set-Cooki", value: "set-cookie"),
+                                      HeaderField(name: "X", value: "")]
+        #expect(!fields.contains(lowercaseName: "set-cookie"))
+        #expect(fields.contains(lowercaseName: "x"))
+        #expect(([HeaderField(name: "Date", value: "now"), HeaderField(name: "SET-cookie", value: "a=1")] as ReceivedFields)
+            .contains(lowercaseName: "set-cookie"))
+        #expect(!ReceivedFields().contains(lowercaseName: "set-cookie"))
+    }
+
     @Test func noFieldsIsAnEmptyFieldList() {
         #expect(head([]).httpResponse.headerFields.isEmpty)
     }

@@ -190,6 +190,19 @@ import Testing
         #expect(try serializer.request(method: .get, urlString: "http://example.com/", parameters: nil).timeoutInterval == 5)
     }
 
+    @Test func cookieHandlingIsAppliedOnlyWhenSet() throws {
+        let serializer = HTTPRequestSerializer()
+        var original = request("http://example.com/")
+        original.httpShouldHandleCookies = false
+        #expect(serializer.httpShouldHandleCookies == nil)
+        #expect(try serializer.serialize(original, parameters: nil).httpShouldHandleCookies == false)
+        #expect(try serializer.request(method: .get, urlString: "http://example.com/", parameters: nil).httpShouldHandleCookies)
+        serializer.httpShouldHandleCookies = false
+        #expect(try serializer.request(method: .get, urlString: "http://example.com/", parameters: nil).httpShouldHandleCookies == false)
+        serializer.httpShouldHandleCookies = true
+        #expect(try serializer.serialize(original, parameters: nil).httpShouldHandleCookies)
+    }
+
     @Test func aBodyTheEncodingCannotHoldFails() {
         let serializer = HTTPRequestSerializer()
         serializer.stringEncoding = .ascii
