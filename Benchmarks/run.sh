@@ -2,15 +2,20 @@
 # `make bench`: builds the benchmarks in release mode and runs them.
 #   1. uvbench: wrk and UVNetworking take turns against a private nginx (12-byte body, 64 in flight),
 #      then allocations per request, CPU per request and latency of UVNetworking.
-#   2. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
+#   2. uvbench over HTTPS (issue #4): wrk and UVNetworking over TLS (keep-alive), 1 GiB downloads
+#      curl vs UVNetworking over HTTPS and HTTP, TLS handshakes per second with and without
+#      session resumption. Its markdown is appended to the summary.
+#   3. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
 # Exits non-zero only when something really failed (build, nginx/wrk missing, a UVNetworking request
 # that failed or returned the wrong response, the ordo-one suite failing). Missing the 0.8x goal is
 # printed as the verdict, not a failure.
 #
 # Settings (environment): BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3),
 # BENCH_WARMUP (seconds, default 2), BENCH_MARKDOWN (where uvbench writes its markdown summary,
-# default Benchmarks/.build/benchmarks.md), BENCH_SKIP_ORDO=1 skips the ordo-one suite.
-# Extra arguments go to uvbench (see `uvbench --help`).
+# default Benchmarks/.build/benchmarks.md), BENCH_SKIP_ORDO=1 skips the ordo-one suite,
+# BENCH_SKIP_TLS=1 skips step 2, BENCH_DOWNLOAD_GIB (default 1, 0 skips the downloads),
+# BENCH_DOWNLOAD_REPEATS (default 3), BENCH_HANDSHAKE_CONCURRENCY (default 16).
+# Extra arguments go to both uvbench runs (see `uvbench --help`).
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +28,12 @@ markdown=${BENCH_MARKDOWN:-$here/.build/benchmarks.md}
 for tool in /usr/sbin/nginx /usr/bin/wrk; do
   [ -x "$tool" ] || { echo "bench: $tool is missing (make deps installs nginx-light and wrk)" >&2; exit 1; }
 done
+if [ "${BENCH_SKIP_TLS:-0}" != 1 ]; then
+  # openssl makes the HTTPS server's throwaway certificates; curl is the download reference.
+  for tool in /usr/bin/openssl /usr/bin/curl; do
+    [ -x "$tool" ] || { echo "bench: $tool is missing (apt-get install openssl curl, or BENCH_SKIP_TLS=1)" >&2; exit 1; }
+  done
+fi
 
 # The library's sources may change while we build (someone editing): retry once in that case.
 build() {
@@ -52,6 +63,24 @@ case $uvbench_status in
   2) echo "bench: uvbench: the UVNetworking run was INVALID (requests failed)" >&2; status=2 ;;
   *) echo "bench: uvbench failed (status $uvbench_status)" >&2; status=1 ;;
 esac
+
+if [ "${BENCH_SKIP_TLS:-0}" != 1 ]; then
+  echo
+  echo "== bench: uvbench over HTTPS: wrk vs UVNetworking, downloads vs curl, handshakes"
+  tls_markdown="$markdown.tls"
+  download_gib=${BENCH_DOWNLOAD_GIB:-1}
+  (cd "$repo" && "$bin" --skip-plain --https --handshakes --download-gib "$download_gib" \
+     --download-repeats "${BENCH_DOWNLOAD_REPEATS:-3}" --handshake-concurrency "${BENCH_HANDSHAKE_CONCURRENCY:-16}" \
+     --seconds "$seconds" --rounds "$rounds" --warmup "$warmup" --markdown "$tls_markdown" "$@")
+  tls_status=$?
+  [ -f "$tls_markdown" ] && { printf '\n' >> "$markdown"; cat "$tls_markdown" >> "$markdown"; rm -f "$tls_markdown"; }
+  case $tls_status in
+    0) ;;
+    2) echo "bench: uvbench over HTTPS: the run was INVALID (requests failed, or nginx's log contradicts the handshake figures)" >&2
+       [ "$status" = 0 ] && status=2 ;;
+    *) echo "bench: uvbench over HTTPS failed (status $tls_status)" >&2; [ "$status" = 0 ] && status=1 ;;
+  esac
+fi
 
 if [ "${BENCH_SKIP_ORDO:-0}" != 1 ]; then
   echo

@@ -43,16 +43,22 @@ public final class ClosedLoopLoad: @unchecked Sendable {
     private var latency = ClosedLoopLoad.makeHistogram()
     private var finished: DispatchSemaphore?
 
-    /// A session with `connections` connections per host, HTTPResponseSerializer (the body as
+    /// GETs `url` with a session with `connections` connections per host, HTTPResponseSerializer (the body as
     /// Data, status validated) and a private serial completion queue.
-    public init(url: URL, connections: Int = 64, expectedBody: String = NginxServer.defaultBody) {
+    public convenience init(url: URL, connections: Int = 64, expectedBody: String = NginxServer.defaultBody) {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = connections
+        self.init(request: Request(url: url), configuration: configuration, expectedBody: expectedBody)
+    }
+
+    /// Sends `request` over and over with a session made from `configuration` (the HTTPS runs:
+    /// trusted CAs, session resumption, `Connection: close`).
+    public init(request: Request, configuration: SessionConfiguration, expectedBody: String = NginxServer.defaultBody) {
         manager = SessionManager(configuration: configuration)
         queue = DispatchQueue(label: "uvbench.completions")
         manager.completionQueue = queue
         manager.responseSerializer = HTTPResponseSerializer()
-        request = Request(url: url)
+        self.request = request
         self.expectedBody = Data(expectedBody.utf8)
     }
 

@@ -15,6 +15,10 @@ struct Report {
     var seconds: Int
     var goal: Double
     var server: NginxServer
+    /// The markdown heading's start (the HTTPS run says so, and which TLS it negotiated in `detail`).
+    var title = "HTTP/1.1 keep-alive GET"
+    /// A sentence added to the markdown's description.
+    var detail: String?
 
     var wrkMedian: Double { median(rounds.map(\.wrk.requestsPerSecond)) }
     var oursMedian: Double { median(rounds.map(\.ours.requestsPerSecond)) }
@@ -97,20 +101,15 @@ struct Report {
     }
 
     func markdown() -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withTimeZone]
-        var utsname = utsname()
-        uname(&utsname)
-        let kernel = withUnsafeBytes(of: &utsname.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let commit = gitDescription()
         var md: [String] = []
-        md.append("### HTTP/1.1 keep-alive GET, \(server.body.utf8.count)-byte body, \(connections) in flight")
+        md.append("### \(title), \(server.body.utf8.count)-byte body, \(connections) in flight")
         md.append("")
-        md.append("Measured by `make bench` (Benchmarks/uvbench) on \(formatter.string(from: Date())): "
-                  + "\(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(kernel), nginx with 1 worker on 127.0.0.1, "
+        md.append("Measured by `make bench` (Benchmarks/uvbench) on \(machineDescription()), nginx with 1 worker on 127.0.0.1, "
                   + "\(rounds.count) rounds of \(seconds) s per client, alternating in one run\(commit.map { ", commit \($0)" } ?? "").")
         md.append("UVNetworking runs through its public task API: `SessionManager.dataTask` + `resume()`, "
-                  + "`HTTPResponseSerializer`, a serial completion queue; each completion checks the response and resumes the next task.")
+                  + "`HTTPResponseSerializer`, a serial completion queue; each completion checks the response and resumes the next task."
+                  + (detail.map { " " + $0 } ?? ""))
         md.append("")
         md.append("| round | wrk -t1 -c\(connections) (req/s) | UVNetworking (req/s) | ratio |")
         md.append("|---|---:|---:|---:|")
@@ -140,14 +139,25 @@ struct Report {
         md.append("")
         return md.joined(separator: "\n")
     }
+}
 
-    private func gitDescription() -> String? {
-        let cwd = FileManager.default.currentDirectoryPath
-        guard let head = try? runProgram("/usr/bin/git", ["-C", cwd, "rev-parse", "--short", "HEAD"]), head.status == 0 else {
-            return nil
-        }
-        let dirty = (try? runProgram("/usr/bin/git", ["-C", cwd, "status", "--porcelain", "--untracked-files=no"]))
-            .map { !$0.output.isEmpty } ?? false
-        return head.output.trimmingCharacters(in: .whitespacesAndNewlines) + (dirty ? " (with uncommitted changes)" : "")
+/// The checkout's short commit, with " (with uncommitted changes)" when tracked files differ.
+func gitDescription() -> String? {
+    let cwd = FileManager.default.currentDirectoryPath
+    guard let head = try? runProgram("/usr/bin/git", ["-C", cwd, "rev-parse", "--short", "HEAD"]), head.status == 0 else {
+        return nil
     }
+    let dirty = (try? runProgram("/usr/bin/git", ["-C", cwd, "status", "--porcelain", "--untracked-files=no"]))
+        .map { !$0.output.isEmpty } ?? false
+    return head.output.trimmingCharacters(in: .whitespacesAndNewlines) + (dirty ? " (with uncommitted changes)" : "")
+}
+
+/// "2026-11-22T06:11:49Z: 2 cores, Linux 6.18.44": when and where a run was measured.
+func machineDescription() -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withTimeZone]
+    var utsname = utsname()
+    uname(&utsname)
+    let kernel = withUnsafeBytes(of: &utsname.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    return "\(formatter.string(from: Date())): \(ProcessInfo.processInfo.activeProcessorCount) cores, Linux \(kernel)"
 }

@@ -63,25 +63,77 @@ struct UVBench: ParsableCommand {
     @Flag(help: "Only start the private nginx, print its URL and wait for SIGINT/SIGTERM (for profiling a client alone).")
     var serveOnly = false
 
+    // HTTPS (issue #4). See TLSBench.swift.
+
+    @Flag(help: "Also run the side by side over HTTPS (wrk and UVNetworking, keep-alive, TLS 1.3).")
+    var https = false
+
+    @Option(help: "Also download a file of this many GiB over HTTPS and HTTP, curl vs UVNetworking (0: no downloads).")
+    var downloadGib: Double = 0
+
+    @Option(help: "Downloads of each kind (curl/UVNetworking × HTTPS/HTTP), alternating.")
+    var downloadRepeats: Int = 3
+
+    @Flag(help: "Also measure TLS handshakes per second, a new connection per request, with and without session resumption.")
+    var handshakes = false
+
+    @Option(help: "Requests (so connections) in flight for --handshakes.")
+    var handshakeConcurrency: Int = 16
+
+    @Flag(help: "With --ours-only --handshakes: only without session resumption (default: only with it).")
+    var noResumption = false
+
+    @Flag(help: "Skip the plain-HTTP side by side (run only the HTTPS modes asked for).")
+    var skipPlain = false
+
+    @Option(help: "With --ours-only --url https://...: a PEM CA file to trust.")
+    var cacert: String?
+
     func validate() throws {
         guard seconds > 0, rounds > 0, warmup >= 0, connections > 0, allocRequests >= 0 else {
             throw ValidationError("--seconds, --rounds and --connections must be positive")
         }
-        if (url != nil || requests != nil) && !oursOnly { throw ValidationError("--url and --requests are for --ours-only runs") }
+        if (url != nil || requests != nil || cacert != nil) && !oursOnly {
+            throw ValidationError("--url, --requests and --cacert are for --ours-only runs")
+        }
+        guard downloadGib >= 0, downloadRepeats > 0, handshakeConcurrency > 0 else {
+            throw ValidationError("--download-gib must not be negative, --download-repeats and --handshake-concurrency must be positive")
+        }
     }
+
+    /// Whether any HTTPS mode was asked for.
+    var runsTLS: Bool { https || downloadGib > 0 || handshakes }
 
     func run() throws {
         Cleanup.installSignalHandlers()
         defer { Cleanup.runNow() }
         do {
             if serveOnly {
-                let server = try NginxServer(executable: nginx)
+                let server = try NginxServer(executable: nginx, https: https, largeFileBytes: downloadBytes)
+                server.warmLargeFile()
                 say("uvbench: nginx (master pid \(server.masterPID), worker pid \(server.workerPID.map(String.init) ?? "?")) serving \(server.url.absoluteString); stop with SIGINT or SIGTERM")
+                if let httpsURL = server.httpsURL, let certificates = server.certificates {
+                    say("uvbench: and \(httpsURL.absoluteString) (CA: \(certificates.caFile))")
+                }
                 while true { sleep(60) }
             } else if oursOnly {
-                try runOursOnly()
+                if downloadGib > 0 {
+                    try runOursOnlyDownloads()
+                } else if handshakes {
+                    try runOursOnlyHandshakes()
+                } else {
+                    try runOursOnly()
+                }
             } else {
-                try runSideBySide()
+                // Each phase reports; the summary is written even when a phase was invalid.
+                var parts: [(markdown: String, invalid: InvalidRun?)] = []
+                if !skipPlain { parts.append(try runSideBySide()) }
+                if runsTLS { parts.append(try runTLS()) }
+                if let markdown {
+                    try parts.map(\.markdown).joined(separator: "\n").write(toFile: markdown, atomically: true, encoding: .utf8)
+                    say("uvbench: wrote \(markdown)")
+                }
+                if let invalid = parts.compactMap(\.invalid).first { throw invalid }
             }
         } catch let invalid as InvalidRun {
             say(invalid.description)
@@ -94,15 +146,19 @@ struct UVBench: ParsableCommand {
     private func runOursOnly() throws {
         var server: NginxServer?
         let target: URL
+        var configuration = SessionConfiguration()
+        configuration.maximumConnectionsPerHost = connections
         if let url {
             guard let parsed = URL(string: url) else { throw ValidationError("bad --url") }
             target = parsed
+            configuration.tls.additionalTrustedCAFiles = cacert.map { [$0] } ?? []
         } else {
-            server = try NginxServer(executable: nginx)
-            target = server!.url
+            server = try NginxServer(executable: nginx, https: https)
+            target = https ? server!.httpsURL! : server!.url
+            configuration.tls.additionalTrustedCAFiles = server!.certificates.map { [$0.caFile] } ?? []
         }
         defer { server?.stop() }
-        let load = ClosedLoopLoad(url: target, connections: connections)
+        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
         say("uvbench: UVNetworking only, \(connections) in flight for \(amount) against \(target.absoluteString) (pid \(getpid()))")
@@ -129,15 +185,34 @@ struct UVBench: ParsableCommand {
         var oursNginxCPU: Double?
     }
 
-    private func runSideBySide() throws {
+    private func runSideBySide() throws -> (markdown: String, invalid: InvalidRun?) {
         let server = try NginxServer(executable: nginx)
         defer { server.stop() }
         let load = ClosedLoopLoad(url: server.url, connections: connections)
         say("uvbench: nginx (1 worker, pid \(server.masterPID)) on \(server.url.absoluteString) serving \(server.body.utf8.count) bytes")
+        let (results, latency) = try alternateRounds(server: server, url: server.url, load: load)
+        let allocations = allocRequests > 0 ? countAllocations(load) : nil
+        load.shutdown()
+
+        let report = Report(rounds: results, latency: latency, allocations: allocations, connections: connections,
+                            seconds: seconds, goal: goal, server: server)
+        say("")
+        say(report.text())
+        return (report.markdown(), Self.invalidRun(results))
+    }
+
+    /// A run is invalid when any UVNetworking request failed or got the wrong response.
+    static func invalidRun(_ rounds: [Round]) -> InvalidRun? {
+        let errors = rounds.reduce(0) { $0 + $1.ours.errors }
+        return errors > 0 ? InvalidRun(firstError: rounds.compactMap(\.ours.firstError).first, errors: errors) : nil
+    }
+
+    /// The warm-ups, then `rounds` rounds of wrk then UVNetworking on `url`, each for `seconds`.
+    func alternateRounds(server: NginxServer, url: URL, load: ClosedLoopLoad) throws -> ([Round], Histogram<UInt64>) {
         say("uvbench: \(rounds) rounds x \(seconds) s of each client, alternating, \(connections) in flight; warm-up \(warmup) s each")
 
         if warmup > 0 {
-            _ = try Wrk.run(executable: wrk, url: server.url, connections: connections, seconds: warmup)
+            _ = try Wrk.run(executable: wrk, url: url, connections: connections, seconds: warmup)
             let warm = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false)
             guard warm.isValid else { throw InvalidRun(firstError: warm.firstError, errors: warm.errors) }
         }
@@ -146,7 +221,7 @@ struct UVBench: ParsableCommand {
         var latency: Histogram<UInt64>?
         for index in 1...rounds {
             let nginxBeforeWrk = server.workerPID.flatMap(CPUTime.ofProcess)
-            let wrkResult = try Wrk.run(executable: wrk, url: server.url, connections: connections, seconds: seconds)
+            let wrkResult = try Wrk.run(executable: wrk, url: url, connections: connections, seconds: seconds)
             let nginxAfterWrk = server.workerPID.flatMap(CPUTime.ofProcess)
 
             let cpuBefore = CPUTime.ofSelf()
@@ -166,27 +241,12 @@ struct UVBench: ParsableCommand {
                   + String(format: "   UVNetworking %9.0f req/s", ours.requestsPerSecond) + oursNote
                   + String(format: "   ratio %.3f", ours.requestsPerSecond / wrkResult.requestsPerSecond))
         }
-
-        let allocations = allocRequests > 0 ? countAllocations(load) : nil
-        load.shutdown()
-
-        let report = Report(rounds: results, latency: latency!, allocations: allocations, connections: connections,
-                            seconds: seconds, goal: goal, server: server)
-        say("")
-        say(report.text())
-        if let markdown {
-            try report.markdown().write(toFile: markdown, atomically: true, encoding: .utf8)
-            say("uvbench: wrote \(markdown)")
-        }
-        let errors = results.reduce(0) { $0 + $1.ours.errors }
-        if errors > 0 {
-            throw InvalidRun(firstError: results.compactMap(\.ours.firstError).first, errors: errors)
-        }
+        return (results, latency!)
     }
 
     /// Counts malloc-family calls, across every thread of this process, over `allocRequests`
     /// requests with the usual concurrency (connections already open and warm).
-    private func countAllocations(_ load: ClosedLoopLoad) -> AllocationCount? {
+    func countAllocations(_ load: ClosedLoopLoad) -> AllocationCount? {
         // Self-test: does this binary's malloc see the Swift runtime's allocations?
         uvbench_alloc_counter_reset()
         uvbench_alloc_counter_enable(1)
