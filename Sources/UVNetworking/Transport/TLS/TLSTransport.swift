@@ -166,22 +166,42 @@ final class TLSTransport: StreamTransport {
     }
 
     /// Decrypts and delivers while the owner wants reads; the owner may stop or close from
-    /// inside any delivery.
+    /// inside any delivery. Records (16 KiB of plaintext each at most) are gathered until the
+    /// loop's 64 KiB buffer is full or OpenSSL has no more, so a large body reaches the owner in
+    /// the same 64 KiB pieces as over plain TCP, not four times as many.
     private func drainPlaintext() {
+        let buffer = loop.readBuffer
         while state == .open && readsWanted && !reportedEnd {
-            let buffer = loop.readBuffer
-            switch tls.read(into: buffer) {
-            case .data(let count):
-                delegate?.transport(self, didRead: UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
-            case .needsInput:
+            var filled = 0
+            var ending: TLSConnection.ReadStep?
+            while filled < buffer.count {
+                let step = tls.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                guard case .data(let count) = step else {
+                    ending = step
+                    break
+                }
+                filled += count
+            }
+            if filled > 0 {
+                delegate?.transport(self, didRead: UnsafeRawBufferPointer(start: buffer.baseAddress, count: filled))
+            }
+            switch ending {
+            case nil, .data?:
+                // The buffer filled up: go round again (if the owner still wants reads).
+                continue
+            case .needsInput?:
                 _ = flushTLSOutput()
                 return
-            case .ended(let cleanly):
+            case .ended(let cleanly)?:
+                // Delivered only if the owner did not stop or close on the bytes above; a later
+                // read after `startReading` finds the end again.
+                guard state == .open && readsWanted && !reportedEnd else { return }
                 reportedEnd = true
                 _ = flushTLSOutput()
                 delegate?.transportDidReadEOF(self, cleanly: cleanly)
                 return
-            case .failed(let error):
+            case .failed(let error)?:
+                guard state == .open else { return }
                 _ = flushTLSOutput()
                 fail(error)
                 return
