@@ -24,6 +24,10 @@ extension NetworkingError {
         case serialization
         /// The task was cancelled, or its session invalidated.
         case cancelled
+        /// A local file could not be read or written: an upload's source, a download's file or
+        /// its destination (`fileDoesNotExist`, `fileIsDirectory`, `noPermissionsToReadFile`,
+        /// `cannotOpenFile`, `cannotCreateFile`, `cannotWriteToFile`, `cannotMoveFile`).
+        case file
         /// The request could not be built from the caller's input; nothing was sent. Also a
         /// streamed body that failed or did not match its declared length, which may have been
         /// partly sent, and a client identity that could not be loaded.
@@ -69,6 +73,19 @@ extension NetworkingError.Code {
         // describe a server's certificate that parsed but failed evaluation. -1015 ("raw data
         // could not be decoded") says what happened: the bytes are not a certificate.
         case .invalidCertificate: return (.tls, NSURLErrorDomain, NSURLErrorCannotDecodeRawData)
+
+        // Local files: URLSession's codes for the same failures, from URLError.Code (Darwin's
+        // values) like the TLS family.
+        case .fileDoesNotExist: return (.file, NSURLErrorDomain, URLError.Code.fileDoesNotExist.rawValue)
+        case .fileIsDirectory: return (.file, NSURLErrorDomain, URLError.Code.fileIsDirectory.rawValue)
+        case .noPermissionsToReadFile: return (.file, NSURLErrorDomain, URLError.Code.noPermissionsToReadFile.rawValue)
+        case .cannotOpenFile: return (.file, NSURLErrorDomain, URLError.Code.cannotOpenFile.rawValue)
+        case .cannotCreateFile: return (.file, NSURLErrorDomain, URLError.Code.cannotCreateFile.rawValue)
+        case .cannotWriteToFile: return (.file, NSURLErrorDomain, URLError.Code.cannotWriteToFile.rawValue)
+        case .cannotMoveFile: return (.file, NSURLErrorDomain, URLError.Code.cannotMoveFile.rawValue)
+        // The caller's input: bytes that do not decode as resume data (-1015, "raw data could
+        // not be decoded").
+        case .invalidResumeData: return (.invalidRequest, NSURLErrorDomain, NSURLErrorCannotDecodeRawData)
 
         case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
         case .connectionRefused, .connectFailed, .proxyConnectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)

@@ -32,6 +32,26 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         /// unreadable file, wrong password, or a key that does not match the certificate.
         public static let invalidClientIdentity = Code("invalidClientIdentity")
 
+        // Local files: an upload's source, a download's file, its destination.
+        /// The file to upload, or the partial file of resume data, does not exist.
+        public static let fileDoesNotExist = Code("fileDoesNotExist")
+        /// The file to upload is a directory.
+        public static let fileIsDirectory = Code("fileIsDirectory")
+        /// The file to upload cannot be read by this process.
+        public static let noPermissionsToReadFile = Code("noPermissionsToReadFile")
+        /// A file cannot be opened for another reason (not a regular file, an I/O error).
+        public static let cannotOpenFile = Code("cannotOpenFile")
+        /// A download's temporary file cannot be created.
+        public static let cannotCreateFile = Code("cannotCreateFile")
+        /// Writing a download's body to its file failed (a full disk, an I/O error).
+        public static let cannotWriteToFile = Code("cannotWriteToFile")
+        /// A finished download could not be moved to the URL its destination closure returned
+        /// (AFNetworking posts its move-failure notification for the same event).
+        public static let cannotMoveFile = Code("cannotMoveFile")
+        /// `downloadTask(withResumeData:)` was given data that is not resume data this library
+        /// produced, or whose partial file is gone.
+        public static let invalidResumeData = Code("invalidResumeData")
+
         // Reaching the server.
         /// The host name did not resolve.
         public static let dnsFailure = Code("dnsFailure")

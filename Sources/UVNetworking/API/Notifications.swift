@@ -16,6 +16,26 @@ extension Notification.Name {
     /// A task ended (AFNetworkingTaskDidCompleteNotification). Posted after its completion
     /// handler ran; `userInfo` holds the `NetworkingTaskDidCompleteKey` entries.
     public static let networkingTaskDidComplete = Notification.Name("UVNetworkingTaskDidCompleteNotification")
+    /// A finished download could not be moved to its destination
+    /// (AFURLSessionDownloadTaskDidFailToMoveFileNotification). Posted before the task's
+    /// completion, which gets the same error (`cannotMoveFile`); `userInfo` holds the
+    /// `NetworkingDownloadTaskMoveKey` entries, the error included.
+    public static let networkingDownloadTaskDidFailToMoveFile = Notification.Name("UVNetworkingDownloadTaskDidFailToMoveFileNotification")
+    /// A finished download was moved to its destination
+    /// (AFURLSessionDownloadTaskDidMoveFileSuccessfullyNotification); `userInfo` holds the
+    /// temporary and destination URLs.
+    public static let networkingDownloadTaskDidMoveFile = Notification.Name("UVNetworkingDownloadTaskDidMoveFileNotification")
+}
+
+/// The `userInfo` keys of the download move notifications.
+public enum NetworkingDownloadTaskMoveKey {
+    /// Why the move failed (`NetworkingError`, code `cannotMoveFile`, the system's error as its
+    /// `underlyingError`). Only in the failure notification.
+    public static let error = "UVNetworkingDownloadTaskMoveErrorKey"
+    /// The file the body was written to (`URL`); removed after a failed move.
+    public static let temporaryFileURL = "UVNetworkingDownloadTaskMoveTemporaryFileURLKey"
+    /// Where the destination closure asked the file to go (`URL`).
+    public static let destinationURL = "UVNetworkingDownloadTaskMoveDestinationURLKey"
 }
 
 /// The `userInfo` keys of `Notification.Name.networkingTaskDidComplete`.
@@ -29,8 +49,8 @@ public enum NetworkingTaskDidCompleteKey {
     public static let serializedResponse = "UVNetworkingTaskDidCompleteSerializedResponseKey"
     /// The error the completion handler received (`any Error`), when there was one.
     public static let error = "UVNetworkingTaskDidCompleteErrorKey"
-    /// Where a download task's file was written (`String`). Reserved: posted once download
-    /// tasks exist.
+    /// Where a download task's file was moved (`URL`, the destination), when it was
+    /// (AFNetworking posts it only then).
     public static let assetPath = "UVNetworkingTaskDidCompleteAssetPathKey"
     /// The task's `TaskMetrics`, when the session measured them (it does for every task started
     /// while a hook or notifications were on).

@@ -56,6 +56,13 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var bodyBytesSent: Int64 = 0
     /// Why the body failed, for the machine's `failExchange`.
     @exclusivity(unchecked) private var bodyError: NetworkingError?
+    /// `Expect: 100-continue`: when the body stops waiting for the server's 100 and goes anyway
+    /// (loop milliseconds); .max when no body waits.
+    @exclusivity(unchecked) private var continueDeadline: UInt64 = .max
+    /// How long a body waits for `100 Continue` before it is sent anyway: curl's one second. A
+    /// server that knows the expectation answers at once; one that ignores it (HTTP/1.0, some
+    /// proxies) would otherwise stall the request until a timeout.
+    static let continueTimeoutMilliseconds: UInt64 = 1000
 
     // For task metrics (TransactionMetrics): a few dates per connection, two sums per exchange.
     /// When each phase of opening this connection happened.
@@ -180,9 +187,15 @@ final class HTTP1Connection {
                 timer?.arm(at: idleDeadline)
             }
         case .active:
+            if continueDeadline != .max && LoopTimer.now(loop) >= continueDeadline {
+                // No 100 in time: send the body anyway (RFC 9110 §10.1.1 lets a client).
+                continueDeadline = .max
+                perform(machine.continueToBody())
+            }
             // One timer per connection serves the exchange's deadlines too: arming a live libuv
             // timer is a heap update, while a timer per task would be a handle per task.
             exchange?.exchangeTimerFired()
+            if continueDeadline != .max { timer?.armNoLaterThan(continueDeadline) }
         case .closed:
             break
         }
@@ -196,8 +209,10 @@ final class HTTP1Connection {
     // MARK: Exchanges
 
     /// Runs one request. `request` holds the encoded head and body, or, with `body`, only the
-    /// head: the body then follows in chunks that `body` reads.
-    func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader? = nil, for delegate: HTTP1ExchangeDelegate) {
+    /// head: the body then follows in chunks that `body` reads; with `expectsContinue`, only once
+    /// the server answered `100 Continue` (or did not answer within a second).
+    func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader? = nil, expectsContinue: Bool = false,
+                 for delegate: HTTP1ExchangeDelegate) {
         loop.assertInLoop()
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
@@ -215,7 +230,7 @@ final class HTTP1Connection {
         bodyBytesSent = 0
         bodyError = nil
         body.onChunk = { [unowned self] chunk in self.bodyChunkArrived(chunk) }
-        perform(machine.execute(streamingBody: true), request: request)
+        perform(machine.execute(streamingBody: true, expectsContinue: expectsContinue), request: request)
     }
 
     /// Stops reading (the task was suspended); the kernel and TCP flow control hold the rest.
@@ -268,6 +283,14 @@ final class HTTP1Connection {
             bodyReader?.readNext()
             writingBodyCount = 0
             writeStreamed(request)
+        case .sendHeadAwaitingContinue:
+            writingBodyCount = 0
+            continueDeadline = LoopTimer.now(loop) &+ Self.continueTimeoutMilliseconds
+            timer?.armNoLaterThan(continueDeadline)
+            writeStreamed(request)
+        case .readFirstBodyChunk:
+            continueDeadline = .max
+            bodyReader?.readNext()
         case .writeBodyChunk(let readNext):
             if readNext { bodyReader?.readNext() }
             var chunk: [UInt8] = []
@@ -385,6 +408,7 @@ final class HTTP1Connection {
 
     /// Stops the body's reads (the exchange ended) and drops what it had read ahead.
     private func endRequestBody() {
+        continueDeadline = .max
         guard let reader = bodyReader else { return }
         bodyReader = nil
         reader.cancel()
@@ -405,9 +429,15 @@ final class HTTP1Connection {
         var ended = false
         while let event = pending.popLast() {
             switch consume event {
-            case .informational:
-                break
+            case .informational(let head):
+                // Other 1xx (102, 103) say nothing about the body.
+                if head.status == 100 { perform(machine.continueToBody()) }
             case .head(let head):
+                if machine.isAwaitingContinue {
+                    // The server answered without a 100: it does not want the body.
+                    continueDeadline = .max
+                    perform(machine.finalHeadReceived())
+                }
                 exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
             case .body(let bytes):
                 exchange?.exchangeReceivedBody(bytes)

@@ -19,6 +19,13 @@
 /// when the last chunk is. A response that ends first stops the body (no more reads or writes)
 /// and ends the exchange once the write in flight, if any, finished; the connection is not
 /// reused. A body that fails closes the connection.
+///
+/// With `Expect: 100-continue` (`execute(streamingBody: true, expectsContinue: true)`) only the
+/// head is written at first and no read starts: the body waits until the server's 100 arrives
+/// or the shell's wait for it times out (`continueToBody`, like curl's one second). A final
+/// response that comes instead (a 417, a 401) abandons the body before any byte of it is read
+/// (`finalHeadReceived`); the exchange ends with that response and the connection is not
+/// reused, since the server may still expect the announced body.
 struct HTTP1ConnectionStateMachine: Sendable {
     enum State: Equatable, Sendable {
         case connecting
@@ -45,6 +52,8 @@ struct HTTP1ConnectionStateMachine: Sendable {
         /// The response ended first: no more reads or writes; the exchange ends after the write in
         /// flight.
         var abandoned = false
+        /// `Expect: 100-continue`: the body waits for the server's go-ahead; no read has started.
+        var awaitingContinue = false
     }
 
     enum Action: Equatable, Sendable {
@@ -55,6 +64,12 @@ struct HTTP1ConnectionStateMachine: Sendable {
         case sendRequest
         /// Write the head of the request just assigned, and start reading its body's first chunk.
         case sendHeadAndReadBody
+        /// Write the head of the request just assigned; its body waits for `100 Continue`. The
+        /// shell starts the wait's timer.
+        case sendHeadAwaitingContinue
+        /// The wait for `100 Continue` is over: start reading the body's first chunk (the shell
+        /// stops the wait's timer).
+        case readFirstBodyChunk
         /// Write the chunk that was read (it waits in the shell); with `readNext`, start reading
         /// the next one.
         case writeBodyChunk(readNext: Bool)
@@ -86,14 +101,43 @@ struct HTTP1ConnectionStateMachine: Sendable {
         return .connectionReady
     }
 
-    /// A request was assigned. `streamingBody`: its body follows the head in chunks.
-    mutating func execute(streamingBody: Bool = false) -> Action {
+    /// A request was assigned. `streamingBody`: its body follows the head in chunks;
+    /// `expectsContinue`: only once the server said `100 Continue` (or the wait timed out).
+    mutating func execute(streamingBody: Bool = false, expectsContinue: Bool = false) -> Action {
         precondition(state == .idle, "a request was assigned to a connection that is not idle: \(state)")
         requestCount += 1
         state = .active(requestWritten: false, responseEnded: false, keepAlive: true)
         guard streamingBody else { return .sendRequest }
-        body = BodyStream()
-        return .sendHeadAndReadBody
+        guard expectsContinue else {
+            body = BodyStream()
+            return .sendHeadAndReadBody
+        }
+        body = BodyStream(readInFlight: false, awaitingContinue: true)
+        return .sendHeadAwaitingContinue
+    }
+
+    /// Whether the body waits for `100 Continue`.
+    var isAwaitingContinue: Bool { body?.awaitingContinue ?? false }
+
+    /// The server sent `100 Continue`, or the shell's wait for it timed out: the body may go.
+    /// Ignored unless the body is waiting (a late 100, a second one, a timer racing the 100).
+    mutating func continueToBody() -> Action {
+        guard case .active(requestWritten: false, _, _) = state, var body, body.awaitingContinue else { return .none }
+        body.awaitingContinue = false
+        body.readInFlight = true
+        self.body = body
+        return .readFirstBodyChunk
+    }
+
+    /// A final (not 1xx) response head arrived. While the body waits for `100 Continue` this is
+    /// the server declining it: the body is abandoned unread and unsent, and the exchange ends
+    /// with the response (`responseEnded`) once the head's write, if still in flight, finished.
+    mutating func finalHeadReceived() -> Action {
+        guard case .active(requestWritten: false, _, _) = state, var body, body.awaitingContinue else { return .none }
+        body.awaitingContinue = false
+        body.abandoned = true
+        self.body = body
+        return .none
     }
 
     /// The whole request is written (its one write finished, or `bodyComplete` was performed),
@@ -185,8 +229,10 @@ struct HTTP1ConnectionStateMachine: Sendable {
         state = .active(requestWritten: requestWritten, responseEnded: true, keepAlive: keepAlive && requestWritten)
         if requestWritten { return finish(keepAlive: keepAlive) }
         if var body {
-            // A streamed body stops here: a chunk read ahead is dropped, no read starts again.
+            // A streamed body stops here: a chunk read ahead is dropped, no read starts again
+            // (nor a first one, for a body still waiting for 100 Continue).
             body.abandoned = true
+            body.awaitingContinue = false
             body.chunkReady = false
             self.body = body
             if !body.writeInFlight {

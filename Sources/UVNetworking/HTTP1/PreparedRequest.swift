@@ -23,6 +23,9 @@ struct PreparedRequest: Sendable {
     let streamedBody: StreamedBody?
     /// A response to HEAD never has a body.
     let isHEAD: Bool
+    /// The request carries `Expect: 100-continue` and a body: the body (always streamed then)
+    /// waits for the server's `100 Continue`.
+    let expectsContinue: Bool
     /// For https: the policy and TLS context the request was made under.
     let security: SecurityBinding?
 
@@ -78,6 +81,12 @@ struct PreparedRequest: Sendable {
         let method = request.method.rawValue
         let encoded: Result<[UInt8], RequestEncoder.EncodeError>
         var streamedBody = request.bodyStream
+        let expectsContinue = Self.expectsContinue(request)
+        if expectsContinue, streamedBody == nil, let data = request.body {
+            // The body must wait behind the head, so it cannot share the head's one write.
+            streamedBody = StreamedBody(length: Int64(data.count)) { DataBodyStream(data) }
+        }
+        self.expectsContinue = expectsContinue
         if let stream = streamedBody {
             // The head frames a streamed body from its length; framing fields the caller set must
             // agree with it (a multipart serializer sets Content-Length, say).
@@ -107,6 +116,14 @@ struct PreparedRequest: Sendable {
         origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0,
                         proxy: proxy)
         isHEAD = request.method == .head
+    }
+
+    /// Whether `request` asks for `100 Continue` before its body: it says `Expect: 100-continue`
+    /// (the only expectation HTTP defines) and has a body to hold back.
+    private static func expectsContinue(_ request: Request) -> Bool {
+        guard let expect = request.value(forHTTPHeaderField: "Expect"),
+              expect.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("100-continue") == .orderedSame else { return false }
+        return request.bodyStream != nil || !(request.body?.isEmpty ?? true)
     }
 
     /// The `security` of a request made outside a session, which has no TLS context.

@@ -15,17 +15,19 @@ extension CompletionDelivery {
         var direct: [@Sendable () -> Void] = []
         for finished in batch {
             let task = finished.task
-            let outcome = serialize(finished, with: serializer,
-                                    wantsObject: task.completionHandler != nil || hooks.postsNotifications)
+            let outcome = finished.delivered ?? serialize(finished, with: serializer,
+                                                          wantsObject: task.completionHandler != nil || hooks.postsNotifications)
             let metrics = finished.hooks?.metrics
             let transportError = finished.error
             let deliver: @Sendable () -> Void = {
                 if let metrics, let hook = hooks.taskDidFinishCollectingMetrics { hook(task, metrics) }
                 hooks.taskDidComplete?(task, transportError)
+                outcome?.beforeHandler?()
                 if let outcome { task.completionHandler?(outcome.response, outcome.object, outcome.error) }
                 if hooks.postsNotifications {
                     TaskNotifications.postDidComplete(task, outcome: outcome, serializer: serializer, metrics: metrics)
                 }
+                outcome?.afterHandler?()
             }
             if let channel = finished.hooks?.channel {
                 channel.send(through: task.manager, deliver)
@@ -75,12 +77,22 @@ enum TaskNotifications {
         post(name, task, UserInfo(values: nil))
     }
 
+    /// A download's move to its destination failed (`error`) or succeeded (nil).
+    static func postMove(of task: DownloadTask, from temporaryFile: URL, to destination: URL, error: NetworkingError?) {
+        var values: [AnyHashable: Any] = [NetworkingDownloadTaskMoveKey.temporaryFileURL: temporaryFile,
+                                          NetworkingDownloadTaskMoveKey.destinationURL: destination]
+        if let error { values[NetworkingDownloadTaskMoveKey.error] = error }
+        post(error == nil ? .networkingDownloadTaskDidMoveFile : .networkingDownloadTaskDidFailToMoveFile, task,
+             UserInfo(values: values))
+    }
+
     static func postDidComplete(_ task: SessionTask, outcome: CompletionDelivery.Outcome?,
                                 serializer: any ResponseSerializer, metrics: TaskMetrics?) {
         var values: [AnyHashable: Any] = [NetworkingTaskDidCompleteKey.responseSerializer: serializer]
         if let data = outcome?.data { values[NetworkingTaskDidCompleteKey.responseData] = data }
         if let object = outcome?.object { values[NetworkingTaskDidCompleteKey.serializedResponse] = object }
         if let error = outcome?.error { values[NetworkingTaskDidCompleteKey.error] = error }
+        if let assetPath = outcome?.assetPath { values[NetworkingTaskDidCompleteKey.assetPath] = assetPath }
         if let metrics { values[NetworkingTaskDidCompleteKey.sessionTaskMetrics] = metrics }
         post(.networkingTaskDidComplete, task, UserInfo(values: values))
     }

@@ -25,6 +25,14 @@ enum CompletionDelivery {
         var error: (any Error)?
         /// The body handed to the serializer (hooked deliveries only).
         var data: Data? = nil
+        /// A download's file once moved to its destination (the did-complete notification's
+        /// asset path).
+        var assetPath: URL? = nil
+        /// Runs on the completion queue just before the completion handler (a download's
+        /// resume data handed over).
+        var beforeHandler: (@Sendable () -> Void)? = nil
+        /// Runs just after the completion handler (a download's temporary file removed).
+        var afterHandler: (@Sendable () -> Void)? = nil
     }
 
     static func run(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget) {
@@ -32,7 +40,15 @@ enum CompletionDelivery {
         outcomes.reserveCapacity(batch.count)
         var hooked: [SessionEngine.FinishedTask] = []
         for var finished in batch {
+            // Once per task, before anything reads the response: builds it and stores its cookies.
             finished.resolveResponse()
+            if finished.task is DownloadTask {
+                // Its own job: the destination closure and the move (a copy, across file systems)
+                // must not hold up the rest of the batch.
+                let download = finished
+                finished.task.manager.workers.submit { DownloadDelivery.run(download, with: target) }
+                continue
+            }
             if let receiver = finished.task.outcomeReceiver {
                 // An async caller: serialized here, its continuation resumed from this worker.
                 receiver.receive(finished, serializer: target.serializer)
@@ -73,6 +89,16 @@ enum CompletionDelivery {
             for outcome in ready {
                 outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
             }
+        }
+    }
+
+    /// Calls one outcome's completion handler with what comes before and after it, on the
+    /// completion queue.
+    static func deliverAlone(_ outcome: Outcome, with target: DeliveryTarget) {
+        target.queue.async(group: target.group) {
+            outcome.beforeHandler?()
+            outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
+            outcome.afterHandler?()
         }
     }
 }

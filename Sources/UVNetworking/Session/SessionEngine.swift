@@ -35,6 +35,10 @@ final class SessionEngine {
         var hooks: TaskHookState? = nil
         /// The head as an `HTTPResponse`, made on the worker by `resolveResponse()`.
         var response: HTTPResponse? = nil
+        /// A download task's file and resume data.
+        var download: DownloadFinish? = nil
+        /// A download's outcome, made before the hooked delivery (the move happened already).
+        var delivered: CompletionDelivery.Outcome? = nil
     }
 
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
@@ -133,7 +137,7 @@ final class SessionEngine {
         task.recordCompletion(error: error)
         manager.taskFinished(task)
         finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
-                                     hooks: runner.hookState?.ended()))
+                                     hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
             flushScheduled = true
             // One hand-off per loop iteration, however many tasks finished in it.

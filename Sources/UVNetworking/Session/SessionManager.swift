@@ -106,10 +106,17 @@ public class SessionManager: @unchecked Sendable {
                          uploadProgress: (@Sendable (Progress) -> Void)? = nil,
                          downloadProgress: (@Sendable (Progress) -> Void)? = nil,
                          completionHandler: SessionTask.CompletionHandler? = nil) -> DataTask {
+        registerTask { identifier in
+            DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
+                     downloadProgress: downloadProgress, completionHandler: completionHandler,
+                     additionalFields: defaultRequestFields)
+        }
+    }
+
+    /// Makes a task with the next identifier and lists it in `tasks`.
+    func registerTask<Task: SessionTask>(_ make: (_ identifier: Int) -> Task) -> Task {
         let identifier = nextIdentifier.add(1, ordering: .relaxed).oldValue
-        let task = DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
-                            downloadProgress: downloadProgress, completionHandler: completionHandler,
-                            additionalFields: defaultRequestFields, cookieStore: configuration.cookieStore)
+        let task = make(identifier)
         registry.withLock { $0.tasks[identifier] = task }
         return task
     }

@@ -70,15 +70,22 @@ public class SessionTask: @unchecked Sendable {
     let uploadProgressHandler: (@Sendable (Progress) -> Void)?
     let downloadProgressHandler: (@Sendable (Progress) -> Void)?
 
+    /// `preparationFailure`: why the task cannot be sent (an upload's unreadable file), found
+    /// before the task was made; the task then fails with it when resumed, before any socket.
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
          completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)],
-         cookieStore: CookieStore?) {
+         preparationFailure: NetworkingError? = nil) {
         self.completionHandler = completionHandler
-        self.prepared = Result { () throws(NetworkingError) in
-            try PreparedRequest(request, additionalFields: additionalFields, cookies: cookieStore,
-                                proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
-                try manager.securityBinding(forHost: host)
+        if var failure = preparationFailure {
+            failure.failingURL = failure.failingURL ?? request.url
+            self.prepared = .failure(failure)
+        } else {
+            self.prepared = Result { () throws(NetworkingError) in
+                try PreparedRequest(request, additionalFields: additionalFields, cookies: manager.configuration.cookieStore,
+                                    proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
+                    try manager.securityBinding(forHost: host)
+                }
             }
         }
         self.taskIdentifier = identifier
@@ -170,12 +177,19 @@ public class SessionTask: @unchecked Sendable {
     /// Cancels the task: it completes with `NetworkingError.Code.cancelled`, unless it has already
     /// completed.
     public func cancel() {
+        requestCancellation()
+    }
+
+    /// `cancel()`, saying whether this call is the one that cancelled the task.
+    @discardableResult
+    func requestCancellation() -> Bool {
         let changed = snapshot.withLock { snapshot -> Bool in
             guard snapshot.state == .running || snapshot.state == .suspended else { return false }
             snapshot.state = .canceling
             return true
         }
         if changed { manager.send(.cancel, for: self) }
+        return changed
     }
 
     // MARK: Updates from the loop thread
@@ -207,6 +221,14 @@ public class SessionTask: @unchecked Sendable {
         if let progress = snapshot.withLock({ $0.downloadProgress }) { progress.completedUnitCount = total }
     }
 
+    /// A download resumes at `offset`: the bytes already in its file count as received, so its
+    /// progress runs over the whole file.
+    func recordResumedBytes(_ offset: Int64) {
+        bytesReceived.store(offset, ordering: .sequentiallyConsistent)
+        guard progressObserved.load(ordering: .sequentiallyConsistent) else { return }
+        if let progress = snapshot.withLock({ $0.downloadProgress }) { progress.completedUnitCount = offset }
+    }
+
     func recordSent(_ count: Int64) {
         bytesSent.store(count, ordering: .sequentiallyConsistent)
         guard progressObserved.load(ordering: .sequentiallyConsistent) else { return }
@@ -223,3 +245,9 @@ public class SessionTask: @unchecked Sendable {
 
 /// A task whose response body is collected in memory, like URLSessionDataTask.
 public final class DataTask: SessionTask, @unchecked Sendable {}
+
+/// A task that sends a body from a file, from memory or from a stream, like
+/// URLSessionUploadTask (see `SessionManager.uploadTask`). Its response is collected in memory
+/// and serialized, as a data task's; the manager's data-task hooks (`dataTaskDidReceiveResponse`,
+/// `dataTaskDidReceiveData`) are not called for it.
+public final class UploadTask: SessionTask, @unchecked Sendable {}

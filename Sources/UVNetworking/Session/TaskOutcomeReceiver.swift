@@ -28,6 +28,11 @@ final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
         self.make = make
     }
 
+    /// An outcome handed over whole with `deliver` (a download's file), never made from a body.
+    convenience init() {
+        self.init { _, _, _, _ in throw NetworkingError(.serializationFailed, "this outcome is not made from a body") }
+    }
+
     func receive(_ finished: SessionEngine.FinishedTask, serializer: any ResponseSerializer) {
         let result: Result<Value, any Error>
         if let error = finished.error {
@@ -45,6 +50,11 @@ final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
         } else {
             result = .failure(NetworkingError(.malformedResponse, "the task ended without a response"))
         }
+        deliver(result)
+    }
+
+    /// Hands `result` to the caller, now or when it waits. Called once per task.
+    func deliver(_ result: Result<Value, any Error>) {
         let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             switch state {
             case .pending:

@@ -22,6 +22,10 @@ extension TaskRunner {
     }
 
     func planRedirect() {
+        if let download, download.restartPending {
+            planDownloadRestart(download)
+            return
+        }
         guard let head else { return }
         let request = currentRequest
         let visited = self.visited
@@ -67,8 +71,9 @@ extension TaskRunner {
         }
     }
 
-    /// Back on the loop with the plan.
-    func redirectPlanned(_ outcome: RedirectOutcome) {
+    /// Back on the loop with the plan. `isRedirect`: false when the next request is a
+    /// download's restart without Range (not a redirect the metrics count).
+    func redirectPlanned(_ outcome: RedirectOutcome, isRedirect: Bool = true) {
         switch outcome {
         case .follow(let request, let prepared):
             // A cancel or timeout while the plan was made wins.
@@ -79,7 +84,7 @@ extension TaskRunner {
             body = []
             followingRedirect = false
             task.recordRedirect(to: request)
-            hookState?.redirectCount += 1
+            if isRedirect { hookState?.redirectCount += 1 }
             switchPool(to: prepared)
             perform(.enqueue(requireFreshConnection: false))
         case .deliver:
@@ -90,6 +95,11 @@ extension TaskRunner {
             if let stream = deliveredStream {
                 stream.receivedHead(head)
                 _ = stream.push(body)
+                body = []
+            } else if let download {
+                // The redirect's own body is the download.
+                download.writer.start(.fromBeginning)
+                _ = download.writer.push(body)
                 body = []
             }
             perform(.succeed)

@@ -9,8 +9,8 @@ import HTTPTypes
 /// the work they guard.
 final class TaskRunner {
     let task: SessionTask
-    private unowned let engine: SessionEngine
-    private let loop: EventLoop
+    unowned let engine: SessionEngine
+    let loop: EventLoop
     @exclusivity(unchecked) var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
     @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
@@ -30,8 +30,11 @@ final class TaskRunner {
     private let bodyStream: BodyStreamBuffer?
     /// The stream a delivered redirect response goes to.
     var deliveredStream: BodyStreamBuffer? { bodyStream }
-    /// Reading is paused because the stream's consumer is behind.
-    @exclusivity(unchecked) private var bodyStreamPaused = false
+    /// A download task's file writer and what its responses decided (TaskRunner+Downloads.swift).
+    let download: DownloadRun?
+    /// Reading is paused because the body's consumer is behind: the async stream's reader, or a
+    /// download's file writer.
+    @exclusivity(unchecked) var pausedForConsumer = false
 
     // Redirects (TaskRunner+Redirects.swift).
     /// The request of the exchange in flight: the task's own, or where redirects led.
@@ -56,6 +59,7 @@ final class TaskRunner {
         self.headTimeout = Self.milliseconds(configuration.responseHeadTimeout)
         self.idleTimeout = Self.milliseconds(configuration.idleTimeout)
         self.bodyStream = task.bodyStream
+        self.download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
         self.currentRequest = task.originalRequest
         self.redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
                                                      allowsHTTPSToHTTP: configuration.allowsHTTPSToHTTPRedirects)
@@ -87,7 +91,7 @@ final class TaskRunner {
         case .pauseReading:
             connection?.pauseReading()
         case .resumeReading:
-            if !bodyStreamPaused { connection?.resumeReading() }
+            if !pausedForConsumer { connection?.resumeReading() }
         case .succeed:
             finish(error: nil)
         case .planRedirect:
@@ -153,7 +157,12 @@ final class TaskRunner {
     private func finish(error: NetworkingError?) {
         connection = nil
         bodyStream?.finish(error: error)
-        engine.runnerFinished(self, error: error)
+        if let download {
+            // The task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
+            closeDownload(download, error: error)
+        } else {
+            engine.runnerFinished(self, error: error)
+        }
     }
 
     // MARK: Timers
@@ -167,7 +176,7 @@ final class TaskRunner {
         switch machine.state {
         case .sending, .awaitingHead: deadline = min(requestDeadline, headDeadline)
         case .receivingBody:
-            deadline = min(requestDeadline, idleTimeout == .max || bodyStreamPaused ? .max : lastByteAt &+ idleTimeout)
+            deadline = min(requestDeadline, idleTimeout == .max || pausedForConsumer ? .max : lastByteAt &+ idleTimeout)
         default: deadline = requestDeadline
         }
         guard deadline != .max else { return }
@@ -184,7 +193,7 @@ final class TaskRunner {
             perform(machine.timedOut(.requestTimeout))
         } else if (machine.state == .awaitingHead || machine.state == .sending) && now >= headDeadline {
             perform(machine.timedOut(.responseHeadTimeout))
-        } else if machine.state == .receivingBody && idleTimeout != .max && !bodyStreamPaused && now >= lastByteAt &+ idleTimeout {
+        } else if machine.state == .receivingBody && idleTimeout != .max && !pausedForConsumer && now >= lastByteAt &+ idleTimeout {
             perform(machine.timedOut(.idleTimeout))
         } else {
             armTimer()
@@ -207,7 +216,7 @@ extension TaskRunner: PoolRequest {
         guard let prepared else { return }
         // A streamed body gets a new reader, so a new stream from its factory, on every attempt.
         let body = prepared.streamedBody.map { RequestBodyReader(body: $0, loop: loop, workers: task.manager.workers) }
-        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, for: self)
+        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, expectsContinue: prepared.expectsContinue, for: self)
     }
 
     var poolDeadline: UInt64 { requestDeadline }
@@ -225,7 +234,7 @@ extension TaskRunner: PoolRequest {
 extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeRequestWritten() {
         // A streamed body reported its bytes chunk by chunk (exchangeSentBody).
-        if currentRequest.bodyStream == nil {
+        if prepared?.streamedBody == nil {
             task.recordSent(Int64(currentRequest.body?.count ?? 0))
             engine.progressChanged(task, upload: true)
         }
@@ -260,9 +269,27 @@ extension TaskRunner: HTTP1ExchangeDelegate {
            let coding = ContentDecoder.coding(ofContentEncoding: encoding) {
             contentDecoder = ContentDecoder(coding: coding, limits: decodingLimits)
         }
+        var expectedLength = expectedLength
+        if let download {
+            switch downloadReceivedHead(head, download: download, bodyLength: expectedLength, decoded: contentDecoder != nil) {
+            case .write(let total):
+                expectedLength = total
+            case .restart:
+                // Like a redirect: the body is read but is not the task's; the end plans the
+                // next request.
+                contentDecoder = nil
+                followingRedirect = true
+                lastByteAt = LoopTimer.now(loop)
+                perform(machine.headReceived())
+                armTimer()
+                return
+            case .failed:
+                return
+            }
+        }
         if let bodyStream {
             bodyStream.receivedHead(head)
-        } else if let expectedLength, expectedLength > 64 * 1024 {
+        } else if download == nil, let expectedLength, expectedLength > 64 * 1024 {
             // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
             body.reserveCapacity(Int(min(expectedLength, 1 << 26)))
         }
@@ -288,9 +315,14 @@ extension TaskRunner: HTTP1ExchangeDelegate {
                 return
             }
         }
+        if let download {
+            downloadReceived(bytes, wireCount: received.count, download: download)
+            lastByteAt = LoopTimer.now(loop)
+            return
+        }
         if let bodyStream {
-            if !bytes.isEmpty && bodyStream.push(bytes) && !bodyStreamPaused {
-                bodyStreamPaused = true
+            if !bytes.isEmpty && bodyStream.push(bytes) && !pausedForConsumer {
+                pausedForConsumer = true
                 connection?.pauseReading()
             }
         } else if body.capacity == 0 {
@@ -360,11 +392,14 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 // MARK: Streaming body
 
 extension TaskRunner {
-    /// The stream's consumer drained its buffer: read again, unless it filled up again since it
-    /// asked, or the caller suspended the task.
-    func bodyStreamDrained() {
-        guard bodyStreamPaused, let bodyStream, !bodyStream.isProducerPaused else { return }
-        bodyStreamPaused = false
+    /// The body's consumer (an async stream's reader, a download's file writer) drained its
+    /// buffer: read again, unless it filled up again since it asked, or the caller suspended the
+    /// task.
+    func consumerDrained() {
+        guard pausedForConsumer else { return }
+        if let bodyStream, bodyStream.isProducerPaused { return }
+        if let download, download.writer.wantsPause { return }
+        pausedForConsumer = false
         lastByteAt = LoopTimer.now(loop)
         if !machine.isSuspended { connection?.resumeReading() }
         armTimer()

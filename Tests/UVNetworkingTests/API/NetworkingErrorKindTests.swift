@@ -42,6 +42,14 @@ import Testing
         (.unacceptableStatusCode, .validation, response, -1011),
         (.unacceptableContentType, .validation, response, -1016),
         (.serializationFailed, .serialization, response, -1017),
+        (.fileDoesNotExist, .file, url, -1100),
+        (.fileIsDirectory, .file, url, -1101),
+        (.noPermissionsToReadFile, .file, url, -1102),
+        (.cannotCreateFile, .file, url, -3000),
+        (.cannotOpenFile, .file, url, -3001),
+        (.cannotWriteToFile, .file, url, -3003),
+        (.cannotMoveFile, .file, url, -3005),
+        (.invalidResumeData, .invalidRequest, url, -1015),
     ]
 
     @Test func everyCodeMapsToItsKindDomainAndCode() {
@@ -70,7 +78,7 @@ import Testing
             case .transport, .timeout: "retry"
             case .cancelled: "ignore"
             case .validation, .serialization: "show"
-            case .tls, .parse, .invalidRequest: "fail"
+            case .tls, .parse, .invalidRequest, .file: "fail"
             }
         }
         #expect(advice(NetworkingError(.idleTimeout, "x")) == "retry")

@@ -215,4 +215,85 @@ import Testing
         _ = eof.bodyWriteFailed()
         #expect(eof.failed(.connectionClosed) == .failExchange(.connectionClosed))
     }
+
+    // MARK: Expect: 100-continue
+
+    /// A connected machine running an exchange whose body waits for 100 Continue.
+    private func expectingContinue() -> HTTP1ConnectionStateMachine {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.connected()
+        #expect(machine.execute(streamingBody: true, expectsContinue: true) == .sendHeadAwaitingContinue)
+        #expect(machine.isAwaitingContinue)
+        return machine
+    }
+
+    @Test func theBodyWaitsForContinueThenFlowsAndTheConnectionIsReused() {
+        var machine = expectingContinue()
+        // The head is written; no read was started, so nothing happens until the server speaks.
+        #expect(machine.bodyWriteFinished() == .none)
+        #expect(machine.bodyChunkRead(isLast: false) == .none)  // no read runs: a stray result is ignored
+        #expect(machine.continueToBody() == .readFirstBodyChunk)
+        #expect(!machine.isAwaitingContinue)
+        #expect(machine.continueToBody() == .none)  // a second 100, or the timer racing the 100
+        #expect(machine.bodyChunkRead(isLast: true) == .writeBodyChunk(readNext: false))
+        #expect(machine.bodyWriteFinished() == .bodyComplete)
+        #expect(machine.requestWritten() == .none)
+        #expect(machine.responseEnded(keepAlive: true) == .exchangeFinished(reusable: true))
+        #expect(machine.state == .idle)
+    }
+
+    @Test func aContinueBeforeTheHeadIsWrittenReadsWhileTheHeadIsWritten() {
+        var machine = expectingContinue()
+        #expect(machine.continueToBody() == .readFirstBodyChunk)
+        #expect(machine.bodyChunkRead(isLast: true) == .none)  // waits for the head's write
+        #expect(machine.holdsReadyChunk)
+        #expect(machine.bodyWriteFinished() == .writeBodyChunk(readNext: false))
+        #expect(machine.bodyWriteFinished() == .bodyComplete)
+    }
+
+    @Test func aFinalResponseInsteadOfContinueEndsTheExchangeWithoutTheBody() {
+        var machine = expectingContinue()
+        _ = machine.bodyWriteFinished()
+        #expect(machine.finalHeadReceived() == .none)
+        #expect(!machine.isAwaitingContinue)
+        // The continue timer firing now must not start the body.
+        #expect(machine.continueToBody() == .none)
+        #expect(machine.responseEnded(keepAlive: true) == .exchangeFinished(reusable: false))
+        #expect(machine.state == .closed)
+        #expect(machine.body == nil)
+    }
+
+    @Test func aFinalResponseWhileTheHeadIsStillBeingWrittenEndsAfterTheWrite() {
+        var machine = expectingContinue()
+        _ = machine.finalHeadReceived()
+        #expect(machine.responseEnded(keepAlive: true) == .none)
+        #expect(machine.bodyWriteFinished() == .exchangeFinished(reusable: false))
+        #expect(machine.state == .closed)
+    }
+
+    @Test func aResponseThatEndsWhileWaitingNeverStartsTheBody() {
+        // The shell always reports the head first; even without it, the end abandons the body.
+        var machine = expectingContinue()
+        _ = machine.bodyWriteFinished()
+        #expect(machine.responseEnded(keepAlive: true) == .exchangeFinished(reusable: false))
+        #expect(machine.continueToBody() == .none)
+    }
+
+    @Test func aFinalHeadAfterTheBodyStartedIsAnOrdinaryEarlyResponse() {
+        var machine = expectingContinue()
+        _ = machine.bodyWriteFinished()
+        _ = machine.continueToBody()
+        #expect(machine.finalHeadReceived() == .none)
+        #expect(machine.bodyChunkRead(isLast: false) == .writeBodyChunk(readNext: true))  // still flowing
+        #expect(machine.responseEnded(keepAlive: true) == .none)
+        #expect(machine.bodyWriteFinished() == .exchangeFinished(reusable: false))
+    }
+
+    @Test func expectIsIgnoredWithoutAStreamedBody() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.connected()
+        #expect(machine.execute(streamingBody: false, expectsContinue: true) == .sendRequest)
+        #expect(!machine.isAwaitingContinue)
+        #expect(machine.continueToBody() == .none)
+    }
 }

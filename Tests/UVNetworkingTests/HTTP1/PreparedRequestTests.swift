@@ -52,4 +52,27 @@ import Testing
         #expect(head(prepared) == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi")
         #expect(prepared.streamedBody == nil)
     }
+
+    @Test func expectContinueHoldsAnInMemoryBodyBehindTheHead() throws {
+        var request = Request(url: URL(string: "http://h/")!, method: .put, body: Data("hello".utf8))
+        request.setValue("100-Continue", forHTTPHeaderField: "Expect")
+        let prepared = try PreparedRequest(request, additionalFields: [])
+        #expect(prepared.expectsContinue)
+        #expect(head(prepared) == "PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-Continue\r\nContent-Length: 5\r\n\r\n")
+        let stream = try #require(try prepared.streamedBody?.makeStream())
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+        #expect(Array(buffer[..<count]) == Array("hello".utf8))
+        #expect(try buffer.withUnsafeMutableBytes { try stream.read(into: $0) } == 0)
+    }
+
+    @Test func expectContinueNeedsABody() throws {
+        var request = Request(url: URL(string: "http://h/")!, method: .post)
+        request.setValue("100-continue", forHTTPHeaderField: "Expect")
+        #expect(!(try PreparedRequest(request, additionalFields: [])).expectsContinue)
+        request.bodyStream = StreamedBody(length: nil) { Empty() }
+        #expect(try PreparedRequest(request, additionalFields: []).expectsContinue)
+        request.setValue("something-else", forHTTPHeaderField: "Expect")
+        #expect(!(try PreparedRequest(request, additionalFields: [])).expectsContinue)
+    }
 }

@@ -29,9 +29,14 @@ struct NginxServer: Sendable {
 
     /// The body of `/`, `/hello`, `/close`, `/idle-close` and `/chunked`.
     static let helloBody = "hello world\n"
-    /// Sizes of `/large` (and `/large-chunked`) and `/large-8m`.
+    /// Sizes of `/large` (and `/large-chunked`, `/large-slow`) and `/large-8m`.
     static let largeSize = 1 << 20
     static let large8MSize = 8 << 20
+    /// Size of `/sparse-2g`: a sparse file of zeros (it takes no disk space at the server).
+    static let sparseSize: Int64 = 2 << 30
+    /// `/large-slow` sends its first `slowAfter` bytes at once, then `slowRate` bytes a second.
+    static let slowAfter = 256 << 10
+    static let slowRate = 512 << 10
 
     /// The content of `/large` and `/large-8m`: byte i is `i % 251` (a prime, so the pattern
     /// does not line up with power-of-two buffer sizes and misplaced chunks show).
@@ -64,7 +69,11 @@ enum TestServers {
     ///   (location keepalive_timeout 1s): a pooled connection goes stale, for retry tests.
     /// - `/no-content`: 204. `/not-modified`: 304.
     /// - `/large`: 1 MiB static file, `/large-8m`: 8 MiB; byte i is `i % 251`
-    ///   (`NginxServer.largeBody(count:)`), with Content-Length.
+    ///   (`NginxServer.largeBody(count:)`), with Content-Length. Like every static file here, they
+    ///   carry ETag, Last-Modified and `Accept-Ranges: bytes`, and answer Range and If-Range.
+    /// - `/large-slow`: the 1 MiB file, rate-limited after its first 256 KiB (512 KiB/s), so a
+    ///   download can be caught halfway.
+    /// - `/sparse-2g`: a 2 GiB sparse file of zeros.
     /// - `/chunked`: "hello world\n" and `/large-chunked`: the 1 MiB file, both sent with
     ///   Transfer-Encoding: chunked (nginx's sub_filter drops the length).
     /// - `/redirect`: 302 to `/hello`.
@@ -153,6 +162,12 @@ enum TestServers {
         }
         try Data(NginxServer.largeBody(count: NginxServer.largeSize)).write(to: URL(fileURLWithPath: docroot + "/large.bin"))
         try Data(NginxServer.largeBody(count: NginxServer.large8MSize)).write(to: URL(fileURLWithPath: docroot + "/large-8m.bin"))
+        guard FileManager.default.createFile(atPath: docroot + "/sparse-2g.bin", contents: nil) else {
+            throw TestServerError(description: "cannot create \(docroot)/sparse-2g.bin")
+        }
+        let sparse = try FileHandle(forWritingTo: URL(fileURLWithPath: docroot + "/sparse-2g.bin"))
+        try sparse.truncate(atOffset: UInt64(NginxServer.sparseSize))
+        try sparse.close()
         try NginxServer.helloBody.write(toFile: docroot + "/hello.txt", atomically: false, encoding: .utf8)
         let hello = "default_type text/plain; return 200 \"hello world\\n\";"
         // sub_filter with a pattern that never occurs still removes Content-Length -> chunked.
@@ -170,6 +185,11 @@ enum TestServers {
                     location = /not-modified { return 304; }
                     location = /large { alias \(docroot)/large.bin; }
                     location = /large-8m { alias \(docroot)/large-8m.bin; }
+                    location = /large-slow {
+                        alias \(docroot)/large.bin;
+                        limit_rate_after \(NginxServer.slowAfter); limit_rate \(NginxServer.slowRate);
+                    }
+                    location = /sparse-2g { alias \(docroot)/sparse-2g.bin; }
                     location = /chunked { default_type text/plain; alias \(docroot)/hello.txt; \(chunked) }
                     location = /large-chunked { alias \(docroot)/large.bin; \(chunked) }
                     location = /redirect { return 302 /hello; }

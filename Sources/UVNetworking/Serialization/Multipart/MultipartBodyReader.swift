@@ -60,7 +60,7 @@ public final class MultipartBodyReader: @unchecked Sendable {
     }
 
     deinit {
-        if fileDescriptor >= 0 { MultipartFile.closeDescriptor(fileDescriptor) }
+        if fileDescriptor >= 0 { POSIXFile.closeDescriptor(fileDescriptor) }
         openStream?.close()
     }
 
@@ -135,14 +135,14 @@ public final class MultipartBodyReader: @unchecked Sendable {
     private func readFile(path: String, size: Int64, into destination: UnsafeMutableRawPointer,
                           room: Int) throws(NetworkingError) -> Int {
         if fileDescriptor < 0 {
-            let fd = MultipartFile.openForReading(path)
+            let fd = POSIXFile.openForReading(path)
             guard fd >= 0 else { throw .multipart("cannot open multipart file part \(path)", errno: errno) }
             fileDescriptor = fd
             try checkSize(path: path, expected: size, when: "since it was appended")
         }
         var count = 0
         if offset < size {
-            count = MultipartFile.readSome(fileDescriptor, into: destination, count: Int(min(Int64(room), size - offset)))
+            count = POSIXFile.readSome(fileDescriptor, into: destination, count: Int(min(Int64(room), size - offset)))
             guard count >= 0 else { throw .multipart("cannot read multipart file part \(path)", errno: errno) }
             guard count > 0 else {
                 throw .multipart("multipart file part \(path) ended after \(offset) of its \(size) bytes: it shrank while being read")
@@ -208,7 +208,7 @@ public final class MultipartBodyReader: @unchecked Sendable {
     /// Closes the current segment's file or stream.
     private func releaseCurrent() {
         if fileDescriptor >= 0 {
-            MultipartFile.closeDescriptor(fileDescriptor)
+            POSIXFile.closeDescriptor(fileDescriptor)
             fileDescriptor = -1
         }
         openStream?.close()

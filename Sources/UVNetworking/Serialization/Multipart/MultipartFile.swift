@@ -5,9 +5,8 @@ import Darwin
 #endif
 import Foundation
 
-/// POSIX file access for file parts: the checks made at append time and the reads made later.
-/// Plain POSIX calls rather than FileHandle so that every failure has an errno and nothing is
-/// ever read whole.
+/// The checks a file part gets at append time, and its size while it is read (the reads
+/// themselves are `POSIXFile`'s).
 enum MultipartFile {
     /// Checks that `url` names a regular file this process can open for reading (AFNetworking's
     /// checks at append time, plus the directory and readability ones), and returns its path and
@@ -26,20 +25,10 @@ enum MultipartFile {
         guard isType(info, S_IFREG) else { throw .multipart("\(path) for a multipart file part is not a regular file") }
         // Opening is the only reliable readability check (access(2) answers for the real uid and
         // ignores ACL subtleties); the descriptor is closed again, files are opened when read.
-        let fd = openForReading(path)
+        let fd = POSIXFile.openForReading(path)
         guard fd >= 0 else { throw .multipart("file \(path) for a multipart part cannot be read", errno: errno) }
         close(fd)
         return (path, Int64(info.st_size))
-    }
-
-    /// A read-only, close-on-exec descriptor, or -1 with errno set.
-    static func openForReading(_ path: String) -> Int32 {
-        open(path, O_RDONLY | O_CLOEXEC)
-    }
-
-    /// close(2), for types whose own `close()` hides it.
-    static func closeDescriptor(_ fd: Int32) {
-        close(fd)
     }
 
     /// The size of the regular file open as `fd`, or nil when it is no longer a regular file.
@@ -47,29 +36,6 @@ enum MultipartFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .multipart("cannot inspect a multipart file part", errno: errno) }
         return isType(info, S_IFREG) ? Int64(info.st_size) : nil
-    }
-
-    /// read(2) retried on EINTR: bytes read, 0 at end of file.
-    static func readSome(_ fd: Int32, into pointer: UnsafeMutableRawPointer, count: Int) -> Int {
-        while true {
-            let result = read(fd, pointer, count)
-            if result >= 0 || errno != EINTR { return result }
-        }
-    }
-
-    /// write(2) of all `count` bytes, retried on EINTR and short writes; false with errno set on
-    /// failure.
-    static func writeAll(_ fd: Int32, _ pointer: UnsafeRawPointer, count: Int) -> Bool {
-        var done = 0
-        while done < count {
-            let result = write(fd, pointer + done, count - done)
-            if result < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            done += result
-        }
-        return true
     }
 
     private static func isType(_ info: stat, _ type: mode_t) -> Bool {

@@ -37,7 +37,7 @@ extension MultipartFormData {
             while true {
                 let count = try reader.read(into: buffer)
                 if count == 0 { break }
-                guard MultipartFile.writeAll(fd, buffer.baseAddress!, count: count) else {
+                guard POSIXFile.writeAll(fd, buffer.baseAddress!, count: count) else {
                     throw NetworkingError.multipart("cannot write the multipart body to \(temporaryPath)", errno: errno)
                 }
             }

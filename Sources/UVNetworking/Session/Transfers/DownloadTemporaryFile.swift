@@ -1,0 +1,30 @@
+import Foundation
+
+/// Where download bodies are written while they arrive: a new file per task, directly in
+/// FileManager's temporary directory, under a name only this library makes.
+enum DownloadTemporaryFile {
+    static let namePrefix = "UVNetworking-Download-"
+
+    /// A fresh path (no file is created here: the writer creates it on a worker).
+    static func makeURL() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent(namePrefix + UUID().uuidString + ".tmp")
+    }
+
+    /// Whether `path` could be one of ours. Resume data names the file it appends to; a path
+    /// anywhere else (which a forged or corrupted blob could name) is refused, so resuming never
+    /// truncates, appends to or removes a file the library did not create.
+    static func isDownloadFile(_ path: String) -> Bool {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let name = url.lastPathComponent
+        let directory = url.deletingLastPathComponent().standardizedFileURL.path
+        let temporary = FileManager.default.temporaryDirectory.standardizedFileURL.path
+        return name.hasPrefix(namePrefix) && name.count > namePrefix.count
+            && directory.trimmingSuffix("/") == temporary.trimmingSuffix("/")
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) && count > suffix.count ? String(dropLast(suffix.count)) : self
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// The loop-side state of a download task: its file writer and what the current response
+/// decided. Loop-confined, owned by the task's runner.
+final class DownloadRun {
+    let task: DownloadTask
+    let writer: DownloadFileWriter
+    /// The byte the current request's Range starts at; nil once the request asks for the whole
+    /// body.
+    var resumeOffset: Int64?
+    /// What resume data would carry: the validators of the response being written (or of the
+    /// resume data the task continues, until a response replaces them). Nil when the response
+    /// cannot be resumed.
+    var resumeBasis: DownloadResumeData?
+    /// The response's body is not the file's (a 416 whose file is already complete).
+    var discardsBody = false
+    /// When the response ends, send the request again without Range.
+    var restartPending = false
+    /// The writer was told to close; the task ends when it has.
+    var closing = false
+    /// What the file came to, for the delivery; set when the writer has closed.
+    var finished: DownloadFinish?
+
+    init(task: DownloadTask, loop: EventLoop) {
+        self.task = task
+        resumeOffset = task.plan.resumeOffset
+        resumeBasis = task.plan.resumedFrom
+        // The writer reaches the runner through the task (`loopRunner`), which is nil once the
+        // task has ended: a late notice finds nobody, harmlessly.
+        writer = DownloadFileWriter(
+            path: task.plan.temporaryFile.path, workers: task.manager.workers,
+            onDrained: { _ = loop.execute { task.loopRunner?.consumerDrained() } },
+            onFailed: { error in _ = loop.execute { task.loopRunner?.downloadWriteFailed(error) } })
+    }
+}
+
+/// What a finished download leaves for its delivery (CompletionDelivery+Downloads.swift).
+struct DownloadFinish: Sendable {
+    /// The complete body's file (the temporary one); nil when the task failed.
+    var fileURL: URL?
+    /// Produced for `cancel(byProducingResumeData:)`; the partial file is kept for it.
+    var resumeData: Data?
+}
+
+/// The runner's side of download tasks: the head decides how the file is opened (from the
+/// start, appended, left as it is) or whether the request goes again without Range; body
+/// chunks go to the writer, with backpressure; the end waits for the file to be closed.
+extension TaskRunner {
+    enum DownloadHeadOutcome {
+        /// Write the body; progress runs up to `expectedLength` (nil when unknown).
+        case write(expectedLength: Int64?)
+        /// Drop this response; send the request again without Range when it ends.
+        case restart
+        /// The task failed.
+        case failed
+    }
+
+    /// A final response head for a download (not a redirect being followed).
+    func downloadReceivedHead(_ head: ResponseHead, download: DownloadRun, bodyLength: Int64?, decoded: Bool) -> DownloadHeadOutcome {
+        let plan = DownloadResumption.plan(status: head.status, contentRange: head.headers.firstValue(named: "content-range"),
+                                           requestedOffset: download.resumeOffset)
+        switch plan {
+        case .writeFromStart:
+            download.writer.start(.fromBeginning)
+            captureResumeBasis(head, download: download, decoded: decoded)
+            return .write(expectedLength: bodyLength)
+        case .append(let offset, let total):
+            download.writer.start(.appending(at: offset))
+            captureResumeBasis(head, download: download, decoded: decoded)
+            task.recordResumedBytes(offset)
+            return .write(expectedLength: total ?? bodyLength.map { offset + $0 })
+        case .alreadyComplete(let length):
+            download.writer.start(.keepingFile)
+            download.discardsBody = true
+            task.recordResumedBytes(length)
+            return .write(expectedLength: length)
+        case .restartWithoutRange:
+            download.restartPending = true
+            return .restart
+        case .fail(let why):
+            let error = NetworkingError(.malformedResponse, why)
+            guard case .fail = machine.exchangeFailed(error.code, onReusedConnection: false, responseStarted: true) else { return .failed }
+            fail(error)
+            return .failed
+        }
+    }
+
+    /// Keeps the validators of a response that can be resumed, or forgets them: resuming needs
+    /// a 200 or 206 with a strong ETag or a Last-Modified date, ranges not refused, and bytes
+    /// in the file that are the bytes on the wire (no Content-Encoding decoded).
+    private func captureResumeBasis(_ head: ResponseHead, download: DownloadRun, decoded: Bool) {
+        let acceptRanges = head.headers.firstValue(named: "accept-ranges")
+        guard !decoded, head.status == 200 || head.status == 206,
+              acceptRanges?.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("none") != .orderedSame else {
+            download.resumeBasis = nil
+            return
+        }
+        let basis = DownloadResumeData(request: currentRequest, entityTag: head.headers.firstValue(named: "etag"),
+                                       lastModified: head.headers.firstValue(named: "last-modified"),
+                                       temporaryFilePath: download.writer.path)
+        // A 206 without validators continues the ones its request was made with.
+        if basis != nil || head.status != 206 { download.resumeBasis = basis }
+    }
+
+    /// Body bytes of a download (decoded): to the writer, pausing reads while it is behind.
+    func downloadReceived(_ bytes: [UInt8], wireCount: Int, download: DownloadRun) {
+        guard !download.discardsBody else { return }
+        if !bytes.isEmpty && download.writer.push(bytes) && !pausedForConsumer {
+            pausedForConsumer = true
+            connection?.pauseReading()
+        }
+        task.recordReceived(wireCount)
+        engine.progressChanged(task, upload: false)
+    }
+
+    /// Writing the file failed (a full disk): the task fails; the connection, mid-body, closes.
+    func downloadWriteFailed(_ error: NetworkingError) {
+        guard case .fail = machine.exchangeFailed(error.code, onReusedConnection: false, responseStarted: true) else { return }
+        fail(error)
+    }
+
+    /// A 416 that did not match the partial file ended: the request goes again without Range
+    /// (encoded on a worker, like a redirect's), so the whole body comes.
+    func planDownloadRestart(_ download: DownloadRun) {
+        download.restartPending = false
+        download.resumeOffset = nil
+        var whole = currentRequest
+        whole.setValue(nil, forHTTPHeaderField: "Range")
+        whole.setValue(nil, forHTTPHeaderField: "If-Range")
+        let request = whole
+        let manager = task.manager
+        let loop = self.loop
+        let runner = LoopBound(self, loop: loop)
+        manager.workers.submit {
+            let outcome: RedirectOutcome
+            do throws(NetworkingError) {
+                let prepared = try PreparedRequest(request, additionalFields: manager.defaultRequestFields) { (host) throws(NetworkingError) in
+                    try manager.securityBinding(forHost: host)
+                }
+                outcome = .follow(request, prepared)
+            } catch {
+                outcome = .fail(error)
+            }
+            _ = loop.execute { runner.value.redirectPlanned(outcome, isRedirect: false) }
+        }
+    }
+
+    /// The task ended (`error` nil: the body is complete). The writer finishes on a worker:
+    /// the file is kept (complete, or partial for resume data) or removed; then, back on the
+    /// loop, the task finishes.
+    func closeDownload(_ download: DownloadRun, error: NetworkingError?) {
+        guard !download.closing else { return }
+        download.closing = true
+        let basis = error?.code == .cancelled && download.task.wantsResumeData ? download.resumeBasis : nil
+        let ending: DownloadFileWriter.Ending = error == nil ? .complete : basis != nil ? .keepPartial : .discard
+        let path = download.writer.path
+        let loop = self.loop
+        let runner = LoopBound(self, loop: loop)
+        download.writer.close(ending) { closed in
+            var finished = DownloadFinish()
+            var failure = error
+            if error == nil {
+                if let writeError = closed.error { failure = writeError } else { finished.fileURL = URL(fileURLWithPath: path) }
+            } else if var basis {
+                if closed.error == nil, let size = closed.size {
+                    basis.bytesReceived = size
+                    finished.resumeData = basis.encoded()
+                } else {
+                    POSIXFile.remove(path)
+                }
+            }
+            let result = finished
+            let finalError = failure
+            _ = loop.execute { runner.value.downloadClosed(result, error: finalError) }
+        }
+    }
+
+    private func downloadClosed(_ finished: DownloadFinish, error: NetworkingError?) {
+        download?.finished = finished
+        var error = error
+        if error != nil {
+            error!.failingURL = error!.failingURL ?? currentRequest.url
+            error!.response = error!.response ?? head?.httpResponse
+        }
+        engine.runnerFinished(self, error: error)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import UVNetworking
+
+/// Resume data: what it keeps, what it refuses, and the request it makes.
+@Suite struct DownloadResumeDataTests {
+    private func sample(etag: String? = "\"v1\"", lastModified: String? = nil,
+                        path: String = DownloadTemporaryFile.makeURL().path) -> DownloadResumeData? {
+        var request = Request(url: URL(string: "http://h/file")!, timeoutInterval: 42)
+        request.addValue("token", forHTTPHeaderField: "Authorization")
+        request.addValue("bytes=5-", forHTTPHeaderField: "Range")
+        request.addValue("\"old\"", forHTTPHeaderField: "If-Range")
+        return DownloadResumeData(request: request, entityTag: etag, lastModified: lastModified, temporaryFilePath: path)
+    }
+
+    private func decodingError(_ data: Data) -> NetworkingError.Code? {
+        do {
+            _ = try DownloadResumeData.decode(data)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test func roundTripsAndMakesARangeRequest() throws {
+        var resume = try #require(sample())
+        resume.bytesReceived = 123
+        let decoded = try DownloadResumeData.decode(resume.encoded())
+        #expect(decoded == resume)
+        let request = decoded.request(resumingAt: 123)
+        #expect(request.method == .get)
+        #expect(request.url.absoluteString == "http://h/file")
+        #expect(request.timeoutInterval == 42)
+        #expect(request.value(forHTTPHeaderField: "Range") == "bytes=123-")
+        #expect(request.value(forHTTPHeaderField: "If-Range") == "\"v1\"")
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "token")
+        #expect(request.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
+        #expect(request.headerFields.filter { $0.name == "Range" }.count == 1)
+        #expect(decoded.wholeRequest().value(forHTTPHeaderField: "Range") == nil)
+        #expect(decoded.wholeRequest().value(forHTTPHeaderField: "If-Range") == nil)
+    }
+
+    @Test func validators() {
+        #expect(sample(etag: "W/\"weak\"", lastModified: nil) == nil)
+        #expect(sample(etag: nil, lastModified: nil) == nil)
+        let dated = sample(etag: "W/\"weak\"", lastModified: "Tue, 01 Jan 2030 00:00:00 GMT")
+        #expect(dated?.entityTag == nil)
+        #expect(dated?.validator == "Tue, 01 Jan 2030 00:00:00 GMT")
+        #expect(sample(etag: "\"strong\"", lastModified: "Tue, 01 Jan 2030 00:00:00 GMT")?.validator == "\"strong\"")
+    }
+
+    @Test func refusesWhatItDidNotMake() throws {
+        #expect(decodingError(Data("not json".utf8)) == .invalidResumeData)
+        #expect(decodingError(Data("{}".utf8)) == .invalidResumeData)
+        let good = try #require(sample())
+        var other = good
+        other.version = 99
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        other = good
+        other.temporaryFilePath = "/etc/passwd"
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        other.temporaryFilePath = FileManager.default.temporaryDirectory.appendingPathComponent("someone-elses.bin").path
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        other.temporaryFilePath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sub/\(DownloadTemporaryFile.namePrefix)x.tmp").path
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        other = good
+        other.entityTag = nil
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        other = good
+        other.bytesReceived = -1
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        other = good
+        other.url = URL(string: "file:///etc/passwd")!
+        #expect(decodingError(other.encoded()) == .invalidResumeData)
+        #expect(decodingError(good.encoded()) == nil)
+    }
+
+    @Test func aManagerRefusesInvalidDataAndAMissingPartialFile() throws {
+        let manager = SessionManager()
+        #expect(throws: NetworkingError.self) { _ = try manager.downloadTask(withResumeData: Data("junk".utf8)) }
+        let missing = try #require(sample())
+        do {
+            _ = try manager.downloadTask(withResumeData: missing.encoded())
+            Issue.record("resume data whose partial file is gone was accepted")
+        } catch {
+            #expect(error.code == .invalidResumeData)
+        }
+        #expect(manager.tasks.isEmpty)
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+    }
+}
