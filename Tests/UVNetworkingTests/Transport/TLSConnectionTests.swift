@@ -11,9 +11,10 @@ private final class InMemoryServer {
     private let input: OpaquePointer
     private let output: OpaquePointer
 
-    /// A server with a context of its own.
-    convenience init(chain: [TestCertificate], key: TestKey) {
+    /// A server with a context of its own, sending `tickets` TLS 1.3 session tickets.
+    convenience init(chain: [TestCertificate], key: TestKey, tickets: Int = 2) {
         let context = SSL_CTX_new(TLS_server_method())!
+        _ = SSL_CTX_set_num_tickets(context, tickets)
         _ = SSL_CTX_use_certificate(context, chain[0].x509)
         for certificate in chain.dropFirst() { _ = uvn_SSL_CTX_add1_chain_cert(context, certificate.x509) }
         _ = SSL_CTX_use_PrivateKey(context, key.pkey)
@@ -209,7 +210,7 @@ private final class InMemoryServer {
         #expect(!first.isSessionReused)
         // A clean close keeps the session resumable.
         first.shutdown()
-        #expect(sessions.resumable != nil)
+        #expect(!sessions.isEmpty)
         // The same server (its context, so its ticket keys): the handshake resumes, and no
         // certificate is exchanged, so no trust decision is asked for.
         let server = InMemoryServer(context: firstServer.context)
@@ -226,18 +227,34 @@ private final class InMemoryServer {
         let context = try makeContext()
         let sessions = TLSSessionCache()
         do {
-            let (connection, _) = try connected(context, sessions)
-            #expect(sessions.resumable != nil)
+            // One ticket, so the cache holds exactly the session this connection is using.
+            let server = InMemoryServer(chain: pki.sentChain, key: pki.leaf.key, tickets: 1)
+            let (connection, _) = try connected(context, sessions, server: server)
+            #expect(!sessions.isEmpty)
             _ = connection
         }
         // Freed without shutdown: OpenSSL marks the session not resumable, and the cache drops it.
-        #expect(sessions.resumable == nil)
+        #expect(sessions.take() == nil)
+    }
+
+    @Test func ticketsAreHandedOutOnceEach() throws {
+        let context = try makeContext()
+        let sessions = TLSSessionCache()
+        let (first, _) = try connected(context, sessions)
+        first.shutdown()
+        // The server sent two tickets: two connections can resume, a third cannot yet.
+        let a = try #require(sessions.take())
+        let b = try #require(sessions.take())
+        #expect(a != b)
+        #expect(sessions.take() == nil)
+        SSL_SESSION_free(a)
+        SSL_SESSION_free(b)
     }
 
     @Test func resumptionOffKeepsNoSessions() throws {
         let sessions = TLSSessionCache()
         let (connection, _) = try connected(try makeContext(resumes: false), sessions)
         connection.shutdown()
-        #expect(sessions.resumable == nil)
+        #expect(sessions.isEmpty)
     }
 }

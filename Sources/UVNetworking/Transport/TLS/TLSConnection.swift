@@ -68,7 +68,11 @@ final class TLSConnection {
         _ = uvn_SSL_set_app_data(ssl, Unmanaged.passUnretained(self).toOpaque())
         // RFC 6066: SNI carries DNS names only, never IP literals.
         if !Self.isIPLiteral(host) { _ = uvn_SSL_set_tlsext_host_name(ssl, host) }
-        if let session = self.sessions?.resumable { SSL_set_session(ssl, session) }
+        if let session = self.sessions?.take() {
+            // SSL_set_session takes its own reference.
+            SSL_set_session(ssl, session)
+            SSL_SESSION_free(session)
+        }
     }
 
     deinit {

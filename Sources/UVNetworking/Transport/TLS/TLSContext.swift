@@ -15,9 +15,16 @@ final class TLSContext: @unchecked Sendable {
     let resumesSessions: Bool
 
     init(configuration: TLSConfiguration) throws(NetworkingError) {
-        trustStore = try TrustStore(trustsSystemCAs: configuration.trustsSystemCAs,
-                                    caFiles: configuration.additionalTrustedCAFiles,
-                                    caDirectories: configuration.additionalTrustedCADirectories)
+        if configuration.trustsSystemCAs && configuration.additionalTrustedCAFiles.isEmpty
+            && configuration.additionalTrustedCADirectories.isEmpty {
+            // Parsing the system bundle costs about 60 ms; every session that trusts only the
+            // system shares one store (X509_STORE is safe to share for verification).
+            trustStore = TrustStore.system
+        } else {
+            trustStore = try TrustStore(trustsSystemCAs: configuration.trustsSystemCAs,
+                                        caFiles: configuration.additionalTrustedCAFiles,
+                                        caDirectories: configuration.additionalTrustedCADirectories)
+        }
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw NetworkingError(.secureConnectionFailed, OpenSSLErrorQueue.detail("OpenSSL could not make a TLS context"))
         }

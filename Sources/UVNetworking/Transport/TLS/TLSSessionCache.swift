@@ -1,32 +1,50 @@
 import COpenSSL
 
-/// The TLS session a pool's next connection resumes: the latest one its connections received.
-/// Loop-confined (OpenSSL's new-session callback runs inside SSL_read or SSL_do_handshake, on the
-/// loop thread).
+/// The TLS sessions a pool's next connections resume. Loop-confined (OpenSSL's new-session
+/// callback runs inside SSL_read or SSL_do_handshake, on the loop thread).
+///
+/// A TLS 1.3 ticket is meant for one resumption (RFC 8446 §C.4), and OpenSSL stops offering one
+/// it has used; a server sends one or two with every handshake. So TLS 1.3 sessions are kept a
+/// few at a time and each is handed out once: a burst of new connections resumes instead of the
+/// ones after the first waiting for a fresh ticket. A TLS 1.2 session may serve many.
 final class TLSSessionCache {
-    private var session: OpaquePointer?
+    /// Newest last.
+    private var sessions: [OpaquePointer] = []
+    private static let capacity = 8
 
-    /// The session to offer, if one is still resumable.
-    var resumable: OpaquePointer? {
-        guard let session else { return nil }
-        // A session whose connection ended without close_notify was marked not resumable by
-        // OpenSSL; offering it would only waste the ticket extension.
-        if SSL_SESSION_is_resumable(session) == 1 { return session }
-        SSL_SESSION_free(session)
-        self.session = nil
+    /// A session to offer, if one is still resumable: removed from the cache if it is a single-use
+    /// TLS 1.3 ticket. The caller owns the returned reference.
+    func take() -> OpaquePointer? {
+        while let session = sessions.last {
+            // A session whose connection ended without close_notify was marked not resumable by
+            // OpenSSL; offering it would only waste the ticket extension.
+            guard SSL_SESSION_is_resumable(session) == 1 else {
+                sessions.removeLast()
+                SSL_SESSION_free(session)
+                continue
+            }
+            if SSL_SESSION_get_protocol_version(session) == TLS1_3_VERSION {
+                return sessions.removeLast()
+            }
+            _ = SSL_SESSION_up_ref(session)
+            return session
+        }
         return nil
     }
 
-    /// Keeps `session` (taking over the caller's reference) instead of the one held.
+    /// Whether a session is waiting to be offered.
+    var isEmpty: Bool { sessions.isEmpty }
+
+    /// Keeps `newSession`, taking over the caller's reference; the oldest goes past capacity.
     func store(_ newSession: OpaquePointer) {
-        if let session { SSL_SESSION_free(session) }
-        session = newSession
+        sessions.append(newSession)
+        if sessions.count > Self.capacity { SSL_SESSION_free(sessions.removeFirst()) }
     }
 
-    /// Forgets the session (its server refused it, or the connection failed).
+    /// Forgets every session (the server refused one, or a connection failed).
     func clear() {
-        if let session { SSL_SESSION_free(session) }
-        session = nil
+        for session in sessions { SSL_SESSION_free(session) }
+        sessions.removeAll()
     }
 
     deinit { clear() }
