@@ -58,13 +58,12 @@ struct PreparedRequest: Sendable {
         } else {
             self.security = nil
         }
+        // The session's additional fields are merged by the encoder (no copy of the fields).
         var fields = request.headerFields
-        for extra in additionalFields where request.value(forHTTPHeaderField: extra.name) == nil {
-            fields.append(extra)
-        }
         // Read now, on the caller's thread: the task sends the cookies of the moment it was made.
         if let cookies, request.httpShouldHandleCookies,
-           !fields.contains(where: { $0.name.caseInsensitiveCompare("Cookie") == .orderedSame }),
+           !fields.contains(where: { RequestEncoder.sameName($0.name, "Cookie") }),
+           !additionalFields.contains(where: { RequestEncoder.sameName($0.name, "Cookie") }),
            let value = cookies.cookieHeaderValue(for: target) {
             fields.append(("Cookie", value))
         }
@@ -93,17 +92,18 @@ struct PreparedRequest: Sendable {
             let framed = try Self.streamFraming(of: stream, fields: &fields, url: request.url)
             streamedBody = framed.body
             encoded = Result { () throws(RequestEncoder.EncodeError) in
-                try RequestEncoder.encode(method: method, target: target, fields: fields, body: nil, streamFraming: framed.framing)
+                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields, body: nil,
+                                          streamFraming: framed.framing)
             }
         } else if let body = request.body {
             encoded = body.withUnsafeBytes { raw in
                 Result { () throws(RequestEncoder.EncodeError) in
-                    try RequestEncoder.encode(method: method, target: target, fields: fields, body: raw)
+                    try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields, body: raw)
                 }
             }
         } else {
             encoded = Result { () throws(RequestEncoder.EncodeError) in
-                try RequestEncoder.encode(method: method, target: target, fields: fields, body: nil)
+                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields, body: nil)
             }
         }
         switch encoded {

@@ -13,12 +13,24 @@ enum RequestEncoder {
         case chunked
     }
 
+    /// Whether two field names are equal, ASCII case-insensitively (names are tokens, so ASCII;
+    /// Foundation's caseInsensitiveCompare costs far more).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+    }
+
     /// Encodes `method target HTTP/1.1`, Host, the caller's fields, Content-Length when there is
     /// a body (or when the method usually has one), then the body.
     ///
     /// With `streamFraming` (a streamed body, so `body` is nil) only the head is encoded, with the
     /// given Content-Length or `Transfer-Encoding: chunked`; the caller's fields must not frame.
+    ///
+    /// `defaults` (the session's additional fields) follow the caller's fields, each only when
+    /// the caller did not set a field of that name: merged here, while writing, so that a
+    /// request costs no merged copy of its fields.
     static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
+                       defaults: [(name: String, value: String)] = [],
                        body: UnsafeRawBufferPointer?, streamFraming: StreamFraming? = nil) throws(EncodeError) -> [UInt8] {
         guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
@@ -45,6 +57,14 @@ enum RequestEncoder {
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         if !hasHost { appendField(&out, "Host", target.authority) }
         for field in fields { appendField(&out, field.name, field.value) }
+        // Framing and Host are the encoder's own; a session default never sets them.
+        for field in defaults where !fields.contains(where: { Self.sameName($0.name, field.name) })
+            && !Self.sameName(field.name, "Host") && !Self.sameName(field.name, "Content-Length")
+            && !Self.sameName(field.name, "Transfer-Encoding") {
+            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else { throw .invalidName(field.name) }
+            guard field.value.utf8.allSatisfy(isValueByte) else { throw .invalidValue(name: field.name) }
+            appendField(&out, field.name, field.value)
+        }
         let bodyCount = body?.count ?? 0
         // RFC 9110 §8.6: a user agent should send Content-Length when the method defines a meaning
         // for a body, even if it is empty.

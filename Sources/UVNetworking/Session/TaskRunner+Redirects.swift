@@ -18,7 +18,7 @@ enum RedirectOutcome: Sendable {
 extension TaskRunner {
     /// Whether `head` is a redirect the session follows: a redirect status with a Location.
     func isRedirectToFollow(_ head: ResponseHead) -> Bool {
-        RedirectPlanner.redirectStatuses.contains(head.status) && head.headers.firstValue(named: "location") != nil
+        RedirectPlanner.isRedirect(head.status) && head.headers.firstValue(named: "location") != nil
     }
 
     func planRedirect() {
@@ -28,7 +28,7 @@ extension TaskRunner {
         }
         guard let head else { return }
         let request = currentRequest
-        let visited = self.visited
+        let visited = self.visited + [RedirectPlanner.Visit(method: request.method, url: request.url.absoluteString)]
         let limits = redirectLimits
         let task = self.task
         let manager = task.manager
@@ -78,8 +78,8 @@ extension TaskRunner {
         case .follow(let request, let prepared):
             // A cancel or timeout while the plan was made wins.
             guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
+            visited.append(RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString))
             currentRequest = request
-            visited.append(RedirectPlanner.Visit(method: request.method, url: request.url.absoluteString))
             head = nil
             body = []
             followingRedirect = false

@@ -43,7 +43,7 @@ final class TaskRunner {
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The head in hand is a redirect being followed: its body is not the task's.
     @exclusivity(unchecked) var followingRedirect = false
-    /// Every request sent so far, for cycle detection.
+    /// The requests sent before `currentRequest` (empty until a redirect), for cycle detection.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
     /// Decodes a gzip or deflate body; nil for bodies sent as they are.
@@ -123,7 +123,6 @@ final class TaskRunner {
             case .success(let prepared):
                 self.prepared = prepared
                 pool = engine.pool(for: prepared)
-                visited.append(RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString))
             }
             let timeout = Self.milliseconds(task.originalRequest.timeoutInterval)
             requestDeadline = timeout == .max ? .max : LoopTimer.now(loop) &+ timeout

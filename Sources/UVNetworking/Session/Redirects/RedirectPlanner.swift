@@ -5,8 +5,14 @@ import HTTPTypes
 /// URLSession do where the RFC leaves room. A pure function of its inputs, so it is tested without
 /// a server; the runner calls it on a worker thread.
 enum RedirectPlanner {
-    /// The statuses a session follows.
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// Whether a session follows responses with this status (a switch: this runs for every
+    /// response head, on the loop).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: return true
+        default: return false
+        }
+    }
 
     /// What the session allows; from `SessionConfiguration`.
     struct Limits: Sendable {
