@@ -32,14 +32,15 @@ enum RequestEncoder {
     static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
                        defaults: [(name: String, value: String)] = [],
                        body: UnsafeRawBufferPointer?, streamFraming: StreamFraming? = nil) throws(EncodeError) -> [UInt8] {
-        guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else { throw .invalidMethod(method) }
+        guard !method.isEmpty, Self.all(method, isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
         var hasContentLength = false
         var hasTransferEncoding = false
         var size = method.utf8.count + target.path.utf8.count + target.authority.utf8.count + 64 + (body?.count ?? 0)
+        for field in defaults { size += field.name.utf8.count + field.value.utf8.count + 4 }
         for field in fields {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else { throw .invalidName(field.name) }
-            guard field.value.utf8.allSatisfy(isValueByte) else { throw .invalidValue(name: field.name) }
+            guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
+            guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
             size += field.name.utf8.count + field.value.utf8.count + 4
             switch field.name.utf8.count {
             case 4: hasHost = hasHost || field.name.lowercased() == "host"
@@ -61,8 +62,8 @@ enum RequestEncoder {
         for field in defaults where !fields.contains(where: { Self.sameName($0.name, field.name) })
             && !Self.sameName(field.name, "Host") && !Self.sameName(field.name, "Content-Length")
             && !Self.sameName(field.name, "Transfer-Encoding") {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else { throw .invalidName(field.name) }
-            guard field.value.utf8.allSatisfy(isValueByte) else { throw .invalidValue(name: field.name) }
+            guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
+            guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
             appendField(&out, field.name, field.value)
         }
         let bodyCount = body?.count ?? 0
@@ -99,9 +100,26 @@ enum RequestEncoder {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
+        case UInt8(ascii: "-"), UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
         default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            return false
         }
+    }
+
+    /// Whether every UTF-8 byte of `text` passes `test`: over the contiguous bytes, which native
+    /// strings always have, several times faster than iterating `String.UTF8View`.
+    @inline(__always)
+    static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
+        if let result = text.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+            for byte in bytes where !test(byte) { return false }
+            return true
+        }) {
+            return result
+        }
+        return text.utf8.allSatisfy(test)
     }
 
     /// field-value bytes (RFC 9110 §5.5): visible ASCII, obs-text, SP and HTAB; never CR, LF, NUL

@@ -36,6 +36,8 @@ extension SessionTask {
 
     /// The session's cookie store, if it has one and the current request handles cookies.
     var cookieStore: CookieStore? {
-        currentRequest.httpShouldHandleCookies ? manager.configuration.cookieStore : nil
+        // The store first: without one (the default) the request, behind a lock, is not read.
+        guard let store = manager.cookieStore else { return nil }
+        return currentRequest.httpShouldHandleCookies ? store : nil
     }
 }

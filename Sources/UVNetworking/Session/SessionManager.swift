@@ -17,6 +17,9 @@ public class SessionManager: @unchecked Sendable {
     public let workers: WorkerPool
     /// `configuration.defaultRequestFields`, computed once.
     let defaultRequestFields: [(name: String, value: String)]
+    /// `configuration.cookieStore` and `.proxy`, read per task without copying the configuration.
+    let cookieStore: CookieStore?
+    let proxies: ProxyConfiguration
 
     private struct Settings {
         var completionQueue: DispatchQueue?
@@ -44,6 +47,8 @@ public class SessionManager: @unchecked Sendable {
     public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
         self.configuration = configuration
         self.defaultRequestFields = configuration.defaultRequestFields
+        self.cookieStore = configuration.cookieStore
+        self.proxies = configuration.proxy
         self.loop = loop
         self.workers = workers
         self.engine = SessionEngine(loop: loop, workers: workers, configuration: configuration, manager: self)

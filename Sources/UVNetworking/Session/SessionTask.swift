@@ -82,8 +82,8 @@ public class SessionTask: @unchecked Sendable {
             self.prepared = .failure(failure)
         } else {
             self.prepared = Result { () throws(NetworkingError) in
-                try PreparedRequest(request, additionalFields: additionalFields, cookies: manager.configuration.cookieStore,
-                                    proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
+                try PreparedRequest(request, additionalFields: additionalFields, cookies: manager.cookieStore,
+                                    proxies: manager.proxies) { (host) throws(NetworkingError) in
                     try manager.securityBinding(forHost: host)
                 }
             }

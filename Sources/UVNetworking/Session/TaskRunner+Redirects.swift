@@ -61,8 +61,8 @@ extension TaskRunner {
         }
         do {
             let prepared = try PreparedRequest(next, additionalFields: manager.defaultRequestFields,
-                                               cookies: manager.configuration.cookieStore,
-                                               proxies: manager.configuration.proxy) { (host) throws(NetworkingError) in
+                                               cookies: manager.cookieStore,
+                                               proxies: manager.proxies) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)
             }
             return .follow(next, prepared)
