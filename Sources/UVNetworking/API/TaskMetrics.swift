@@ -3,11 +3,9 @@ import Foundation
 /// What a session measured about one task, like URLSessionTaskMetrics; handed to
 /// `SessionManager.taskDidFinishCollectingMetrics` and put in the did-complete notification.
 ///
-/// Today it holds what the loop measures without extra work: when the task ran, how many
-/// redirects it followed, whether its final request went out on a reused connection and over
-/// which TLS session. Per-transaction timings (DNS, connect, TLS, request, response) come with
-/// issue #5; their fields will be added then, so do not construct this value expecting its shape
-/// to stay fixed.
+/// Collected for tasks that run while the manager has a hook set, and for every async request:
+/// when the task ran, its redirects, its TLS session, and for each exchange (`transactions`) the
+/// timings, bytes and connection it used. Tasks of a manager without hooks cost nothing to measure.
 public struct TaskMetrics: Sendable, Hashable, CustomStringConvertible {
     /// From the moment the task started on the session's loop (its first `resume()` reached the
     /// loop, or its cancellation if it never started) to the moment it ended there, before

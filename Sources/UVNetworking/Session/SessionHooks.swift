@@ -133,16 +133,17 @@ extension SessionManager {
 
     /// Asked before a redirect is followed, with the redirect response and the request the session
     /// would send; return it, a changed one, or nil to stop and complete with the redirect response
-    /// (AFNetworking's setTaskWillPerformHTTPRedirectionBlock). Stored only: the session follows no
-    /// redirects yet and so never asks; redirects come with issue #5.
+    /// (AFNetworking's setTaskWillPerformHTTPRedirectionBlock). Called on a worker thread, once per
+    /// redirect the session would follow.
     public var taskWillPerformHTTPRedirection: (@Sendable (SessionTask, HTTPResponse, Request) -> Request?)? {
         get { hooks.read { $0.taskWillPerformHTTPRedirection } }
         set { hooks.update { $0.taskWillPerformHTTPRedirection = newValue } }
     }
 
     /// Answers a task's authentication challenges (AFNetworking's authenticationChallengeHandler):
-    /// a credential, a disposition, or an error that becomes the task's error. Stored only: the
-    /// session raises no challenges until TLS and server trust arrive with issue #4.
+    /// a credential, a disposition, or an error that becomes the task's error. Asked for every TLS
+    /// server-trust challenge (`protectionSpace.serverTrust`), on a worker thread, before the
+    /// security policy; `.performDefaultHandling` lets the policy decide.
     public var authenticationChallengeHandler: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)? {
         get { hooks.read { $0.authenticationChallengeHandler } }
         set { hooks.update { $0.authenticationChallengeHandler = newValue } }
