@@ -7,10 +7,6 @@ extension EndToEnd {
     /// Multipart POSTs through HTTPSessionManager: echoed by httpbin, and a 2 GiB file streamed
     /// from disk in bounded memory.
     @Suite struct MultipartUploads {
-        private func temporaryFile(_ name: String) -> URL {
-            FileManager.default.temporaryDirectory.appendingPathComponent("uvnetworking-\(UUID().uuidString)-\(name)")
-        }
-
         /// A manager on `baseURL` in a leak-checking harness, with `serializer`.
         private func makeHarness(_ baseURL: String, _ serializer: any ResponseSerializer) -> (ClientHarness, HTTPSessionManager) {
             let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: baseURL), configuration: $0) })
@@ -119,12 +115,8 @@ extension EndToEnd {
         /// A sparse 2 GiB file: read from disk on the worker pool, a chunk at a time.
         @Test func aTwoGiBFileUploadsInBoundedMemory() throws {
             let size: Int64 = 2 << 30
-            let file = temporaryFile("big.bin")
-            #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+            let file = try makeSparseFile("big.bin", size: size)
             defer { try? FileManager.default.removeItem(at: file) }
-            let handle = try FileHandle(forWritingTo: file)
-            try handle.truncate(atOffset: UInt64(size))
-            try handle.close()
 
             let received = Mutex<(head: String, bytes: Int, peakGrowth: Int)>(("", 0, 0))
             let server = try ScriptedServer { connection in

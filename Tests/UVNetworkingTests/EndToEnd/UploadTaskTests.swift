@@ -41,10 +41,6 @@ extension EndToEnd {
             }
         }
 
-        private func temporaryFile(_ name: String) -> URL {
-            FileManager.default.temporaryDirectory.appendingPathComponent("uvnetworking-\(UUID().uuidString)-\(name)")
-        }
-
         /// httpbin's `data`: the body as text, or as a base64 data URL when it is not UTF-8.
         private func echoedData(_ outcome: Outcome?) throws -> [UInt8] {
             let raw = try #require(outcome?.data)
@@ -181,12 +177,8 @@ extension EndToEnd {
         /// answers a static location before reading the body, which ends the upload early.)
         @Test func aTwoGiBFileUploadsInBoundedMemory() throws {
             let size: Int64 = 2 << 30
-            let file = temporaryFile("big.bin")
-            #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+            let file = try makeSparseFile("big.bin", size: size)
             defer { try? FileManager.default.removeItem(at: file) }
-            let handle = try FileHandle(forWritingTo: file)
-            try handle.truncate(atOffset: UInt64(size))
-            try handle.close()
 
             let seen = Seen()
             let server = try ScriptedServer { connection in

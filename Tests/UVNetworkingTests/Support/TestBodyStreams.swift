@@ -106,3 +106,20 @@ func residentMemoryBytes() -> Int {
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
+
+/// A path in the temp directory for a test's file (the caller removes it).
+func temporaryFile(_ name: String) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("uvnetworking-\(UUID().uuidString)-\(name)")
+}
+
+/// A sparse file of `size` bytes (zeros that take no disk), for uploads larger than memory.
+func makeSparseFile(_ name: String, size: Int64) throws -> URL {
+    let file = temporaryFile(name)
+    guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+    }
+    let handle = try FileHandle(forWritingTo: file)
+    try handle.truncate(atOffset: UInt64(size))
+    try handle.close()
+    return file
+}
