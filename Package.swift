@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // Native libraries. Only the loop and transport layers import CUV, only the response
@@ -29,16 +30,30 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // uvfetch's logic, a library so the tests can drive it; the executable only parses.
+        .target(
+            name: "UVFetchCore",
+            dependencies: [
+                "UVNetworking",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "uvfetch",
             dependencies: [
+                "UVFetchCore",
                 "UVNetworking",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "UVNetworkingTests",
-            dependencies: ["UVNetworking", "CLLHTTP", "COpenSSL"]
+            dependencies: [
+                "UVNetworking", "UVFetchCore", "CLLHTTP", "COpenSSL",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

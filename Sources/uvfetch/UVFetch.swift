@@ -1,19 +1,21 @@
 import ArgumentParser
-import Dispatch
 import Foundation
-import Synchronization
-import UVNetworking
+import UVFetchCore
 
 /// `uvfetch`: fetches URLs concurrently through UVNetworking and reports each result.
 ///
-/// This is the first cut: URLs from the command line, a repeat count and a concurrency limit. The
-/// batch-fetcher features (input files, output directories, JSON Lines, retries, progress line)
-/// arrive with their own issue.
+/// Only the command line lives here; reading input, sending requests, writing records and
+/// counting are in `UVFetchCore`.
 @main
 struct UVFetch: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uvfetch",
-        abstract: "Fetch URLs concurrently with UVNetworking.")
+        abstract: "Fetch URLs concurrently with UVNetworking.",
+        discussion: """
+            URLs come from the arguments and/or -i FILE (- for stdin), one per line; blank lines and \
+            # comments are skipped, other non-http(s) lines are reported and counted as failures.
+            \(ExitStatus.help)
+            """)
 
     @Option(name: .long, help: "Requests in flight at once.")
     var concurrency: Int = 64
@@ -27,76 +29,47 @@ struct UVFetch: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print only the summary.")
     var quiet = false
 
-    @Argument(help: "http:// URLs to fetch.")
-    var urls: [String]
+    @Option(name: [.customShort("i"), .customLong("input")], help: ArgumentHelp("Read URLs from this file, one per line (- for stdin).", valueName: "file"))
+    var inputPath: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write a JSON Lines record per URL to this file (- for stdout).", valueName: "file"))
+    var jsonl: String?
+
+    @OptionGroup(title: "Request options")
+    var request: RequestOptions
+
+    @Argument(help: "http(s) URLs to fetch.")
+    var urls: [String] = []
 
     func validate() throws {
         guard concurrency > 0, perHost > 0, repeatCount > 0 else { throw ValidationError("counts must be positive") }
-        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
     }
 
     func run() throws {
-        var parsed: [URL] = []
-        for text in urls {
-            guard let url = URL(string: text) else { throw ValidationError("not a URL: \(text)") }
-            parsed.append(url)
+        let recordsOnStdout = jsonl == "-"
+        do {
+            let input = try URLInput(arguments: urls, inputPath: inputPath, repeatCount: repeatCount)
+            let writer = try jsonl.map { path throws(FetchInputError) in try RecordWriter(path: path) }
+            var settings = FetchRunner.Settings()
+            settings.concurrency = concurrency
+            settings.perHost = perHost
+            // JSON Lines on stdout must stay parseable, so the human lines give way to it.
+            settings.printsLines = !quiet && !recordsOnStdout
+            let runner = FetchRunner(options: request, settings: settings, writer: writer) { message in
+                FileHandle.standardError.write(Data((message + "\n").utf8))
+            }
+            let outcome = try runner.run(input)
+            let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
+            if recordsOnStdout {
+                FileHandle.standardError.write(Data(summary.utf8))
+            } else {
+                print(summary, terminator: "")
+            }
+            if outcome.statistics.exitStatus != ExitStatus.success { throw ExitCode(outcome.statistics.exitStatus) }
+        } catch let error as FetchInputError {
+            FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.usage)
         }
-        var configuration = SessionConfiguration()
-        configuration.maximumConnectionsPerHost = perHost
-        let manager = SessionManager(configuration: configuration)
-        manager.completionQueue = DispatchQueue(label: "uvfetch.completions")
-        manager.responseSerializer = HTTPResponseSerializer()
-        let report = Report(quiet: quiet)
-        let total = parsed.count * repeatCount
-        let slots = DispatchSemaphore(value: concurrency)
-        let group = DispatchGroup()
-        let started = DispatchTime.now()
-        for index in 0..<total {
-            let url = parsed[index % parsed.count]
-            slots.wait()
-            group.enter()
-            let begin = DispatchTime.now()
-            manager.dataTask(with: Request(url: url), completionHandler: { response, object, error in
-                let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - begin.uptimeNanoseconds) / 1e6
-                report.record(url: url, status: response?.status.code, bytes: (object as? Data)?.count ?? 0,
-                              milliseconds: milliseconds, error: error)
-                slots.signal()
-                group.leave()
-            }).resume()
-        }
-        group.wait()
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        manager.invalidateSessionCancelingTasks(false, resetSession: false)
-        report.summarize(seconds: seconds)
-        if report.failures > 0 { throw ExitCode(1) }
-    }
-}
-
-/// Results gathered from the completion queue.
-final class Report: Sendable {
-    private struct Counts { var succeeded = 0; var failed = 0; var bytes = 0 }
-    private let counts = Mutex(Counts())
-    private let quiet: Bool
-
-    init(quiet: Bool) { self.quiet = quiet }
-
-    var failures: Int { counts.withLock { $0.failed } }
-
-    func record(url: URL, status: Int?, bytes: Int, milliseconds: Double, error: (any Error)?) {
-        counts.withLock { counts in
-            if error == nil { counts.succeeded += 1 } else { counts.failed += 1 }
-            counts.bytes += bytes
-        }
-        guard !quiet else { return }
-        let statusText = status.map(String.init) ?? "-"
-        let outcome = error.map { "error: \($0)" } ?? "ok"
-        print("\(statusText) \(bytes) bytes \(String(format: "%.1f", milliseconds)) ms \(url.absoluteString) \(outcome)")
-    }
-
-    func summarize(seconds: Double) {
-        let counts = counts.withLock { $0 }
-        let total = counts.succeeded + counts.failed
-        print("\(total) requests in \(String(format: "%.2f", seconds)) s: \(counts.succeeded) succeeded, \(counts.failed) failed, "
-              + "\(counts.bytes) body bytes, \(String(format: "%.0f", Double(total) / max(seconds, 1e-9))) requests/s")
     }
 }

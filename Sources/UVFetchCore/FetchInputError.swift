@@ -1,0 +1,15 @@
+/// Why `uvfetch` could not read its input; these end the run with `ExitStatus.usage`.
+public enum FetchInputError: Error, Equatable, CustomStringConvertible {
+    /// The input file could not be opened.
+    case unreadable(path: String, reason: String)
+    /// Standard input can be read once only, so it cannot be repeated.
+    case stdinRepeated
+
+    /// The message printed after "uvfetch: ".
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .stdinRepeated: return "--repeat needs the URLs again, so it cannot be used with -i -"
+        }
+    }
+}

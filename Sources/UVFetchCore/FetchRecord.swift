@@ -1,0 +1,118 @@
+import Foundation
+import UVNetworking
+
+/// One URL's result: a line of the `--jsonl` output.
+public struct FetchRecord: Codable, Equatable, Sendable {
+    /// Milliseconds spent, from the caller's clock and from the task's metrics.
+    public struct Timings: Codable, Equatable, Sendable {
+        /// From the first `resume()` to the completion handler, retries and backoff included.
+        public var total: Double
+        /// TCP connect of the final exchange; nil when it reused a connection or had no metrics.
+        public var connect: Double?
+        /// TLS handshake of the final exchange; nil for http, reuse, or no metrics.
+        public var tls: Double?
+        /// From the final exchange's fetch start to the first response byte.
+        public var firstByte: Double?
+
+        /// Creates timings.
+        public init(total: Double, connect: Double? = nil, tls: Double? = nil, firstByte: Double? = nil) {
+            self.total = total
+            self.connect = connect
+            self.tls = tls
+            self.firstByte = firstByte
+        }
+
+        // Nulls written out, as in the record itself.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(total, forKey: .total)
+            try container.encode(connect, forKey: .connect)
+            try container.encode(tls, forKey: .tls)
+            try container.encode(firstByte, forKey: .firstByte)
+        }
+    }
+
+    /// Why the URL failed.
+    public struct Failure: Codable, Equatable, Sendable {
+        /// `NetworkingError.Code` name (e.g. "connectionRefused", "unacceptableStatusCode").
+        public var code: String
+        /// The error's text.
+        public var message: String
+        /// The error's kind ("transport", "timeout", "tls", "validation", ...): the summary's
+        /// grouping.
+        public var kind: String
+
+        /// Creates a failure.
+        public init(code: String, message: String, kind: String) {
+            self.code = code
+            self.message = message
+            self.kind = kind
+        }
+
+        /// Describes any error, using the code and kind of a `NetworkingError`.
+        public init(_ error: any Error) {
+            if let error = error as? NetworkingError {
+                self.init(code: error.code.description, message: error.description, kind: "\(error.kind)")
+            } else {
+                self.init(code: "\(type(of: error))", message: "\(error)", kind: "other")
+            }
+        }
+    }
+
+    /// The URL as given.
+    public var url: String
+    /// The final response's status; nil when no response arrived.
+    public var status: Int?
+    /// Body bytes received (after decompression).
+    public var bytes: Int
+    /// Where the time went.
+    public var timings: Timings
+    /// Why it failed; nil on success.
+    public var error: Failure?
+    /// Requests sent for this URL: 1 plus the retries.
+    public var attempts: Int
+
+    /// Creates a record.
+    public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int) {
+        self.url = url
+        self.status = status
+        self.bytes = bytes
+        self.timings = timings
+        self.error = error
+        self.attempts = attempts
+    }
+
+    /// Whether the URL counts as fetched: a 2xx and no error.
+    public var succeeded: Bool {
+        guard error == nil, let status else { return false }
+        return (200..<300).contains(status)
+    }
+
+    // Explicit so a nil status or error is written as null rather than left out: every line has
+    // every key, which is what column-oriented tools expect.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encode(status, forKey: .status)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(timings, forKey: .timings)
+        try container.encode(error, forKey: .error)
+        try container.encode(attempts, forKey: .attempts)
+    }
+}
+
+extension FetchRecord.Timings {
+    /// Total time plus what the final exchange of `metrics` measured.
+    init(total: Double, metrics: TaskMetrics?) {
+        self.init(total: total)
+        guard let last = metrics?.transactions.last else { return }
+        connect = Self.milliseconds(last.connectStartDate, last.connectEndDate)
+        tls = Self.milliseconds(last.secureConnectionStartDate, last.secureConnectionEndDate)
+        firstByte = Self.milliseconds(last.fetchStartDate, last.responseStartDate)
+    }
+
+    private static func milliseconds(_ start: Date?, _ end: Date?) -> Double? {
+        guard let start, let end else { return nil }
+        return end.timeIntervalSince(start) * 1000
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Histogram
+
+/// Counts and latencies over a run, fed one record at a time.
+///
+/// Latencies go into an HdrHistogram: fixed memory and 3 significant digits whatever the number
+/// of URLs, where keeping every sample for exact percentiles would grow with the input.
+public struct FetchStatistics: Sendable {
+    /// URLs that answered 2xx.
+    public private(set) var succeeded = 0
+    /// URLs that failed: an error or a non-2xx status.
+    public private(set) var failed = 0
+    /// Input lines or arguments that were not http(s) URLs.
+    public private(set) var malformed = 0
+    /// Body bytes over all URLs.
+    public private(set) var bytes = 0
+    /// URLs by status class ("2xx", "4xx", ...; "none" when no response arrived).
+    public private(set) var statusClasses: [String: Int] = [:]
+    /// Failed URLs by error kind ("transport", "timeout", "validation", ...).
+    public private(set) var errorKinds: [String: Int] = [:]
+    private var latencies = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+
+    /// Empty statistics.
+    public init() {}
+
+    /// Requests finished, successful or not.
+    public var total: Int { succeeded + failed }
+
+    /// Counts one finished URL.
+    public mutating func add(_ record: FetchRecord) {
+        if record.succeeded { succeeded += 1 } else { failed += 1 }
+        bytes += record.bytes
+        let statusClass = record.status.map { "\($0 / 100)xx" } ?? "none"
+        statusClasses[statusClass, default: 0] += 1
+        if let failure = record.error { errorKinds[failure.kind, default: 0] += 1 }
+        // Microseconds, so sub-millisecond loopback requests keep their resolution.
+        _ = latencies.record(UInt64(max(0, record.timings.total * 1000).rounded()))
+    }
+
+    /// Counts one malformed input entry.
+    public mutating func addMalformed() { malformed += 1 }
+
+    /// Latency at `percentile` (0...100) in milliseconds; 0 before any request.
+    public func latency(atPercentile percentile: Double) -> Double {
+        guard latencies.totalCount > 0 else { return 0 }
+        return Double(latencies.valueAtPercentile(percentile)) / 1000
+    }
+
+    /// The slowest request in milliseconds (to the histogram's precision).
+    public var maximumLatency: Double { latencies.totalCount > 0 ? Double(latencies.max) / 1000 : 0 }
+
+    /// The exit status the run earns.
+    public var exitStatus: Int32 { failed == 0 && malformed == 0 ? ExitStatus.success : ExitStatus.someFailed }
+
+    /// The summary: first the one line `uvfetch` has always printed, then status classes, error
+    /// kinds and latency percentiles.
+    public func summary(seconds: Double) -> String {
+        let rate = Double(total) / max(seconds, 1e-9)
+        var lines = ["\(total) requests in \(String(format: "%.2f", seconds)) s: \(succeeded) succeeded, \(failed) failed, "
+                     + "\(bytes) body bytes, \(String(format: "%.0f", rate)) requests/s"]
+        lines.append("status: " + Self.list(statusClasses))
+        if !errorKinds.isEmpty { lines.append("errors: " + Self.list(errorKinds)) }
+        if malformed > 0 { lines.append("malformed input: \(malformed)") }
+        let percentiles = [("p50", 50.0), ("p90", 90.0), ("p99", 99.0)].map { name, value in
+            "\(name) \(String(format: "%.2f", latency(atPercentile: value)))"
+        }
+        lines.append("latency ms: " + percentiles.joined(separator: " ") + " max \(String(format: "%.2f", maximumLatency))")
+        return lines.joined(separator: "\n")
+    }
+
+    private static func list(_ counts: [String: Int]) -> String {
+        counts.isEmpty ? "-" : counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import HTTPTypes
+import UVNetworking
+
+/// The curl-like options that shape every request and the session's TLS checks.
+///
+/// A `ParsableArguments` group in the library target rather than the executable so tests can
+/// parse real command lines and send the requests they describe.
+public struct RequestOptions: ParsableArguments, Sendable {
+    @Option(name: .customShort("X"), help: "Request method (default GET, or POST with -d).")
+    public var method: String?
+
+    @Option(name: .customShort("H"), help: ArgumentHelp("Request header \"Name: value\"; repeatable.", valueName: "header"))
+    public var headers: [String] = []
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: "Request body, sent as given.")
+    public var data: String?
+
+    @Option(name: .customLong("data-binary"), help: ArgumentHelp("Request body: DATA, or @FILE for a file's bytes.", valueName: "data"))
+    public var dataBinary: String?
+
+    @Option(name: .customShort("u"), help: ArgumentHelp("Basic authentication.", valueName: "user:password"))
+    public var user: String?
+
+    @Option(name: .long, help: "Whole-request timeout in seconds.")
+    public var timeout: Double = 60
+
+    @Option(name: .long, help: "Retries of idempotent requests after transport errors or 5xx, with exponential backoff.")
+    public var retries: Int = 0
+
+    @Option(name: .customLong("cacert"), help: ArgumentHelp("Also trust the CA certificates in this PEM file.", valueName: "file"))
+    public var caCertificateFile: String?
+
+    @Flag(name: [.customShort("k"), .long], help: "Accept any server certificate and host name.")
+    public var insecure = false
+
+    @Option(name: .customLong("pin-sha256"), help: ArgumentHelp("Pin a public key: base64 SHA-256 of its SubjectPublicKeyInfo; repeatable.", valueName: "base64"))
+    public var pinnedKeys: [String] = []
+
+    /// Creates the default options (GET, no headers, no body).
+    public init() {}
+
+    /// Checks what ArgumentParser cannot: header syntax, the body sources and the numbers.
+    public func validate() throws {
+        for header in headers where Self.splitHeader(header) == nil {
+            throw ValidationError("-H needs \"Name: value\", got: \(header)")
+        }
+        if data != nil && dataBinary != nil { throw ValidationError("give -d or --data-binary, not both") }
+        if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
+        if let method, HTTPRequest.Method(method) == nil { throw ValidationError("not an HTTP method: \(method)") }
+    }
+
+    /// The request body: `-d` text, `--data-binary` text, or the file named after `@`.
+    /// - Throws: `FetchInputError.unreadable` when the `@file` cannot be read.
+    public func body() throws(FetchInputError) -> Data? {
+        if let data { return Data(data.utf8) }
+        guard let dataBinary else { return nil }
+        guard dataBinary.hasPrefix("@") else { return Data(dataBinary.utf8) }
+        let path = String(dataBinary.dropFirst())
+        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw .unreadable(path: path, reason: "\(error.localizedDescription)")
+        }
+    }
+
+    /// The request for `url`, with `body` from `body()` (read once, shared by every request).
+    public func makeRequest(for url: URL, body: Data?) -> Request {
+        let name = method ?? (body == nil ? "GET" : "POST")
+        var request = Request(url: url, method: HTTPRequest.Method(name) ?? .get, body: body, timeoutInterval: timeout)
+        // curl's default for -d, which servers such as httpbin use to decide how to read the body.
+        if data != nil { request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type") }
+        if let user {
+            request.setValue("Basic " + Data(user.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        }
+        for header in headers {
+            guard let (name, value) = Self.splitHeader(header) else { continue }
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+
+    /// Whether retrying can repeat the request without changing anything on the server (RFC 9110
+    /// section 9.2.2); POST and PATCH are never retried.
+    public var isIdempotent: Bool {
+        let name = (method ?? (data == nil && dataBinary == nil ? "GET" : "POST")).uppercased()
+        return ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(name)
+    }
+
+    /// Adds `--cacert` to the session's trust store.
+    public func apply(to configuration: inout SessionConfiguration) {
+        if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
+    }
+
+    /// The security policy for `--insecure` and `--pin-sha256`, or nil for the default.
+    public func securityPolicy() -> SecurityPolicy? {
+        guard insecure || !pinnedKeys.isEmpty else { return nil }
+        var policy = SecurityPolicy(pinningMode: pinnedKeys.isEmpty ? .none : .publicKey)
+        policy.pinnedPublicKeyHashes = Set(pinnedKeys)
+        if insecure {
+            policy.allowInvalidCertificates = true
+            policy.validatesDomainName = false
+        }
+        return policy
+    }
+
+    /// "Name: value" split at the first colon, both trimmed; nil without a colon or a name.
+    static func splitHeader(_ text: String) -> (String, String)? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { return nil }
+        return (name, text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+}

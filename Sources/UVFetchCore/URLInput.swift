@@ -1,0 +1,86 @@
+import Foundation
+
+/// The URLs to fetch: the command-line arguments, then the input file (or stdin), all of it
+/// `repeatCount` times, produced one at a time so nothing but the current line is held.
+public struct URLInput: Sequence {
+    /// One input entry.
+    public enum Entry: Equatable, Sendable {
+        /// A URL to fetch.
+        case url(URL)
+        /// A line (or argument) that is not an absolute http(s) URL: where it was and its text.
+        /// Arguments are numbered as "argument N", file lines as "line N".
+        case malformed(place: String, text: String)
+    }
+
+    private let arguments: [String]
+    private let inputPath: String?
+    private let repeatCount: Int
+
+    /// Checks the input can be read before anything runs, so a bad path fails fast.
+    /// - Throws: `FetchInputError` for an unreadable file, or stdin with `repeatCount > 1`.
+    public init(arguments: [String], inputPath: String?, repeatCount: Int = 1) throws(FetchInputError) {
+        if let inputPath {
+            if inputPath == "-" {
+                if repeatCount > 1 { throw .stdinRepeated }
+            } else {
+                _ = try LineReader(path: inputPath)
+            }
+        }
+        self.arguments = arguments
+        self.inputPath = inputPath
+        self.repeatCount = repeatCount
+    }
+
+    /// Parses one entry: nil for blank lines and `#` comments.
+    public static func entry(for text: String, place: String) -> Entry? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+        else { return .malformed(place: place, text: trimmed) }
+        return .url(url)
+    }
+
+    /// A fresh pass over the input.
+    public func makeIterator() -> Iterator {
+        Iterator(input: self)
+    }
+
+    /// Walks arguments then file lines, reopening the file for every repetition.
+    public struct Iterator: IteratorProtocol {
+        private let input: URLInput
+        private var pass = 0
+        private var argumentIndex = 0
+        private var reader: LineReader?
+        private var lineNumber = 0
+        private var inFile = false
+
+        init(input: URLInput) { self.input = input }
+
+        /// The next URL or malformed entry; nil when every pass is done.
+        public mutating func next() -> Entry? {
+            while pass < input.repeatCount {
+                if !inFile {
+                    while argumentIndex < input.arguments.count {
+                        argumentIndex += 1
+                        let text = input.arguments[argumentIndex - 1]
+                        if let entry = URLInput.entry(for: text, place: "argument \(argumentIndex)") { return entry }
+                    }
+                    inFile = true
+                    // Opened per pass: the init already proved the path readable.
+                    reader = input.inputPath.flatMap { try? LineReader(path: $0) }
+                    lineNumber = 0
+                }
+                while let line = reader?.nextLine() {
+                    lineNumber += 1
+                    if let entry = URLInput.entry(for: line, place: "line \(lineNumber)") { return entry }
+                }
+                reader = nil
+                inFile = false
+                argumentIndex = 0
+                pass += 1
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import Testing
+import UVFetchCore
+
+/// Runs `FetchRunner` with a JSON Lines file and returns the outcome and the decoded lines.
+func runFetch(_ urls: [String], options arguments: [String] = [], concurrency: Int = 4)
+    throws -> (outcome: FetchRunner.Outcome, records: [[String: Any]], diagnostics: [String]) {
+    let file = temporaryFile("records.jsonl")
+    defer { try? FileManager.default.removeItem(at: file) }
+    var settings = FetchRunner.Settings()
+    settings.concurrency = concurrency
+    settings.printsLines = false
+    let diagnostics = DiagnosticLines()
+    let runner = FetchRunner(options: try RequestOptions.parse(arguments), settings: settings,
+                             writer: try RecordWriter(path: file.path)) { diagnostics.append($0) }
+    let outcome = try runner.run(try URLInput(arguments: urls, inputPath: nil))
+    let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+    let records = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    return (outcome, records, diagnostics.lines)
+}
+
+/// Diagnostics gathered from the runner's callback.
+final class DiagnosticLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+    var lines: [String] { lock.withLock { stored } }
+}
+
+/// `FetchRunner` against the test nginx: one JSON Lines record per URL, with timings and errors.
+@Suite(.serialized) struct FetchRunnerTests {
+    @Test func recordsForSuccessNoContentAndNotFound() throws {
+        let base = try TestServers.nginx().baseURL
+        let (outcome, records, _) = try runFetch(["\(base)/hello", "\(base)/no-content", "\(base)/missing"])
+        #expect(records.count == 3)
+        let byURL = Dictionary(uniqueKeysWithValues: records.map { ($0["url"] as! String, $0) })
+        let hello = try #require(byURL["\(base)/hello"])
+        #expect(hello["status"] as? Int == 200)
+        #expect(hello["bytes"] as? Int == NginxServer.helloBody.utf8.count)
+        #expect(hello["error"] is NSNull)
+        #expect(hello["attempts"] as? Int == 1)
+        let timings = try #require(hello["timings"] as? [String: Any])
+        #expect((timings["total"] as? Double ?? -1) > 0)
+        #expect(timings["firstByte"] is Double)
+        #expect(timings["tls"] is NSNull)
+        #expect(byURL["\(base)/no-content"]?["status"] as? Int == 204)
+        let missing = try #require(byURL["\(base)/missing"])
+        #expect(missing["status"] as? Int == 404)
+        let error = try #require(missing["error"] as? [String: Any])
+        #expect(error["code"] as? String == "unacceptableStatusCode")
+        #expect(outcome.statistics.succeeded == 2)
+        #expect(outcome.statistics.exitStatus == ExitStatus.someFailed)
+    }
+
+    @Test func keysAreSortedAndNullsWritten() throws {
+        let port = try TestServers.freeLoopbackPort()  // nothing listens there
+        let (_, records, _) = try runFetch(["http://127.0.0.1:\(port)/"])
+        let record = try #require(records.first)
+        #expect(record["status"] is NSNull)
+        let error = try #require(record["error"] as? [String: Any])
+        #expect(error["code"] as? String == "connectionRefused")
+        #expect(error["kind"] as? String == "transport")
+        let encoded = try JSONEncoder.sortedForTest.encode(
+            FetchRecord(url: "u", status: nil, bytes: 0, timings: .init(total: 1), error: nil, attempts: 1))
+        let text = String(decoding: encoded, as: UTF8.self)
+        #expect(text.hasPrefix("{\"attempts\":1,\"bytes\":0,\"error\":null,\"status\":null,"))
+    }
+
+    @Test func malformedArgumentsAreReportedAndCounted() throws {
+        let base = try TestServers.nginx().baseURL
+        let (outcome, records, diagnostics) = try runFetch(["\(base)/hello", "mailto:x@example.com"])
+        #expect(records.count == 1)
+        #expect(diagnostics == ["uvfetch: argument 2: not an http(s) URL: mailto:x@example.com"])
+        #expect(outcome.statistics.malformed == 1)
+        #expect(outcome.statistics.exitStatus == ExitStatus.someFailed)
+    }
+
+    @Test func manyURLsWithFewSlots() throws {
+        let base = try TestServers.nginx().baseURL
+        let (outcome, records, _) = try runFetch(Array(repeating: "\(base)/hello", count: 200), concurrency: 3)
+        #expect(records.count == 200)
+        #expect(outcome.statistics.succeeded == 200)
+        #expect(outcome.statistics.exitStatus == ExitStatus.success)
+    }
+}
+
+extension JSONEncoder {
+    /// Sorted keys, as `RecordWriter` writes them.
+    static var sortedForTest: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

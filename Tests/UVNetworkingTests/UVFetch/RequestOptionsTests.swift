@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Testing
+import Synchronization
+import UVFetchCore
+import UVNetworking
+
+/// The curl-like options, parsed from real command lines and checked at httpbin's echo.
+@Suite(.serialized) struct RequestOptionsTests {
+    @Test func headersDataUserAndMethodReachTheServer() throws {
+        let base = try TestServers.httpbin().baseURL
+        let options = try RequestOptions.parse(["-X", "PUT", "-H", "X-Uvfetch: one two", "-H", "Accept: text/plain",
+                                                "-d", "a=1&b=2", "-u", "ann:secret"])
+        let body = try options.body()
+        let request = options.makeRequest(for: URL(string: "\(base)/anything")!, body: body)
+        let echo = try fetchJSON(request)
+        #expect(echo["method"] as? String == "PUT")
+        let headers = try #require(echo["headers"] as? [String: Any])
+        #expect(headers["X-Uvfetch"] as? String == "one two")
+        #expect(headers["Accept"] as? String == "text/plain")
+        #expect(headers["Authorization"] as? String == "Basic " + Data("ann:secret".utf8).base64EncodedString())
+        #expect((echo["form"] as? [String: Any])?["b"] as? String == "2")
+    }
+
+    @Test func dataBinaryReadsAFileAndPostsByDefault() throws {
+        let base = try TestServers.httpbin().baseURL
+        let file = temporaryFile("body.bin")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("raw body\n".utf8).write(to: file)
+        let options = try RequestOptions.parse(["--data-binary", "@\(file.path)"])
+        let echo = try fetchJSON(options.makeRequest(for: URL(string: "\(base)/anything")!, body: try options.body()))
+        #expect(echo["method"] as? String == "POST")
+        #expect(echo["data"] as? String == "raw body\n")
+        #expect(!options.isIdempotent)
+    }
+
+    @Test func badValuesAreUsageErrors() {
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["-H", "no colon"]) }
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["-u", "nopassword"]) }
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["-d", "x", "--data-binary", "y"]) }
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["--timeout", "0"]) }
+        #expect(throws: FetchInputError.self) { try RequestOptions.parse(["--data-binary", "@/nonexistent/file"]).body() }
+    }
+
+    @Test func tlsOptionsMakeAPolicy() throws {
+        #expect(try RequestOptions.parse([]).securityPolicy() == nil)
+        let insecure = try #require(try RequestOptions.parse(["--insecure"]).securityPolicy())
+        #expect(insecure.allowInvalidCertificates && !insecure.validatesDomainName)
+        let pinned = try #require(try RequestOptions.parse(["--pin-sha256", "AAAA", "--pin-sha256", "BBBB"]).securityPolicy())
+        #expect(pinned.pinningMode == .publicKey)
+        #expect(pinned.pinnedPublicKeyHashes == ["AAAA", "BBBB"])
+    }
+
+    @Test func retriesResendIdempotentRequestsOn5xx() throws {
+        let base = try TestServers.httpbin().baseURL
+        let (_, records, _) = try runFetch(["\(base)/status/503"], options: ["--retries", "2"])
+        #expect(records.first?["attempts"] as? Int == 3)
+        #expect(records.first?["status"] as? Int == 503)
+        let (_, posted, _) = try runFetch(["\(base)/status/503"], options: ["--retries", "2", "-X", "POST"])
+        #expect(posted.first?["attempts"] as? Int == 1)
+    }
+
+    @Test func backoffDoublesAndIsCapped() {
+        let policy = RetryPolicy(retries: 10, isIdempotent: true)
+        #expect(policy.delay(afterAttempt: 1) == 0.2)
+        #expect(policy.delay(afterAttempt: 3) == 0.8)
+        #expect(policy.delay(afterAttempt: 10) == 5)
+        #expect(!policy.shouldRetry(attempt: 11, status: 503, error: nil))
+        #expect(!policy.shouldRetry(attempt: 1, status: 404, error: nil))
+    }
+
+    /// Sends `request` on a fresh manager and decodes the JSON body.
+    private func fetchJSON(_ request: UVNetworking.Request) throws -> [String: Any] {
+        let manager = SessionManager()
+        manager.completionQueue = DispatchQueue(label: "test.options")
+        manager.responseSerializer = HTTPResponseSerializer()
+        let result = Mutex<Data?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        manager.dataTask(with: request, completionHandler: { _, object, _ in
+            result.withLock { $0 = object as? Data }
+            done.signal()
+        }).resume()
+        done.wait()
+        manager.invalidateSessionCancelingTasks(false, resetSession: false)
+        let data = try #require(result.withLock { $0 })
+        return try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}

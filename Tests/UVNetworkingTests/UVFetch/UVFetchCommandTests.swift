@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import UVFetchCore
+
+/// The built `uvfetch` executable: exit codes, stdin input and JSON Lines on stdout.
+@Suite(.serialized) struct UVFetchCommandTests {
+    /// `.build/debug/uvfetch`, which `swift build --build-tests` builds next to the tests.
+    private static let executable = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug/uvfetch")
+
+    private struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    private func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                      stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func exitsZeroWhenAllSucceedAndOneWhenSomeFail() throws {
+        let base = try TestServers.nginx().baseURL
+        let good = try run(["\(base)/hello", "\(base)/no-content"])
+        #expect(good.status == ExitStatus.success)
+        #expect(good.stdout.contains("2 requests in "))
+        let bad = try run(["--quiet", "\(base)/hello", "\(base)/missing"])
+        #expect(bad.status == ExitStatus.someFailed)
+        #expect(bad.stdout.hasPrefix("2 requests in "))
+        #expect(bad.stdout.contains("1 succeeded, 1 failed"))
+    }
+
+    @Test func usageErrorsAndUnreadableInputExit64() throws {
+        let missing = try run(["-i", "/nonexistent/urls.txt"])
+        #expect(missing.status == ExitStatus.usage)
+        #expect(missing.stderr.contains("uvfetch: cannot read /nonexistent/urls.txt"))
+        #expect(try run([]).status == ExitStatus.usage)
+        #expect(try run(["--concurrency", "0", "http://127.0.0.1/"]).status == ExitStatus.usage)
+        #expect(try run(["-H", "broken", "http://127.0.0.1/"]).status == ExitStatus.usage)
+    }
+
+    @Test func readsStdinAndWritesJSONLinesToStdout() throws {
+        let base = try TestServers.nginx().baseURL
+        let list = "# from stdin\n\(base)/hello\n\nnonsense\n\(base)/no-content\n"
+        let result = try run(["-i", "-", "--jsonl", "-"], stdin: list)
+        #expect(result.status == ExitStatus.someFailed)  // the malformed line
+        #expect(result.stderr.contains("uvfetch: line 4: not an http(s) URL: nonsense"))
+        #expect(result.stderr.contains("2 requests in "))
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        for line in lines {
+            let record = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect((record["status"] as? Int).map { (200..<300).contains($0) } == true)
+        }
+    }
+
+    @Test func helpListsTheExitCodes() throws {
+        let help = try run(["--help"])
+        #expect(help.stdout.contains("Exit status: 0"))
+        #expect(help.stdout.contains("64"))
+    }
+}
