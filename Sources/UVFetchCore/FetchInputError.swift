@@ -1,7 +1,9 @@
-/// Why `uvfetch` could not read its input; these end the run with `ExitStatus.usage`.
+/// Why `uvfetch` could not read its input or create its output; these end the run with `ExitStatus.usage`.
 public enum FetchInputError: Error, Equatable, CustomStringConvertible {
     /// The input file could not be opened.
     case unreadable(path: String, reason: String)
+    /// The `--jsonl` file could not be created.
+    case unwritable(path: String)
     /// Standard input can be read once only, so it cannot be repeated.
     case stdinRepeated
 
@@ -9,6 +11,7 @@ public enum FetchInputError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .unwritable(let path): return "cannot create \(path)"
         case .stdinRepeated: return "--repeat needs the URLs again, so it cannot be used with -i -"
         }
     }

@@ -12,7 +12,7 @@ public final class RecordWriter: @unchecked Sendable {
     }()
 
     /// Writes to `path`, created or truncated; `-` means standard output.
-    /// - Throws: `FetchInputError.unreadable` when the file cannot be created.
+    /// - Throws: `FetchInputError.unwritable` when the file cannot be created.
     public init(path: String) throws(FetchInputError) {
         if path == "-" {
             handle = .standardOutput
@@ -21,7 +21,7 @@ public final class RecordWriter: @unchecked Sendable {
         }
         guard FileManager.default.createFile(atPath: path, contents: nil),
               let opened = FileHandle(forWritingAtPath: path)
-        else { throw .unreadable(path: path, reason: "cannot create the file") }
+        else { throw .unwritable(path: path) }
         handle = opened
         closesHandle = true
     }

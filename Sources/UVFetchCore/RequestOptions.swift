@@ -50,6 +50,10 @@ public struct RequestOptions: ParsableArguments, Sendable {
         if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
+        // A typo in a pin would otherwise only show as every https URL failing pinning.
+        for pin in pinnedKeys where Data(base64Encoded: pin)?.count != 32 {
+            throw ValidationError("--pin-sha256 needs the base64 of a SHA-256 digest, got: \(pin)")
+        }
         if let method, HTTPRequest.Method(method) == nil { throw ValidationError("not an HTTP method: \(method)") }
     }
 

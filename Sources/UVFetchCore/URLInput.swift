@@ -12,7 +12,9 @@ public struct URLInput: Sequence {
         case malformed(place: String, text: String)
     }
 
-    private let arguments: [String]
+    /// The arguments parsed once: `--repeat` over a short list would otherwise parse the same
+    /// URLs again for every request.
+    private let arguments: [Entry?]
     private let inputPath: String?
     private let repeatCount: Int
 
@@ -26,7 +28,9 @@ public struct URLInput: Sequence {
                 _ = try LineReader(path: inputPath)
             }
         }
-        self.arguments = arguments
+        self.arguments = arguments.enumerated().map { index, text in
+            URLInput.entry(for: text, place: "argument \(index + 1)")
+        }
         self.inputPath = inputPath
         self.repeatCount = repeatCount
     }
@@ -63,8 +67,7 @@ public struct URLInput: Sequence {
                 if !inFile {
                     while argumentIndex < input.arguments.count {
                         argumentIndex += 1
-                        let text = input.arguments[argumentIndex - 1]
-                        if let entry = URLInput.entry(for: text, place: "argument \(argumentIndex)") { return entry }
+                        if let entry = input.arguments[argumentIndex - 1] { return entry }
                     }
                     inFile = true
                     // Opened per pass: the init already proved the path readable.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import UVFetchCore
+import UVNetworking
 
 /// `uvfetch`: fetches URLs concurrently through UVNetworking and reports each result.
 ///
@@ -68,6 +69,10 @@ struct UVFetch: ParsableCommand {
             }
             if outcome.statistics.exitStatus != ExitStatus.success { throw ExitCode(outcome.statistics.exitStatus) }
         } catch let error as FetchInputError {
+            FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.usage)
+        } catch let error as NetworkingError {
+            // Only the session's security policy throws before any request: pins it refuses.
             FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
             throw ExitCode(ExitStatus.usage)
         }

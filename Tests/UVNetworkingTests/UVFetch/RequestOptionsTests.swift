@@ -46,9 +46,12 @@ import UVNetworking
         #expect(try RequestOptions.parse([]).securityPolicy() == nil)
         let insecure = try #require(try RequestOptions.parse(["--insecure"]).securityPolicy())
         #expect(insecure.allowInvalidCertificates && !insecure.validatesDomainName)
-        let pinned = try #require(try RequestOptions.parse(["--pin-sha256", "AAAA", "--pin-sha256", "BBBB"]).securityPolicy())
+        let first = Data(repeating: 1, count: 32).base64EncodedString()
+        let second = Data(repeating: 2, count: 32).base64EncodedString()
+        let pinned = try #require(try RequestOptions.parse(["--pin-sha256", first, "--pin-sha256", second]).securityPolicy())
         #expect(pinned.pinningMode == .publicKey)
-        #expect(pinned.pinnedPublicKeyHashes == ["AAAA", "BBBB"])
+        #expect(pinned.pinnedPublicKeyHashes == [first, second])
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["--pin-sha256", "AAAA"]) }
     }
 
     @Test func retriesResendIdempotentRequestsOn5xx() throws {
