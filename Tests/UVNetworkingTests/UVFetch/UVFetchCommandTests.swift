@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import UVFetchCore
 
@@ -65,6 +66,34 @@ import UVFetchCore
             let record = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect((record["status"] as? Int).map { (200..<300).contains($0) } == true)
         }
+    }
+
+    @Test func stdinIsFetchedWhileItIsStillOpen() throws {
+        // A list read whole before fetching would print nothing until stdin closes.
+        let base = try TestServers.nginx().baseURL
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["-i", "-", "--jsonl", "-"]
+        let output = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = input
+        try process.run()
+        input.fileHandleForWriting.write(Data("\(base)/hello\n".utf8))
+        let firstRecord = Mutex(Data())
+        let arrived = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = output.fileHandleForReading.availableData
+            firstRecord.withLock { $0 = data }
+            arrived.signal()
+        }
+        let inTime = arrived.wait(timeout: .now() + 10) == .success
+        try input.fileHandleForWriting.close()
+        if !inTime { arrived.wait() }
+        process.waitUntilExit()
+        #expect(inTime, "no record before stdin was closed")
+        #expect(String(decoding: firstRecord.withLock { $0 }, as: UTF8.self).contains("\"status\":200"))
+        #expect(process.terminationStatus == ExitStatus.success)
     }
 
     @Test func helpListsTheExitCodes() throws {
