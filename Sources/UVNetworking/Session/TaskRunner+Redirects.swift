@@ -92,7 +92,7 @@ extension TaskRunner {
             followingRedirect = false
             task.recordResponse(head, expectedLength: Int64(body.count))
             task.recordReceived(body.count)
-            if let stream = deliveredStream {
+            if let stream = bodyStream {
                 stream.receivedHead(head)
                 _ = stream.push(body)
                 body = []

@@ -27,9 +27,7 @@ final class TaskRunner {
     @exclusivity(unchecked) var head: ResponseHead?
     @exclusivity(unchecked) var body: [UInt8] = []
     /// Streaming mode (`SessionManager.bytes(for:)`): body chunks go here instead of `body`.
-    private let bodyStream: BodyStreamBuffer?
-    /// The stream a delivered redirect response goes to.
-    var deliveredStream: BodyStreamBuffer? { bodyStream }
+    let bodyStream: BodyStreamBuffer?
     /// A download task's file writer and what its responses decided (TaskRunner+Downloads.swift).
     let download: DownloadRun?
     /// Reading is paused because the body's consumer is behind: the async stream's reader, or a

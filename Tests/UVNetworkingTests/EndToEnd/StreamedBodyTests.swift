@@ -9,13 +9,6 @@ extension EndToEnd {
     /// Request bodies read from streams: framing, bounded memory, length faults, progress,
     /// cancellation and early responses.
     @Suite struct StreamedBodies {
-        /// What a scripted server saw, for the test to check after the exchange.
-        final class Seen: Sendable {
-            let bytes = Mutex(-1)
-            let head = Mutex<ScriptedRequest?>(nil)
-            let peakResidentGrowth = Mutex(0)
-        }
-
         private func request(_ url: String, method: HTTPRequest.Method = .post, body: StreamedBody, timeout: TimeInterval = 30) -> Request {
             var request = Request(url: URL(string: url)!, method: method, timeoutInterval: timeout)
             request.bodyStream = body
@@ -88,7 +81,7 @@ extension EndToEnd {
             let tail = count - 65_536
             let wire = Array("10000\r\n".utf8) + body[..<65_536] + Array("\r\n\(String(tail, radix: 16))\r\n".utf8)
                 + body[65_536...] + Array("\r\n0\r\n\r\n".utf8)
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try ScriptedServer { connection in
                 let head = try connection.readRequestHead()
                 seen.head.withLock { $0 = head }
@@ -126,7 +119,7 @@ extension EndToEnd {
         /// 256 MiB made up as it is read, uploaded while the process's resident memory is watched.
         @Test func aLargeBodyUploadsInBoundedMemory() throws {
             let size = 256 << 20
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try ScriptedServer { connection in
                 let head = try connection.readRequestHead()
                 seen.head.withLock { $0 = head }
@@ -189,7 +182,7 @@ extension EndToEnd {
         }
 
         /// A server that reads a head, then everything until the client closes.
-        private func countingServer(_ seen: Seen) throws -> ScriptedServer {
+        private func countingServer(_ seen: UploadObservations) throws -> ScriptedServer {
             try ScriptedServer { connection in
                 let head = try connection.readRequestHead()
                 seen.head.withLock { $0 = head }
@@ -199,7 +192,7 @@ extension EndToEnd {
         }
 
         @Test func aStreamShorterThanDeclaredFailsAndNeverOversends() throws {
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try countingServer(seen)
             let harness = ClientHarness()
             let outcome = harness.fetch(request("http://127.0.0.1:\(server.port)/",
@@ -214,7 +207,7 @@ extension EndToEnd {
         }
 
         @Test func aStreamLongerThanDeclaredSendsExactlyTheDeclaredBytesAndCloses() throws {
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try countingServer(seen)
             let harness = ClientHarness()
             let log = GeneratedBodyLog()
@@ -229,7 +222,7 @@ extension EndToEnd {
         }
 
         @Test func aThrowingStreamFailsWithTheUnderlyingError() throws {
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try countingServer(seen)
             let harness = ClientHarness()
             let outcome = harness.fetch(request("http://127.0.0.1:\(server.port)/",

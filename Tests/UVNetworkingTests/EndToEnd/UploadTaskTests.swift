@@ -9,13 +9,6 @@ extension EndToEnd {
     /// Upload tasks: from memory, from a file, from a stream; progress, length faults, a
     /// missing file, and a 2 GiB file in bounded memory.
     @Suite struct UploadTasks {
-        /// What a server saw, for the test to check after the exchange.
-        final class Seen: Sendable {
-            let bytes = Mutex(-1)
-            let head = Mutex<ScriptedRequest?>(nil)
-            let peakResidentGrowth = Mutex(0)
-        }
-
         /// Records an upload's last progress fraction and its completion.
         final class Run: Sendable {
             let outcome = Mutex<Outcome?>(nil)
@@ -52,7 +45,7 @@ extension EndToEnd {
         }
 
         /// A server that reads one request whole and answers with its body's length.
-        private func echoLengthServer(_ seen: Seen) throws -> ScriptedServer {
+        private func echoLengthServer(_ seen: UploadObservations) throws -> ScriptedServer {
             try ScriptedServer { connection in
                 try connection.serveKeepAlive { request in
                     seen.head.withLock { $0 = request }
@@ -103,7 +96,7 @@ extension EndToEnd {
         }
 
         @Test func fromAStreamOfUnknownLengthGoesChunked() throws {
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try echoLengthServer(seen)
             let harness = ClientHarness()
             var request = Request(url: URL(string: "http://127.0.0.1:\(server.port)/up")!, method: .post)
@@ -121,7 +114,7 @@ extension EndToEnd {
 
         @Test func aStreamLongerOrShorterThanDeclaredFailsWithoutAnExtraByte() throws {
             for produce in [Int64(150_000), 60_000] {
-                let seen = Seen()
+                let seen = UploadObservations()
                 let server = try ScriptedServer { connection in
                     _ = try connection.readRequestHead()
                     let received = try connection.readUntilClose(timeout: 10)
@@ -180,7 +173,7 @@ extension EndToEnd {
             let file = try makeSparseFile("big.bin", size: size)
             defer { try? FileManager.default.removeItem(at: file) }
 
-            let seen = Seen()
+            let seen = UploadObservations()
             let server = try ScriptedServer { connection in
                 let head = try connection.readRequestHead()
                 seen.head.withLock { $0 = head }

@@ -123,3 +123,11 @@ func makeSparseFile(_ name: String, size: Int64) throws -> URL {
     try handle.close()
     return file
 }
+
+/// What a scripted server saw of an upload (the head, the body's size, the client's peak
+/// resident growth), for the test to check after the exchange.
+final class UploadObservations: Sendable {
+    let bytes = Mutex(-1)
+    let head = Mutex<ScriptedRequest?>(nil)
+    let peakResidentGrowth = Mutex(0)
+}
