@@ -48,10 +48,11 @@ public final class FetchRunner: Sendable {
         self.diagnostics = diagnostics
     }
 
-    /// Fetches everything in `input` and returns once every URL has its record.
+    /// Fetches everything in `input` (a `URLInput`, or any other stream of entries such as the
+    /// demo's generated URLs) and returns once every URL has its record.
     /// - Throws: `FetchInputError` for an unreadable `@file` body; `NetworkingError` for a
     ///   security policy the session refuses (pins that are not base64 SHA-256).
-    public func run(_ input: URLInput) throws -> Outcome {
+    public func run(_ input: some Sequence<URLInput.Entry>) throws -> Outcome {
         let body = try options.body()
         let manager = try makeManager()
         let retry = RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent)
