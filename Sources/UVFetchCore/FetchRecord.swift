@@ -71,15 +71,19 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     public var error: Failure?
     /// Requests sent for this URL: 1 plus the retries.
     public var attempts: Int
+    /// Where `--out-dir` kept the body; nil without it, or when the URL failed (a failed URL's
+    /// body is not kept, so an error page never takes the name of the resource).
+    public var file: String?
 
     /// Creates a record.
-    public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int) {
+    public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil) {
         self.url = url
         self.status = status
         self.bytes = bytes
         self.timings = timings
         self.error = error
         self.attempts = attempts
+        self.file = file
     }
 
     /// Whether the URL counts as fetched: a 2xx and no error.
@@ -98,6 +102,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         try container.encode(timings, forKey: .timings)
         try container.encode(error, forKey: .error)
         try container.encode(attempts, forKey: .attempts)
+        try container.encode(file, forKey: .file)
     }
 }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPTypes
 import Synchronization
 import UVNetworking
 
@@ -17,6 +18,9 @@ public final class FetchRunner: Sendable {
         public var perHost = 64
         /// Whether to print the human-readable line per URL on standard output.
         public var printsLines = true
+        /// Whether to draw the live progress line on standard output. Only for a terminal: the
+        /// caller checks `FetchRunner.standardOutputIsTerminal`.
+        public var showsProgress = false
 
         /// The defaults: 64 in flight, 64 per host, a line per URL.
         public init() {}
@@ -33,51 +37,98 @@ public final class FetchRunner: Sendable {
     private let options: RequestOptions
     private let settings: Settings
     private let writer: RecordWriter?
+    private let outputDirectory: OutputDirectory?
     private let diagnostics: @Sendable (String) -> Void
     private let statistics = Mutex(FetchStatistics())
     private let metrics = Mutex([Int: TaskMetrics]())
     private let queue = DispatchQueue(label: "uvfetch.completions")
+    /// Entries the run will have in all, for the progress line; -1 while unknown.
+    private let expectedTotal = Atomic<Int>(-1)
 
-    /// Creates a runner. `diagnostics` receives the lines meant for standard error (malformed
+    /// Whether standard output is a terminal, where the progress line belongs.
+    public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
+
+    /// Creates a runner that keeps bodies in `outputDirectory` (as downloads, never whole in
+    /// memory) or discards them when it is nil. `diagnostics` receives the lines meant for standard error (malformed
     /// input), without the trailing newline.
-    public init(options: RequestOptions, settings: Settings, writer: RecordWriter?,
+    public init(options: RequestOptions, settings: Settings, writer: RecordWriter?, outputDirectory: OutputDirectory? = nil,
                 diagnostics: @escaping @Sendable (String) -> Void) {
         self.options = options
         self.settings = settings
         self.writer = writer
+        self.outputDirectory = outputDirectory
         self.diagnostics = diagnostics
     }
 
     /// Fetches everything in `input` (a `URLInput`, or any other stream of entries such as the
     /// demo's generated URLs) and returns once every URL has its record.
+    ///
+    /// `count`, when given and the progress line is on, is called once on a background queue for
+    /// the number of entries `input` will yield (`URLInput.countEntries`), so the line can show a
+    /// total and an ETA before the input has been read to its end.
     /// - Throws: `FetchInputError` for an unreadable `@file` body; `NetworkingError` for a
     ///   security policy the session refuses (pins that are not base64 SHA-256).
-    public func run(_ input: some Sequence<URLInput.Entry>) throws -> Outcome {
+    public func run(_ input: some Sequence<URLInput.Entry>, count: (@Sendable () -> Int?)? = nil) throws -> Outcome {
         let body = try options.body()
         let manager = try makeManager()
-        let retry = RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent)
         let slots = DispatchSemaphore(value: settings.concurrency)
         let group = DispatchGroup()
         let started = DispatchTime.now()
+        let progress = settings.showsProgress ? makeProgressLine(started: started, count: count) : nil
+        progress?.start()
+        let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
+                      progress: progress) {
+            slots.signal()
+            group.leave()
+        }
+        var entries = 0
         for entry in input {
+            entries += 1
             switch entry {
             case .malformed(let place, let text):
-                diagnostics("uvfetch: \(place): not an http(s) URL: \(text)")
                 statistics.withLock { $0.addMalformed() }
+                report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
             case .url(let url):
                 slots.wait()
                 group.enter()
                 let fetch = Fetch(url: url, request: options.makeRequest(for: url, body: body), begin: .now())
-                start(fetch, attempt: 1, manager: manager, retry: retry) {
-                    slots.signal()
-                    group.leave()
-                }
+                start(fetch, attempt: 1, in: run)
             }
         }
+        // Now exact, whatever the count said (the file may have changed since).
+        expectedTotal.store(entries, ordering: .relaxed)
         group.wait()
+        progress?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds)
+    }
+
+    private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?) -> ProgressLine {
+        if let count {
+            DispatchQueue.global(qos: .utility).async { [self] in
+                // Only if the input has not ended first: then the total is already exact.
+                if let total = count() {
+                    _ = expectedTotal.compareExchange(expected: -1, desired: total, ordering: .relaxed)
+                }
+            }
+        }
+        return ProgressLine(queue: queue) { [self] in
+            let (done, errors) = statistics.withLock { ($0.total + $0.malformed, $0.failed + $0.malformed) }
+            let total = expectedTotal.load(ordering: .relaxed)
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            return ProgressSnapshot(done: done, errors: errors, total: total >= 0 ? total : nil, elapsed: elapsed)
+        }
+    }
+
+    /// Prints a diagnostic; with the progress line on, from its queue with the line cleared
+    /// first, since both go to the same terminal.
+    private func report(_ message: String, around progress: ProgressLine?) {
+        guard let progress else { return diagnostics(message) }
+        queue.async { [self] in
+            progress.clear()
+            diagnostics(message)
+        }
     }
 
     /// One URL across its attempts.
@@ -105,39 +156,83 @@ public final class FetchRunner: Sendable {
         return manager
     }
 
-    private func start(_ fetch: Fetch, attempt: Int, manager: SessionManager, retry: RetryPolicy,
-                       done: @escaping @Sendable () -> Void) {
+    /// What every fetch of one run shares.
+    private struct Run: Sendable {
+        let manager: SessionManager
+        let retry: RetryPolicy
+        let progress: ProgressLine?
+        let done: @Sendable () -> Void
+    }
+
+    /// What one attempt produced, from a data task or a download task alike.
+    private struct Attempt {
+        var response: HTTPResponse?
+        var error: (any Error)?
+        var bytes: Int
+        /// The body's temporary file (downloads only), valid until the handler returns.
+        var file: URL?
+    }
+
+    private func start(_ fetch: Fetch, attempt: Int, in run: Run) {
         // The handler learns its task's identifier through this box, set before `resume()`.
         let identifier = TaskIdentifierBox()
-        let task = manager.dataTask(with: fetch.request, completionHandler: { [self] response, object, error in
-            let status = response?.status.code
-            if retry.shouldRetry(attempt: attempt, status: status, error: error) {
-                metrics.withLock { _ = $0.removeValue(forKey: identifier.value.load(ordering: .acquiring)) }
-                queue.asyncAfter(deadline: .now() + retry.delay(afterAttempt: attempt)) { [self] in
-                    start(fetch, attempt: attempt + 1, manager: manager, retry: retry, done: done)
+        let completed: @Sendable (Attempt) -> Void = { [self] outcome in
+            let taskIdentifier = identifier.value.load(ordering: .acquiring)
+            if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
+                metrics.withLock { _ = $0.removeValue(forKey: taskIdentifier) }
+                queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
+                    start(fetch, attempt: attempt + 1, in: run)
                 }
                 return
             }
-            let taskMetrics = metrics.withLock { $0.removeValue(forKey: identifier.value.load(ordering: .acquiring)) }
-            let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
-            let bytes = (object as? Data)?.count ?? (error as? NetworkingError)?.responseData?.count ?? 0
-            let record = FetchRecord(url: fetch.url.absoluteString, status: status, bytes: bytes,
-                                     timings: .init(total: total, metrics: taskMetrics),
-                                     error: error.map(FetchRecord.Failure.init), attempts: attempt)
-            finish(record, error: error)
-            done()
-        })
+            finish(fetch, outcome, attempts: attempt, metrics: metrics.withLock { $0.removeValue(forKey: taskIdentifier) },
+                   progress: run.progress)
+            run.done()
+        }
+        let task: SessionTask
+        if outputDirectory != nil {
+            task = run.manager.downloadTask(with: fetch.request, completionHandler: { response, file, error in
+                // Not counted by the serializer (downloads skip it), so validated here alike.
+                var error = error
+                if error == nil, let response {
+                    do { try HTTPResponseSerializer().validate(response, data: nil) } catch let invalid { error = invalid }
+                }
+                let bytes = file.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int } ?? 0
+                completed(Attempt(response: response, error: error, bytes: bytes, file: file))
+            })
+        } else {
+            task = run.manager.dataTask(with: fetch.request, completionHandler: { response, object, error in
+                let bytes = (object as? Data)?.count ?? (error as? NetworkingError)?.responseData?.count ?? 0
+                completed(Attempt(response: response, error: error, bytes: bytes))
+            })
+        }
         identifier.value.store(task.taskIdentifier, ordering: .releasing)
         task.resume()
     }
 
-    private func finish(_ record: FetchRecord, error: (any Error)?) {
+    /// Keeps the body (with `--out-dir`), then records, counts and prints the URL's result.
+    private func finish(_ fetch: Fetch, _ outcome: Attempt, attempts: Int, metrics: TaskMetrics?, progress: ProgressLine?) {
+        var error = outcome.error
+        var savedFile: String?
+        if error == nil, let file = outcome.file, let outputDirectory {
+            do {
+                savedFile = try outputDirectory.keep(file, for: fetch.url).path
+            } catch let failure {
+                error = NetworkingError(.cannotMoveFile, "keeping the body in \(outputDirectory.url.path) failed: \(failure)",
+                                        failingURL: fetch.url, response: outcome.response, underlyingError: failure)
+            }
+        }
+        let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
+        let record = FetchRecord(url: fetch.url.absoluteString, status: outcome.response?.status.code, bytes: outcome.bytes,
+                                 timings: .init(total: total, metrics: metrics),
+                                 error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile)
         statistics.withLock { $0.add(record) }
         writer?.write(record)
         guard settings.printsLines else { return }
+        progress?.clear()
         let statusText = record.status.map(String.init) ?? "-"
-        let outcome = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
-        print("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.url) \(outcome)")
+        let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
+        print("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.url) \(result)")
     }
 }
 

@@ -38,6 +38,12 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("pin-sha256"), help: ArgumentHelp("Pin a public key: base64 SHA-256 of its SubjectPublicKeyInfo; repeatable.", valueName: "base64"))
     public var pinnedKeys: [String] = []
 
+    @Option(name: [.customShort("x"), .long], help: ArgumentHelp("Send every request through this HTTP proxy (http://[user:password@]host[:port]), loopback hosts included. Without it the environment's http_proxy, https_proxy and no_proxy apply, loopback excepted.", valueName: "url"))
+    public var proxy: String?
+
+    @Option(name: .customLong("noproxy"), help: ArgumentHelp("Hosts that never use a proxy, comma-separated (* for all), as curl's --noproxy.", valueName: "hosts"))
+    public var noProxy: String?
+
     /// Creates the default options (GET, no headers, no body).
     public init() {}
 
@@ -55,6 +61,17 @@ public struct RequestOptions: ParsableArguments, Sendable {
             throw ValidationError("--pin-sha256 needs the base64 of a SHA-256 digest, got: \(pin)")
         }
         if let method, HTTPRequest.Method(method) == nil { throw ValidationError("not an HTTP method: \(method)") }
+        if let proxy, proxyURL(proxy) == nil {
+            throw ValidationError("-x needs an http://host[:port] proxy URL, got: \(proxy)")
+        }
+    }
+
+    /// `--proxy` as a URL: http:// assumed without a scheme (as curl does); nil for another
+    /// scheme, since proxies are reached in clear, or without a host.
+    private func proxyURL(_ text: String) -> URL? {
+        guard let url = URL(string: text.contains("://") ? text : "http://" + text),
+              url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else { return nil }
+        return url
     }
 
     /// The request body: `-d` text, `--data-binary` text, or the file named after `@`.
@@ -92,9 +109,19 @@ public struct RequestOptions: ParsableArguments, Sendable {
         return ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(name)
     }
 
-    /// Adds `--cacert` to the session's trust store.
+    /// Adds `--cacert` to the session's trust store and sets `--proxy` / `--noproxy`; the
+    /// configuration's default already holds the environment's proxies.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
+        if let proxy, let url = proxyURL(proxy) {
+            // Explicit, so loopback is not excepted: asking for a proxy means wanting it, even
+            // for a local URL (curl's -x behaves so too).
+            configuration.proxy = ProxyConfiguration(httpProxy: url, httpsProxy: url)
+        }
+        if let noProxy {
+            configuration.proxy.noProxy = noProxy.split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
     }
 
     /// The security policy for `--insecure` and `--pin-sha256`, or nil for the default.

@@ -2,7 +2,7 @@ import Foundation
 
 /// The URLs to fetch: the command-line arguments, then the input file (or stdin), all of it
 /// `repeatCount` times, produced one at a time so nothing but the current line is held.
-public struct URLInput: Sequence {
+public struct URLInput: Sequence, Sendable {
     /// One input entry.
     public enum Entry: Equatable, Sendable {
         /// A URL to fetch.
@@ -43,6 +43,28 @@ public struct URLInput: Sequence {
               scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
         else { return .malformed(place: place, text: trimmed) }
         return .url(url)
+    }
+
+    /// How many entries (URLs and malformed lines) a full pass yields, for the progress line's
+    /// total; nil for standard input, which can be read only once. Reads the file through once
+    /// more without parsing URLs, so call it off the path that feeds requests.
+    public func countEntries() -> Int? {
+        var perPass = arguments.count { $0 != nil }
+        if let inputPath {
+            guard inputPath != "-", let reader = try? LineReader(path: inputPath) else { return nil }
+            while let line = reader.nextLine() {
+                if Self.isEntry(line) { perPass += 1 }
+            }
+        }
+        return perPass * repeatCount
+    }
+
+    /// Whether a line is an entry at all: not blank and not a `#` comment. A look at the first
+    /// byte that is not a space or tab, so counting parses no URL; a line of other Unicode spaces
+    /// is counted though `entry(for:)` skips it, and the end of input corrects the total.
+    private static func isEntry(_ line: String) -> Bool {
+        guard let first = line.utf8.first(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return false }
+        return first != UInt8(ascii: "#")
     }
 
     /// A fresh pass over the input.

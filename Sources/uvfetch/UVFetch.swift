@@ -27,7 +27,7 @@ struct UVFetch: ParsableCommand {
     @Option(name: [.customLong("repeat")], help: "Fetch the list this many times.")
     var repeatCount: Int = 1
 
-    @Flag(name: .shortAndLong, help: "Print only the summary.")
+    @Flag(name: .shortAndLong, help: "Print only the summary: no line per URL, no progress line.")
     var quiet = false
 
     @Option(name: [.customShort("i"), .customLong("input")], help: ArgumentHelp("Read URLs from this file, one per line (- for stdin).", valueName: "file"))
@@ -35,6 +35,9 @@ struct UVFetch: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Write a JSON Lines record per URL to this file (- for stdout).", valueName: "file"))
     var jsonl: String?
+
+    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
+    var outputDirectory: String?
 
     @OptionGroup(title: "Request options")
     var request: RequestOptions
@@ -52,15 +55,17 @@ struct UVFetch: ParsableCommand {
         do {
             let input = try URLInput(arguments: urls, inputPath: inputPath, repeatCount: repeatCount)
             let writer = try jsonl.map { path throws(FetchInputError) in try RecordWriter(path: path) }
+            let directory = try outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
             var settings = FetchRunner.Settings()
             settings.concurrency = concurrency
             settings.perHost = perHost
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !quiet && !recordsOnStdout
-            let runner = FetchRunner(options: request, settings: settings, writer: writer) { message in
+            settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal
+            let runner = FetchRunner(options: request, settings: settings, writer: writer, outputDirectory: directory) { message in
                 FileHandle.standardError.write(Data((message + "\n").utf8))
             }
-            let outcome = try runner.run(input)
+            let outcome = try runner.run(input, count: { input.countEntries() })
             let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
             if recordsOnStdout {
                 FileHandle.standardError.write(Data(summary.utf8))

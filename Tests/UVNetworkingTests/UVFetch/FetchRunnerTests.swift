@@ -4,7 +4,7 @@ import Testing
 import UVFetchCore
 
 /// Runs `FetchRunner` with a JSON Lines file and returns the outcome and the decoded lines.
-func runFetch(_ urls: [String], options arguments: [String] = [], concurrency: Int = 4)
+func runFetch(_ urls: [String], options arguments: [String] = [], concurrency: Int = 4, outputDirectory: OutputDirectory? = nil)
     throws -> (outcome: FetchRunner.Outcome, records: [[String: Any]], diagnostics: [String]) {
     let file = temporaryFile("records.jsonl")
     defer { try? FileManager.default.removeItem(at: file) }
@@ -13,7 +13,7 @@ func runFetch(_ urls: [String], options arguments: [String] = [], concurrency: I
     settings.printsLines = false
     let diagnostics = DiagnosticLines()
     let runner = FetchRunner(options: try RequestOptions.parse(arguments), settings: settings,
-                             writer: try RecordWriter(path: file.path)) { diagnostics.append($0) }
+                             writer: try RecordWriter(path: file.path), outputDirectory: outputDirectory) { diagnostics.append($0) }
     let outcome = try runner.run(try URLInput(arguments: urls, inputPath: nil))
     let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
     let records = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
