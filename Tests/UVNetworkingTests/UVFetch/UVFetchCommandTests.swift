@@ -5,29 +5,8 @@ import UVFetchCore
 
 /// The built `uvfetch` executable: exit codes, stdin input and JSON Lines on stdout.
 @Suite(.serialized) struct UVFetchCommandTests {
-    /// `.build/debug/uvfetch`, which `swift build --build-tests` builds next to the tests.
-    private static let executable = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/debug/uvfetch")
-
-    private struct Result { var status: Int32; var stdout: String; var stderr: String }
-
-    private func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                      stderr: String(decoding: err, as: UTF8.self))
+    private func run(_ arguments: [String], stdin: String? = nil) throws -> UVFetchResult {
+        try runUVFetch(arguments, stdin: stdin)
     }
 
     @Test func exitsZeroWhenAllSucceedAndOneWhenSomeFail() throws {
@@ -35,6 +14,8 @@ import UVFetchCore
         let good = try run(["\(base)/hello", "\(base)/no-content"])
         #expect(good.status == ExitStatus.success)
         #expect(good.stdout.contains("2 requests in "))
+        // A pipe is not a terminal: no progress line, not even a carriage return.
+        #expect(!good.stdout.contains("\r") && !good.stdout.contains("\u{1B}"))
         let bad = try run(["--quiet", "\(base)/hello", "\(base)/missing"])
         #expect(bad.status == ExitStatus.someFailed)
         #expect(bad.stdout.hasPrefix("2 requests in "))
@@ -72,7 +53,7 @@ import UVFetchCore
         // A list read whole before fetching would print nothing until stdin closes.
         let base = try TestServers.nginx().baseURL
         let process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = uvfetchExecutable
         process.arguments = ["-i", "-", "--jsonl", "-"]
         let output = Pipe(), input = Pipe()
         process.standardOutput = output
