@@ -42,6 +42,24 @@ import UVNetworking
         #expect(throws: FetchInputError.self) { try RequestOptions.parse(["--data-binary", "@/nonexistent/file"]).body() }
     }
 
+    @Test func proxyOptionsReplaceOrNarrowTheEnvironment() throws {
+        var configuration = SessionConfiguration()
+        configuration.proxy = ProxyConfiguration.environment(["http_proxy": "http://env.example:3128"])
+        try RequestOptions.parse(["--noproxy", "a.example, .b.example"]).apply(to: &configuration)
+        #expect(configuration.proxy.httpProxy == URL(string: "http://env.example:3128"))
+        #expect(configuration.proxy.noProxy == ["a.example", ".b.example"])
+        #expect(configuration.proxy.bypassesLoopback)
+
+        try RequestOptions.parse(["-x", "127.0.0.1:8888"]).apply(to: &configuration)
+        #expect(configuration.proxy.httpProxy == URL(string: "http://127.0.0.1:8888"))
+        #expect(configuration.proxy.httpsProxy == URL(string: "http://127.0.0.1:8888"))
+        #expect(configuration.proxy.noProxy.isEmpty)
+        #expect(!configuration.proxy.bypassesLoopback)
+
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["-x", "https://127.0.0.1:8888"]) }
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["--proxy", "http://"]) }
+    }
+
     @Test func tlsOptionsMakeAPolicy() throws {
         #expect(try RequestOptions.parse([]).securityPolicy() == nil)
         let insecure = try #require(try RequestOptions.parse(["--insecure"]).securityPolicy())

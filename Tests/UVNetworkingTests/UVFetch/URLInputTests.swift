@@ -48,6 +48,16 @@ import UVFetchCore
         #expect(throws: FetchInputError.stdinRepeated) { try URLInput(arguments: [], inputPath: "-", repeatCount: 2) }
     }
 
+    @Test func countsTheEntriesAPassYields() throws {
+        let file = try write("# list\nhttp://a.example/1\n\n \t\nnot a url\n  # indented\nhttps://c.example/2")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let input = try URLInput(arguments: ["http://arg.example/", "", "bad"], inputPath: file.path, repeatCount: 2)
+        #expect(input.countEntries() == Array(input).count)
+        #expect(input.countEntries() == 10)
+        // Standard input can be read only once: it is not counted ahead.
+        #expect(try URLInput(arguments: ["http://a.example/"], inputPath: "-").countEntries() == nil)
+    }
+
     @Test func aLongListIsStreamed() throws {
         // 200,000 lines: the iterator must hand them out one at a time without trouble.
         let file = temporaryFile("many.txt")
