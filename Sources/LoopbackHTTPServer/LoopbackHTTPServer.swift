@@ -57,6 +57,12 @@ public final class LoopbackHTTPServer: Sendable {
         running.withLock { $0?.port }
     }
 
+    /// The running loop. Every connection holds a strong reference to its loop, so a test that
+    /// keeps only a weak one sees it go away at `stop()` exactly when every connection was freed.
+    var currentLoop: ServerLoop? {
+        running.withLock { $0 }
+    }
+
     /// Closes the listener and every connection (requests in progress get no answer), waits for
     /// the server's thread to finish and frees everything it held. Does nothing when stopped.
     public func stop() {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-import LoopbackHTTPServer
+@testable import LoopbackHTTPServer
 
 /// The server over real sockets, byte for byte: pipelining, split requests, bodies, closing
 /// rules, refusals, and `stop()` with connections open.
@@ -128,6 +128,8 @@ import LoopbackHTTPServer
     @Test func stopClosesOpenConnectionsAndLeaksNoDescriptor() throws {
         let baseline = openFileDescriptorCount()
         let (server, port) = try startServer()
+        weak let loop = server.currentLoop
+        #expect(loop != nil)
         var clients: [RawTCPClient] = []
         for item in 0..<3 {
             let client = try RawTCPClient(port: port)
@@ -147,6 +149,8 @@ import LoopbackHTTPServer
 
         server.stop()
         #expect(server.port == nil)
+        // Each connection (and each pending write, through its connection) holds the loop.
+        #expect(loop == nil, "a connection or the loop outlived stop()")
         for client in clients { #expect(client.waitForPeerClose()) }
         #expect(openSocketCount(port: port) == clients.count, "only the clients' ends are left")
         for client in clients { client.close() }
