@@ -9,7 +9,8 @@ import CUV
 /// Closing: after the last response (a request that closes, or a refusal) is written, the
 /// connection shuts down its sending side and reads and drops what the client still sends until
 /// it closes too. Closing at once could make the kernel answer the client's unread bytes with a
-/// reset, which can destroy the response before the client reads it.
+/// reset, which can destroy the response before the client reads it. There is no timer: a client
+/// that never closes keeps its (idle) connection until `stop()`.
 final class ServerConnection {
     /// Where the connection is in its life.
     private enum Phase {

@@ -36,7 +36,7 @@ public struct FetchDemo: Sendable {
     /// The one line announcing the run, printed before it starts.
     public func announcement(port: Int) -> String {
         "uvfetch demo: \(count) GETs of http://127.0.0.1:\(port)/items/0..\(max(count - 1, 0)) from an embedded "
-            + "loopback server, \(concurrency) in flight, \(perHost) connections"
+            + "loopback server, \(concurrency) in flight, up to \(perHost) connection\(perHost == 1 ? "" : "s")"
     }
 
     /// Starts the server, passes `announcement(port:)` to `announce`, fetches every URL, stops

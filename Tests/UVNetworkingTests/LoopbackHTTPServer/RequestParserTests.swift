@@ -76,6 +76,17 @@ import Testing
         #expect(kept.text.contains("\r\nConnection: keep-alive\r\n"))
     }
 
+    @Test func upgradesAndConnectAreAnsweredThenClosed() {
+        let upgrade = parse([Array("GET /items/1 HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\u{81}\u{0}".utf8)])
+        #expect(upgrade.outcome == .close)
+        #expect(upgrade.text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(upgrade.text.contains("\r\nConnection: close\r\n"))
+        let connect = parse([Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n\u{16}\u{3}".utf8)])
+        #expect(connect.outcome == .close)
+        #expect(connect.text.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+        #expect(connect.text.contains("\r\nConnection: close\r\n"))
+    }
+
     @Test func malformedInputIsRefusedWith400AfterTheRequestsBeforeIt() {
         let result = parse([Array("GET /items/1 HTTP/1.1\r\n\r\nNOT HTTP\r\n\r\n".utf8)])
         #expect(result.outcome == .close)

@@ -19,7 +19,7 @@ import UVFetchCore
     @Test func theCommandFetchesEveryURLAndExitsZero() throws {
         let process = Process()
         process.executableURL = Self.executable
-        process.arguments = ["demo", "--count", "2000", "--concurrency", "16", "--per-host", "8"]
+        process.arguments = ["demo", "--count", "2000"]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -29,21 +29,33 @@ import UVFetchCore
         #expect(process.terminationStatus == 0)
         let lines = text.split(separator: "\n")
         #expect(lines.first?.hasPrefix("uvfetch demo: 2000 GETs of http://127.0.0.1:") == true)
-        #expect(lines.first?.hasSuffix("16 in flight, 8 connections") == true)
+        #expect(lines.first?.hasSuffix("64 in flight, up to 64 connections") == true)
         #expect(lines.count > 1 && lines[1].hasPrefix("2000 requests in "))
         #expect(text.contains(": 2000 succeeded, 0 failed, \(bodyBytes(2000)) body bytes, "))
         #expect(text.contains("\nstatus: 2xx 2000\n"))
     }
 
-    @Test func badCountsAreUsageErrors() throws {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["demo", "--count", "0"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == ExitStatus.usage)
+    @Test func theOptionsReachTheRunAndBadCountsAreUsageErrors() throws {
+        func run(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
+            let process = Process()
+            process.executableURL = Self.executable
+            process.arguments = ["demo"] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        let small = try run(["--count", "10", "--concurrency", "2", "--per-host", "1"])
+        #expect(small.status == 0)
+        #expect(small.stdout.hasPrefix("uvfetch demo: 10 GETs of "))
+        #expect(small.stdout.contains("/items/0..9 from an embedded loopback server, 2 in flight, up to 1 connection\n"))
+        #expect(small.stdout.contains("\n10 requests in "))
+        for bad in [["--count", "0"], ["--concurrency", "-1"], ["--per-host", "0"], ["--count", "many"]] {
+            #expect(try run(bad).status == ExitStatus.usage, "for \(bad)")
+        }
     }
 
     @Test func runsInProcessAndStopsItsServer() throws {
