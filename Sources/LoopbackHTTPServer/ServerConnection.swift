@@ -39,6 +39,7 @@ final class ServerConnection {
 
     /// Creates the connection's handle on `loop`, ready for uv_accept.
     init(loop: ServerLoop) {
+        loop.assertInLoop()
         self.loop = loop
         parser = RequestParser(output: loop.output)
         handle = .allocate(capacity: 1)
@@ -83,6 +84,7 @@ final class ServerConnection {
     }
 
     private func didRead(_ count: Int) {
+        loop.assertInLoop()
         if count > 0 {
             switch phase {
             case .serving:
@@ -178,6 +180,7 @@ final class ServerConnection {
 
     /// Closes the socket; in-flight writes and a shutdown complete with UV_ECANCELED first.
     func close() {
+        loop.assertInLoop()
         guard phase != .closed else { return }
         phase = .closed
         isReading = false

@@ -17,6 +17,8 @@ final class ServerLoop: @unchecked Sendable {
     private let listener: UnsafeMutablePointer<uv_tcp_t>
     private let stopSignal: UnsafeMutablePointer<uv_async_t>
     private var thread: ServerThread?
+    /// The loop thread's id, set as it starts; for `assertInLoop`.
+    private var loopThreadID: pthread_t?
 
     /// One read buffer for every connection: a read callback consumes its bytes before it
     /// returns, so the next read on any connection can reuse it.
@@ -68,6 +70,14 @@ final class ServerLoop: @unchecked Sendable {
         uv.deallocate()
     }
 
+    /// Traps in debug builds when called off the loop thread: loop-owned state is not
+    /// thread-safe.
+    @inline(__always)
+    func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(loopThreadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false,
+               "loop-owned state touched off the server's loop thread", file: file, line: line)
+    }
+
     static func from(_ uv: UnsafeMutablePointer<uv_loop_t>?) -> ServerLoop {
         Unmanaged<ServerLoop>.fromOpaque(uv!.pointee.data!).takeUnretainedValue()
     }
@@ -80,6 +90,7 @@ final class ServerLoop: @unchecked Sendable {
 
     /// The thread's body: set up, report, serve until every handle is closed, tear down.
     private func run(port: Int, report: (Result<Int, LoopbackHTTPServerError>) -> Void) {
+        loopThreadID = pthread_self()
         // A write to a socket the client has closed raises SIGPIPE in the writing thread, which
         // would kill the process; libuv writes with write(2), so MSG_NOSIGNAL is not an option.
         // Blocked on this thread only, the write fails with EPIPE and the process's own signal
@@ -141,6 +152,7 @@ final class ServerLoop: @unchecked Sendable {
 
     /// Accepts one pending connection and starts serving it.
     private func accept() {
+        assertInLoop()
         let connection = ServerConnection(loop: self)
         guard uv_accept(listenerStream, connection.stream) == 0 else {
             connection.close()
@@ -153,6 +165,7 @@ final class ServerLoop: @unchecked Sendable {
     /// doing. Pending writes and shutdowns then complete with UV_ECANCELED and free themselves;
     /// `uv_run` returns once all close callbacks have run.
     private func closeEverything() {
+        assertInLoop()
         uv_walk(uv, { handle, _ in
             guard let handle, uv_is_closing(handle) == 0 else { return }
             if handle.pointee.type == UV_TCP, let data = handle.pointee.data {
