@@ -15,8 +15,9 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
-        // Native libraries. Only the loop and transport layers import CUV, only the response
-        // decoder imports CLLHTTP, only transport and security import COpenSSL.
+        // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
+        // import CUV; only the library's response decoder and LoopbackHTTPServer's request
+        // parser import CLLHTTP; only transport and security import COpenSSL.
         .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
@@ -30,11 +31,14 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // A small HTTP/1.1 server on loopback with its own libuv loop and thread: `uvfetch demo`
+        // fetches from it, the tests use it as a fast server that needs nothing installed.
+        .target(name: "LoopbackHTTPServer", dependencies: ["CUV", "CLLHTTP"]),
         // uvfetch's logic, a library so the tests can drive it; the executable only parses.
         .target(
             name: "UVFetchCore",
             dependencies: [
-                "UVNetworking",
+                "UVNetworking", "LoopbackHTTPServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -45,13 +49,14 @@ let package = Package(
             dependencies: [
                 "UVFetchCore",
                 "UVNetworking",
+                "LoopbackHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
-                "UVNetworking", "UVFetchCore", "CLLHTTP", "COpenSSL",
+                "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "CLLHTTP", "COpenSSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import UVFetchCore
+import UVNetworking
+
+/// `uvfetch [fetch]`: fetches URLs concurrently through UVNetworking and reports each result.
+///
+/// Only the command line lives here; reading input, sending requests, writing records and
+/// counting are in `UVFetchCore`.
+struct Fetch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch URLs concurrently with UVNetworking (the default subcommand).",
+        discussion: """
+            URLs come from the arguments and/or -i FILE (- for stdin), one per line; blank lines and \
+            # comments are skipped, other non-http(s) lines are reported and counted as failures.
+            \(ExitStatus.help)
+            """)
+
+    @Option(name: .long, help: "Requests in flight at once.")
+    var concurrency: Int = 64
+
+    @Option(name: .long, help: "Connections per host.")
+    var perHost: Int = 64
+
+    @Option(name: [.customLong("repeat")], help: "Fetch the list this many times.")
+    var repeatCount: Int = 1
+
+    @Flag(name: .shortAndLong, help: "Print only the summary: no line per URL, no progress line.")
+    var quiet = false
+
+    @Option(name: [.customShort("i"), .customLong("input")], help: ArgumentHelp("Read URLs from this file, one per line (- for stdin).", valueName: "file"))
+    var inputPath: String?
+
+    @Option(name: .long, help: ArgumentHelp("Write a JSON Lines record per URL to this file (- for stdout).", valueName: "file"))
+    var jsonl: String?
+
+    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
+    var outputDirectory: String?
+
+    @OptionGroup(title: "Request options")
+    var request: RequestOptions
+
+    @Argument(help: "http(s) URLs to fetch.")
+    var urls: [String] = []
+
+    func validate() throws {
+        guard concurrency > 0, perHost > 0, repeatCount > 0 else { throw ValidationError("counts must be positive") }
+        guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
+    }
+
+    func run() throws {
+        let recordsOnStdout = jsonl == "-"
+        do {
+            let input = try URLInput(arguments: urls, inputPath: inputPath, repeatCount: repeatCount)
+            let writer = try jsonl.map { path throws(FetchInputError) in try RecordWriter(path: path) }
+            let directory = try outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
+            var settings = FetchRunner.Settings()
+            settings.concurrency = concurrency
+            settings.perHost = perHost
+            // JSON Lines on stdout must stay parseable, so the human lines give way to it.
+            settings.printsLines = !quiet && !recordsOnStdout
+            settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal
+            let runner = FetchRunner(options: request, settings: settings, writer: writer, outputDirectory: directory) { message in
+                FileHandle.standardError.write(Data((message + "\n").utf8))
+            }
+            let outcome = try runner.run(input, count: { input.countEntries() })
+            let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
+            if recordsOnStdout {
+                FileHandle.standardError.write(Data(summary.utf8))
+            } else {
+                print(summary, terminator: "")
+            }
+            if outcome.statistics.exitStatus != ExitStatus.success { throw ExitCode(outcome.statistics.exitStatus) }
+        } catch let error as FetchInputError {
+            FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.usage)
+        } catch let error as NetworkingError {
+            // Only the session's security policy throws before any request: pins it refuses.
+            FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.usage)
+        }
+    }
+}
