@@ -40,4 +40,40 @@ import UVFetchCore
         #expect(count == lines)
         #expect(peak - before < 32 << 20, "resident memory grew by \((peak - before) >> 20) MiB over \(lines) lines")
     }
+
+    @Test func aHundredThousandURLsRunInFlatMemory() throws {
+        // uvfetch itself on a 100,000-line list, with a JSON Lines file whose length says how far
+        // it got. Memory at the end must be what it was a tenth of the way in: nothing kept per
+        // URL (records, metrics, input lines) once its record is written.
+        let base = try TestServers.nginx().baseURL
+        let count = 100_000
+        let list = temporaryFile("urls.txt"), records = temporaryFile("records.jsonl")
+        defer { for file in [list, records] { try? FileManager.default.removeItem(at: file) } }
+        try Data((0..<count).map { "\(base)/hello?n=\($0)\n" }.joined().utf8).write(to: list)
+
+        let process = Process()
+        process.executableURL = uvfetchExecutable
+        process.arguments = ["--quiet", "-i", list.path, "--jsonl", records.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let pid = "\(process.processIdentifier)"
+        var samples: [(done: Int, resident: Int)] = []
+        while process.isRunning {
+            // Lines written so far, estimated from the file's size (every record is alike).
+            let size = (try? FileManager.default.attributesOfItem(atPath: records.path)[.size] as? Int) ?? 0
+            if let resident = residentBytes(of: pid) { samples.append((size, resident)) }
+            usleep(20_000)
+        }
+        #expect(process.terminationStatus == ExitStatus.success)
+        let lines = try String(contentsOf: records, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == count)
+        let finalSize = try #require(try FileManager.default.attributesOfItem(atPath: records.path)[.size] as? Int)
+        let early = samples.filter { $0.done >= finalSize / 10 }.first
+        let late = samples.filter { $0.done >= finalSize * 9 / 10 }
+        let baseline = try #require(early?.resident, "no sample a tenth of the way in")
+        let peak = try #require(late.map(\.resident).max(), "no sample near the end")
+        print("uvfetch resident memory: \(baseline >> 10) KiB at 10%, peak \(peak >> 10) KiB after 90% (\(samples.count) samples)")
+        #expect(peak - baseline < 8 << 20, "grew by \((peak - baseline) >> 10) KiB between 10% and the end")
+    }
 }
