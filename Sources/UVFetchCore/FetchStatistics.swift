@@ -52,12 +52,14 @@ public struct FetchStatistics: Sendable {
     /// The exit status the run earns.
     public var exitStatus: Int32 { failed == 0 && malformed == 0 ? ExitStatus.success : ExitStatus.someFailed }
 
-    /// The summary: first the one line `uvfetch` has always printed, then status classes, error
-    /// kinds and latency percentiles.
+    /// The summary: first the one line `uvfetch` has always printed (with the throughput in
+    /// requests and in megabytes, 10^6 bytes, per second), then status classes, error kinds and
+    /// latency percentiles.
     public func summary(seconds: Double) -> String {
         let rate = Double(total) / max(seconds, 1e-9)
+        let megabytesPerSecond = Double(bytes) / 1e6 / max(seconds, 1e-9)
         var lines = ["\(total) requests in \(String(format: "%.2f", seconds)) s: \(succeeded) succeeded, \(failed) failed, "
-                     + "\(bytes) body bytes, \(String(format: "%.0f", rate)) requests/s"]
+                     + "\(bytes) body bytes, \(String(format: "%.0f", rate)) requests/s, \(String(format: "%.1f", megabytesPerSecond)) MB/s"]
         lines.append("status: " + Self.list(statusClasses))
         if !errorKinds.isEmpty { lines.append("errors: " + Self.list(errorKinds)) }
         if malformed > 0 { lines.append("malformed input: \(malformed)") }

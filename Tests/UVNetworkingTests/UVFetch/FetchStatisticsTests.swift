@@ -17,13 +17,21 @@ import UVFetchCore
         #expect(abs(statistics.latency(atPercentile: 90) - 90) < 0.1)
         #expect(abs(statistics.maximumLatency - 100) < 0.1)
         let summary = statistics.summary(seconds: 2)
-        #expect(summary.hasPrefix("100 requests in 2.00 s: 100 succeeded, 0 failed, 1000 body bytes, 50 requests/s\n"))
+        #expect(summary.hasPrefix("100 requests in 2.00 s: 100 succeeded, 0 failed, 1000 body bytes, 50 requests/s, 0.0 MB/s\n"))
         #expect(summary.contains("status: 2xx 100"))
         // HdrHistogram keeps 3 significant digits, so 50 ms reads back as 50.0x.
         #expect(summary.contains("latency ms: p50 50.0"))
         #expect(summary.contains(" p90 90.0"))
         #expect(summary.contains(" p99 99.0"))
         #expect(summary.contains(" max 100.0"))
+    }
+
+    @Test func throughputIsInMegabytesPerSecond() {
+        var statistics = FetchStatistics()
+        for _ in 0..<3 {
+            statistics.add(FetchRecord(url: "http://x.example/", status: 200, bytes: 1_000_000, timings: .init(total: 1), error: nil, attempts: 1))
+        }
+        #expect(statistics.summary(seconds: 2).hasPrefix("3 requests in 2.00 s: 3 succeeded, 0 failed, 3000000 body bytes, 2 requests/s, 1.5 MB/s\n"))
     }
 
     @Test func failuresAreCountedByClassAndKind() {
