@@ -49,7 +49,7 @@ public final class FetchRunner: Sendable {
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
 
     /// Creates a runner that keeps bodies in `outputDirectory` (as downloads, never whole in
-    /// memory) or discards them when it is nil. `diagnostics` receives the lines meant for standard error (malformed
+    /// memory) or, when it is nil, counts and drops them as they arrive. `diagnostics` receives the lines meant for standard error (malformed
     /// input), without the trailing newline.
     public init(options: RequestOptions, settings: Settings, writer: RecordWriter?, outputDirectory: OutputDirectory? = nil,
                 diagnostics: @escaping @Sendable (String) -> Void) {
@@ -174,10 +174,10 @@ public final class FetchRunner: Sendable {
     }
 
     private func start(_ fetch: Fetch, attempt: Int, in run: Run) {
-        // The handler learns its task's identifier through this box, set before `resume()`.
-        let identifier = TaskIdentifierBox()
+        // The handler learns its task through this box, filled before `resume()`.
+        let box = TaskBox()
         let completed: @Sendable (Attempt) -> Void = { [self] outcome in
-            let taskIdentifier = identifier.value.load(ordering: .acquiring)
+            let taskIdentifier = box.task?.taskIdentifier ?? -1
             if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
                 metrics.withLock { _ = $0.removeValue(forKey: taskIdentifier) }
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
@@ -201,12 +201,14 @@ public final class FetchRunner: Sendable {
                 completed(Attempt(response: response, error: error, bytes: bytes, file: file))
             })
         } else {
-            task = run.manager.dataTask(with: fetch.request, completionHandler: { response, object, error in
-                let bytes = (object as? Data)?.count ?? (error as? NetworkingError)?.responseData?.count ?? 0
-                completed(Attempt(response: response, error: error, bytes: bytes))
+            task = run.manager.dataTask(with: fetch.request, completionHandler: { response, _, error in
+                completed(Attempt(response: response, error: error, bytes: Int(box.task?.countOfBytesDiscarded ?? 0)))
             })
+            // Counted and dropped as they arrive: a list of large files costs no more memory
+            // than a list of small ones.
+            task.discardsResponseBody = true
         }
-        identifier.value.store(task.taskIdentifier, ordering: .releasing)
+        box.task = task
         task.resume()
     }
 
@@ -236,7 +238,12 @@ public final class FetchRunner: Sendable {
     }
 }
 
-/// A task's identifier, for a completion handler made before its task exists.
-private final class TaskIdentifierBox: Sendable {
-    let value = Atomic<Int>(-1)
+/// A task, for a completion handler made before its task exists: filled before `resume()`,
+/// which orders the write before the handler's read.
+private final class TaskBox: Sendable {
+    private let stored = Mutex<SessionTask?>(nil)
+    var task: SessionTask? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
+    }
 }

@@ -37,6 +37,8 @@ public class SessionTask: @unchecked Sendable {
     private let bytesSent = Atomic<Int64>(0)
     private let bytesExpectedToReceive = Atomic<Int64>(-1)
     private let bytesExpectedToSend: Int64
+    private let discardsBody = Atomic<Bool>(false)
+    private let bytesDiscarded = Atomic<Int64>(0)
     let progressDeliveryPending = Atomic<Bool>(false)
     /// Whether anyone has asked for a Progress object, so the loop skips the lock when nobody has.
     private let progressObserved = Atomic<Bool>(false)
@@ -111,6 +113,19 @@ public class SessionTask: @unchecked Sendable {
     public var countOfBytesReceived: Int64 { bytesReceived.load(ordering: .relaxed) }
     /// Body bytes sent so far.
     public var countOfBytesSent: Int64 { bytesSent.load(ordering: .relaxed) }
+    /// Whether the response body is counted and dropped as it arrives instead of kept for the
+    /// response serializer, so memory stays flat whatever the body's size: for callers that want
+    /// a response's status and size but not its bytes (a batch fetcher checking URLs, a load
+    /// generator), or that take the bytes from `dataTaskDidReceiveData` themselves, as a
+    /// URLSession delegate does. The serializer then gets no data. Set it before `resume()`;
+    /// later changes are ignored. Download tasks and `bytes(for:)` streams ignore it.
+    public var discardsResponseBody: Bool {
+        get { discardsBody.load(ordering: .relaxed) }
+        set { discardsBody.store(newValue, ordering: .relaxed) }
+    }
+    /// With `discardsResponseBody`, the final response's body bytes dropped so far, after
+    /// content decoding (gzip, deflate): the size the serializer would have been given.
+    public var countOfBytesDiscarded: Int64 { bytesDiscarded.load(ordering: .relaxed) }
     /// The response's Content-Length, or -1 while unknown.
     public var countOfBytesExpectedToReceive: Int64 { bytesExpectedToReceive.load(ordering: .relaxed) }
     /// The request body's length (-1 for a streamed body of unknown length).
@@ -219,6 +234,15 @@ public class SessionTask: @unchecked Sendable {
         let total = bytesReceived.add(Int64(count), ordering: .sequentiallyConsistent).newValue
         guard progressObserved.load(ordering: .sequentiallyConsistent) else { return }
         if let progress = snapshot.withLock({ $0.downloadProgress }) { progress.completedUnitCount = total }
+    }
+
+    /// Counts dropped body bytes (`discardsResponseBody`); nil starts over, for a new attempt.
+    func recordDiscarded(_ count: Int?) {
+        if let count {
+            bytesDiscarded.add(Int64(count), ordering: .relaxed)
+        } else {
+            bytesDiscarded.store(0, ordering: .relaxed)
+        }
     }
 
     /// A download resumes at `offset`: the bytes already in its file count as received, so its

@@ -28,6 +28,8 @@ final class TaskRunner {
     @exclusivity(unchecked) var body: [UInt8] = []
     /// Streaming mode (`SessionManager.bytes(for:)`): body chunks go here instead of `body`.
     let bodyStream: BodyStreamBuffer?
+    /// `SessionTask.discardsResponseBody`, read once: the body is counted, never kept.
+    let discardsBody: Bool
     /// A download task's file writer and what its responses decided (TaskRunner+Downloads.swift).
     let download: DownloadRun?
     /// Reading is paused because the body's consumer is behind: the async stream's reader, or a
@@ -58,6 +60,7 @@ final class TaskRunner {
         self.idleTimeout = Self.milliseconds(configuration.idleTimeout)
         self.bodyStream = task.bodyStream
         self.download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
+        self.discardsBody = task.discardsResponseBody && task.bodyStream == nil && download == nil
         self.currentRequest = task.originalRequest
         self.redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
                                                      allowsHTTPSToHTTP: configuration.allowsHTTPSToHTTPRedirects)
@@ -286,7 +289,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         }
         if let bodyStream {
             bodyStream.receivedHead(head)
-        } else if download == nil, let expectedLength, expectedLength > 64 * 1024 {
+        } else if download == nil, !discardsBody, let expectedLength, expectedLength > 64 * 1024 {
             // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
             body.reserveCapacity(Int(min(expectedLength, 1 << 26)))
         }
@@ -322,6 +325,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
                 pausedForConsumer = true
                 connection?.pauseReading()
             }
+        } else if discardsBody {
+            task.recordDiscarded(bytes.count)
         } else if body.capacity == 0 {
             body = bytes
         } else {
@@ -373,6 +378,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         case .enqueue:
             head = nil
             body.removeAll()
+            if discardsBody { task.recordDiscarded(nil) }
             followingRedirect = false
             perform(action)
         case .fail:

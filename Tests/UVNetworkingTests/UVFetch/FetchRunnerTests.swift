@@ -64,7 +64,7 @@ final class DiagnosticLines: @unchecked Sendable {
         let encoded = try JSONEncoder.sortedForTest.encode(
             FetchRecord(url: "u", status: nil, bytes: 0, timings: .init(total: 1), error: nil, attempts: 1))
         let text = String(decoding: encoded, as: UTF8.self)
-        #expect(text.hasPrefix("{\"attempts\":1,\"bytes\":0,\"error\":null,\"status\":null,"))
+        #expect(text.hasPrefix("{\"attempts\":1,\"bytes\":0,\"error\":null,\"file\":null,\"status\":null,"))
     }
 
     @Test func malformedArgumentsAreReportedAndCounted() throws {
@@ -74,6 +74,15 @@ final class DiagnosticLines: @unchecked Sendable {
         #expect(diagnostics == ["uvfetch: argument 2: not an http(s) URL: mailto:x@example.com"])
         #expect(outcome.statistics.malformed == 1)
         #expect(outcome.statistics.exitStatus == ExitStatus.someFailed)
+    }
+
+    @Test func discardedBodiesAreStillCounted() throws {
+        let nginx = try TestServers.nginx()
+        let (outcome, records, _) = try runFetch(["\(nginx.baseURL)/large-8m", "\(nginx.baseURL)/redirect", "\(nginx.baseURL)/missing"])
+        let bytes = Dictionary(uniqueKeysWithValues: records.map { ($0["url"] as? String ?? "", $0["bytes"] as? Int ?? -1) })
+        #expect(bytes["\(nginx.baseURL)/large-8m"] == NginxServer.large8MSize)
+        #expect(bytes["\(nginx.baseURL)/redirect"] == NginxServer.helloBody.utf8.count)
+        #expect(outcome.statistics.bytes == NginxServer.large8MSize + NginxServer.helloBody.utf8.count + (bytes["\(nginx.baseURL)/missing"] ?? 0))
     }
 
     @Test func manyURLsWithFewSlots() throws {
