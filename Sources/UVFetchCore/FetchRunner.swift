@@ -174,10 +174,12 @@ public final class FetchRunner: Sendable {
     }
 
     private func start(_ fetch: Fetch, attempt: Int, in run: Run) {
-        // The handler learns its task through this box, filled before `resume()`.
+        // The handler learns its task through this box, filled before `resume()` and emptied
+        // by the handler: the task holds the handler, so a box still holding the task would
+        // keep both alive forever.
         let box = TaskBox()
-        let completed: @Sendable (Attempt) -> Void = { [self] outcome in
-            let taskIdentifier = box.task?.taskIdentifier ?? -1
+        let completed: @Sendable (Attempt, SessionTask?) -> Void = { [self] outcome, task in
+            let taskIdentifier = task?.taskIdentifier ?? -1
             if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
                 metrics.withLock { _ = $0.removeValue(forKey: taskIdentifier) }
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
@@ -198,17 +200,18 @@ public final class FetchRunner: Sendable {
                     do { try HTTPResponseSerializer().validate(response, data: nil) } catch let invalid { error = invalid }
                 }
                 let bytes = file.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int } ?? 0
-                completed(Attempt(response: response, error: error, bytes: bytes, file: file))
+                completed(Attempt(response: response, error: error, bytes: bytes, file: file), box.take())
             })
         } else {
             task = run.manager.dataTask(with: fetch.request, completionHandler: { response, _, error in
-                completed(Attempt(response: response, error: error, bytes: Int(box.task?.countOfBytesDiscarded ?? 0)))
+                let task = box.take()
+                completed(Attempt(response: response, error: error, bytes: Int(task?.countOfBytesDiscarded ?? 0)), task)
             })
             // Counted and dropped as they arrive: a list of large files costs no more memory
             // than a list of small ones.
             task.discardsResponseBody = true
         }
-        box.task = task
+        box.fill(task)
         task.resume()
     }
 
@@ -239,11 +242,11 @@ public final class FetchRunner: Sendable {
 }
 
 /// A task, for a completion handler made before its task exists: filled before `resume()`,
-/// which orders the write before the handler's read.
+/// which orders the write before the handler's read, and taken (emptied) by the handler.
 private final class TaskBox: Sendable {
     private let stored = Mutex<SessionTask?>(nil)
-    var task: SessionTask? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
-    }
+
+    func fill(_ task: SessionTask) { stored.withLock { $0 = task } }
+
+    func take() -> SessionTask? { stored.withLock { $0.take() } }
 }
