@@ -186,6 +186,10 @@ nginx_counters() { curl -s "$base/nginx-status" | awk 'NR == 3 { print $1, $3 }'
 # The worker's CPU time in clock ticks (utime + stime, /proc/PID/stat fields 14 and 15; the
 # command name in field 2 holds no spaces for nginx).
 worker_ticks() { awk '{ print $14 + $15 }' "/proc/$worker_pid/stat"; }
+# The whole machine's busy CPU time in clock ticks (/proc/stat: user, nice, system, irq,
+# softirq, steal; steal is time the hypervisor gave to other guests). Less the tool's and nginx's
+# CPU, it tells how much of the machine other work took during a run: the noise in its numbers.
+machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 ticks_per_second=$(getconf CLK_TCK)
 
 # --- the tools ------------------------------------------------------------------------------
@@ -252,11 +256,11 @@ check() {
 }
 
 # One timed run: wall clock, CPU and peak RSS (GNU time), nginx's connections, requests and CPU.
-# Appends "name round wall_s cpu_s rss_kib connections nginx_cpu_s" to $dir/results.
+# Appends "name round wall_s cpu_s rss_kib connections nginx_cpu_s others_cores" to $dir/results.
 measure() {
-  local name=$1 round=$2 status=0 before after t0 t1 w0 w1 command stdin stdout stderr shown
+  local name=$1 round=$2 status=0 before after t0 t1 w0 w1 m0 m1 command stdin stdout stderr shown
   prepare "$name"
-  before=$(nginx_counters); w0=$(worker_ticks)
+  before=$(nginx_counters); w0=$(worker_ticks); m0=$(machine_ticks)
   t0=$(date +%s%N)
   if [ -n "$gnu_time" ]; then
     "$gnu_time" -f '%e %U %S %M' -o "$dir/time.$name" "${command[@]}" < "$stdin" > "$stdout" 2> "$stderr" || status=$?
@@ -264,7 +268,7 @@ measure() {
     "${command[@]}" < "$stdin" > "$stdout" 2> "$stderr" || status=$?
   fi
   t1=$(date +%s%N)
-  w1=$(worker_ticks); after=$(nginx_counters)
+  m1=$(machine_ticks); w1=$(worker_ticks); after=$(nginx_counters)
   check "$name" "$stdout" "$status" || return 1
   local cpu="n/a" rss="n/a"
   if [ -n "$gnu_time" ]; then
@@ -281,10 +285,14 @@ measure() {
   local wall nginx_cpu
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
   nginx_cpu=$(awk -v a="$w0" -v b="$w1" -v hz="$ticks_per_second" 'BEGIN { printf "%.2f", (b - a) / hz }')
-  echo "$name $round $wall $cpu $rss $connections $nginx_cpu" >> "$dir/results"
-  printf '  round %d  %-18s %8.2f s  %9.0f req/s  cpu %s s  rss %s KiB  %s connections  nginx cpu %s s\n' \
+  # Cores the rest of the machine kept busy, on average over the run (n/a without the tool's CPU).
+  local others=n/a
+  [ "$cpu" = n/a ] || others=$(awk -v a="$m0" -v b="$m1" -v hz="$ticks_per_second" -v c="$cpu" -v n="$nginx_cpu" -v w="$wall" \
+    'BEGIN { o = ((b - a) / hz - c - n) / w; printf "%.2f", o < 0 ? 0 : o }')
+  echo "$name $round $wall $cpu $rss $connections $nginx_cpu $others" >> "$dir/results"
+  printf '  round %d  %-18s %8.2f s  %9.0f req/s  cpu %s s  rss %s KiB  %s connections  nginx cpu %s s  others %s cores\n' \
     "$round" "${tool_label[$name]}" "$wall" "$(awk -v n="${tool_count[$name]}" -v w="$wall" 'BEGIN { print n / w }')" \
-    "$cpu" "$rss" "$connections" "$nginx_cpu"
+    "$cpu" "$rss" "$connections" "$nginx_cpu" "$others"
 }
 
 # Untimed warm-up: one pass of curl over the list brings every file into the page cache and
@@ -304,7 +312,6 @@ for round in $(seq "$rounds"); do
     measure "$name" "$round" || { echo "uvfetch-vs-curl: the run is INVALID" >&2; exit 2; }
   done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the report -----------------------------------------------------------------------------
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -318,10 +325,10 @@ for name in "${tool_names[@]}"; do
   printf '%s\t%s\t%s\n' "$name" "${tool_count[$name]}" "$shown"
 done > "$dir/tools"
 python3 - "$dir/results" "$dir/tools" "$urls" "$parallel" "$large_every" "$expected_bytes" "$rounds" \
-  "$started" "$(nproc)" "$(uname -r)" "$commit$dirty" "$load_before" "$load_after" "${gnu_time:+yes}" > "$report" <<'PY'
+  "$started" "$(nproc)" "$(uname -r)" "$commit$dirty" "$load_before" "${gnu_time:+yes}" > "$report" <<'PY'
 import statistics, sys
 (results, tools, urls, parallel, large_every, expected_bytes, rounds, started, cores, kernel, commit,
- load_before, load_after, have_time) = sys.argv[1:]
+ load_before, have_time) = sys.argv[1:]
 urls, rounds = int(urls), int(rounds)
 rows = [line.split() for line in open(results) if line.strip()]
 def median(values):
@@ -332,15 +339,15 @@ def thousands(x):
 print(f"### Batch fetch: uvfetch against curl, {urls:,} distinct URLs, {parallel} in flight")
 print()
 print(f"Measured by `Benchmarks/uvfetch-vs-curl.sh` on {started}: {cores} cores, Linux {kernel}, commit {commit}; "
-      f"load average {load_before} before the rounds and {load_after} after (other work on the machine shows here). "
+      f"load average {load_before} before the rounds. "
       f"nginx with 1 worker on 127.0.0.1 serves {urls:,} distinct URLs (one in {large_every} a 64 KiB file, the others "
       f"512 B to 1.5 KiB; {int(expected_bytes):,} body bytes in all); {rounds} round{'s' if rounds != 1 else ''}, "
       f"the tools taking turns, after an untimed warm-up. Every run was checked: status 200 and the right byte count "
       f"for every URL in the tool's own report, and nginx's request counter. Medians of the rounds; "
       f"\"rate vs uvfetch\" above 1 means faster than uvfetch.")
 print()
-print("| tool | wall s (each round) | req/s | rate vs uvfetch | client CPU per request | peak RSS | connections | nginx CPU per request |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|")
+print("| tool | wall s (each round) | req/s | rate vs uvfetch | client CPU per request | peak RSS | connections | nginx CPU per request | other work (cores) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 uv_rate = None
 for line in open(tools):
     name, count, command = line.rstrip("\n").split("\t")
@@ -352,20 +359,23 @@ for line in open(tools):
         uv_rate = rate
     ratio = rate / uv_rate
     cpu, rss = median(r[3] for r in mine), median(r[4] for r in mine)
-    connections, nginx_cpu = median(r[5] for r in mine), median(r[6] for r in mine)
+    connections, nginx_cpu, others = median(r[5] for r in mine), median(r[6] for r in mine), median(r[7] for r in mine)
     label = f"`{command}`" + ("" if count == urls else f" (**first {count:,} URLs only**)")
     cpu_text = "n/a" if cpu is None else f"{cpu / count * 1e6:,.0f} µs"
     rss_text = "n/a" if rss is None else f"{rss / 1024:.1f} MiB" + (" per process" if name.startswith("xargs") else "")
     # Three decimals for the small ratios, where two would print 0.00x.
     ratio_text = f"{ratio:.3f}x" if ratio < 0.1 else f"{ratio:.2f}x"
     print(f"| {label} | {wall:.2f} ({', '.join(f'{float(r[2]):.2f}' for r in mine)}) | {thousands(rate)} | "
-          f"{ratio_text} | {cpu_text} | {rss_text} | {connections:,.0f} | {nginx_cpu / count * 1e6:,.0f} µs |")
+          f"{ratio_text} | {cpu_text} | {rss_text} | {connections:,.0f} | {nginx_cpu / count * 1e6:,.0f} µs | "
+          f"{'n/a' if others is None else f'{others:.2f}'} |")
 print()
 if have_time:
     print(f"Client CPU: user + system time of the tool and every process it started (each curl under xargs), "
           f"per URL. Peak RSS: the largest single process (GNU time's maximum resident set); under xargs, "
           f"{parallel} curl processes run at once. Connections and nginx CPU: nginx's stub_status counters and its "
-          f"worker's /proc stat, per URL. LIST is the list of URLs, CONFIG a curl config with `url = ...` and "
+          f"worker's /proc stat, per URL. Other work: the cores the rest of the machine kept busy during the run "
+          f"(/proc/stat's busy and stolen time less the tool's and nginx's CPU), on average; "
+          f"the higher, the noisier that tool's figures. LIST is the list of URLs, CONFIG a curl config with `url = ...` and "
           f"`output = \"/dev/null\"` for each, LIST-WITH-O the list with `-o /dev/null` before each URL.")
 else:
     print("Client CPU and peak RSS: n/a (no GNU time at /usr/bin/time). Connections and nginx CPU: nginx's "
