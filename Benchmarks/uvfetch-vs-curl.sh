@@ -123,21 +123,23 @@ http {
 }
 CONF
 
-# The files, the list (one URL a line), curl's config (a url and an output per URL) and the
-# list for xargs -n 300 ("-o /dev/null URL" per line), in one pass. Small files each have their own content; the large ones are hard links to one
-# 64 KiB file: distinct URLs for the clients, one copy in the page cache and on disk.
-python3 - "$dir" "$base" "$urls" "$large_every" <<'PY'
+# In one pass: the files, the list (one URL a line), curl's config (a url and an output per
+# URL), the list for xargs -n 300 ("-o /dev/null URL" per line), the one for xargs -n 1 (the
+# first BENCH_UVFETCH_XARGS_URLS lines), and the body bytes each list should bring. Small files
+# each have their own content; the large ones are hard links to one 64 KiB file: distinct URLs
+# for the clients, one copy in the page cache and on disk.
+python3 - "$dir" "$base" "$urls" "$large_every" "$xargs_urls" <<'PY'
 import os, sys
-root, base, count, large_every = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+root, base, count, large_every, xargs_count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 www = os.path.join(root, "www")
 os.makedirs(os.path.join(www, "s"))
 os.makedirs(os.path.join(www, "l"))
 large = os.path.join(root, "large.bin")
 with open(large, "wb") as f:
     f.write(os.urandom(65536))
-total = 0
+total = xargs_total = 0
 with open(os.path.join(root, "list.txt"), "w") as listing, open(os.path.join(root, "curl.cfg"), "w") as config, \
-        open(os.path.join(root, "list-o.txt"), "w") as pairs:
+        open(os.path.join(root, "list-o.txt"), "w") as pairs, open(os.path.join(root, "list-xargs.txt"), "w") as first:
     for i in range(count):
         if i % large_every == large_every - 1:
             path = f"l/{i:06d}.bin"
@@ -152,18 +154,16 @@ with open(os.path.join(root, "list.txt"), "w") as listing, open(os.path.join(roo
             total += size
         url = f"{base}/{path}"
         listing.write(url + "\n")
+        if i < xargs_count:
+            first.write(url + "\n")
+            xargs_total = total
         config.write(f'url = "{url}"\noutput = "/dev/null"\n')
         pairs.write(f"-o /dev/null {url}\n")
 with open(os.path.join(root, "expected-bytes"), "w") as f:
-    f.write(f"{total}\n")
+    f.write(f"{total} {xargs_total}\n")
 PY
-expected_bytes=$(cat "$dir/expected-bytes")
+read -r expected_bytes xargs_bytes < "$dir/expected-bytes"
 list="$dir/list.txt"
-# xargs -n 1 may get the first URLs only (BENCH_UVFETCH_XARGS_URLS): its own list and byte count.
-head -n "$xargs_urls" "$list" > "$dir/list-xargs.txt"
-xargs_bytes=$(python3 -c 'import sys, urllib.parse, os
-root = sys.argv[1]
-print(sum(os.path.getsize(os.path.join(root, "www", urllib.parse.urlsplit(l.strip()).path.lstrip("/"))) for l in open(sys.argv[2])))' "$dir" "$dir/list-xargs.txt")
 
 /usr/sbin/nginx -c "$dir/nginx.conf" -p "$dir" > "$dir/nginx.out" 2>&1 &
 nginx_pid=$!
