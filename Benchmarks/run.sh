@@ -5,16 +5,23 @@
 #   2. uvbench over HTTPS (issue #4): wrk and UVNetworking over TLS (keep-alive), 1 GiB downloads
 #      curl vs UVNetworking over HTTPS and HTTP, TLS handshakes per second with and without
 #      session resumption. Its markdown is appended to the summary.
-#   3. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
+#   3. uvfetch against curl (issue #6, Benchmarks/uvfetch-vs-curl.sh): one list of 20,000 distinct
+#      URLs fetched by uvfetch, `curl --parallel --parallel-max 64` and xargs-driven curl (-n 1 and
+#      -n 300), 64 in flight, taking turns; its markdown is appended to the summary.
+#   4. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
 # Exits non-zero only when something really failed (build, nginx/wrk missing, a UVNetworking request
-# that failed or returned the wrong response, the ordo-one suite failing). Missing the 0.8x goal is
-# printed as the verdict, not a failure.
+# that failed or returned the wrong response, a tool of step 3 that did not fetch its whole list
+# with status 200, the ordo-one suite failing). Missing the 0.8x goal is printed as the verdict, not
+# a failure.
 #
 # Settings (environment): BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3),
 # BENCH_WARMUP (seconds, default 2), BENCH_MARKDOWN (where uvbench writes its markdown summary,
 # default Benchmarks/.build/benchmarks.md), BENCH_SKIP_ORDO=1 skips the ordo-one suite,
 # BENCH_SKIP_TLS=1 skips step 2, BENCH_DOWNLOAD_GIB (default 1, 0 skips the downloads),
-# BENCH_DOWNLOAD_REPEATS (default 3), BENCH_HANDSHAKE_CONCURRENCY (default 16).
+# BENCH_DOWNLOAD_REPEATS (default 3), BENCH_HANDSHAKE_CONCURRENCY (default 16),
+# BENCH_SKIP_UVFETCH=1 skips step 3, BENCH_UVFETCH_URLS (its list, default 20000),
+# BENCH_UVFETCH_XARGS_URLS (how many of them `xargs -n 1` gets, default 4000: a curl process per URL
+# is slow). Step 3 uses BENCH_ROUNDS too.
 # Extra arguments go to both uvbench runs (see `uvbench --help`).
 set -uo pipefail
 
@@ -79,6 +86,21 @@ if [ "${BENCH_SKIP_TLS:-0}" != 1 ]; then
     2) echo "bench: uvbench over HTTPS: the run was INVALID (requests failed, or nginx's log contradicts the handshake figures)" >&2
        [ "$status" = 0 ] && status=2 ;;
     *) echo "bench: uvbench over HTTPS failed (status $tls_status)" >&2; [ "$status" = 0 ] && status=1 ;;
+  esac
+fi
+
+if [ "${BENCH_SKIP_UVFETCH:-0}" != 1 ]; then
+  echo
+  echo "== bench: uvfetch against curl, one list of distinct URLs"
+  # It builds uvfetch itself (at the repository's root, not in Benchmarks/) and appends its
+  # table to the same markdown summary.
+  BENCH_ROUNDS="$rounds" BENCH_MARKDOWN="$markdown" bash "$here/uvfetch-vs-curl.sh"
+  uvfetch_status=$?
+  case $uvfetch_status in
+    0) ;;
+    2) echo "bench: uvfetch against curl: the run was INVALID (a tool did not fetch the whole list with status 200)" >&2
+       [ "$status" = 0 ] && status=2 ;;
+    *) echo "bench: uvfetch against curl failed (status $uvfetch_status)" >&2; [ "$status" = 0 ] && status=1 ;;
   esac
 fi
 
