@@ -42,19 +42,8 @@ if [ "${BENCH_SKIP_TLS:-0}" != 1 ]; then
   done
 fi
 
-# The library's sources may change while we build (someone editing): retry once in that case.
-build() {
-  local log
-  for attempt in 1 2; do
-    log=$(swift build --package-path "$here" -c release "$@" 2>&1) && { printf '%s\n' "$log" | tail -1; return 0; }
-    if [ "$attempt" = 1 ] && grep -q "was modified during the build" <<<"$log"; then
-      echo "bench: sources changed during the build; building again" >&2
-      continue
-    fi
-    printf '%s\n' "$log" >&2
-    return 1
-  done
-}
+source "$here/release-build.sh"
+build() { release_build "$here" bench "$@"; }
 
 echo "== bench: building uvbench (release)"
 build --product uvbench || { echo "bench: build failed" >&2; exit 1; }

@@ -51,20 +51,8 @@ gnu_time=""
 [ -x /usr/bin/time ] && /usr/bin/time -f '%M' -o /dev/null true 2>/dev/null && gnu_time=/usr/bin/time
 
 # --- uvfetch, release build ---------------------------------------------------------------
-# The library's sources may change while we build (someone editing): retry once in that case,
-# as run.sh does.
-build() {
-  local log
-  for attempt in 1 2; do
-    log=$(swift build --package-path "$repo" -c release "$@" 2>&1) && { printf '%s\n' "$log" | tail -1; return 0; }
-    if [ "$attempt" = 1 ] && grep -q "was modified during the build" <<<"$log"; then
-      echo "uvfetch-vs-curl: sources changed during the build; building again" >&2
-      continue
-    fi
-    printf '%s\n' "$log" >&2
-    return 1
-  done
-}
+source "$here/release-build.sh"
+build() { release_build "$repo" uvfetch-vs-curl "$@"; }
 if [ -n "${UVFETCH:-}" ]; then
   uvfetch=$UVFETCH
 else

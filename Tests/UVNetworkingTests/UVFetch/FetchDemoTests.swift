@@ -6,27 +6,15 @@ import UVFetchCore
 /// `uvfetch demo` and the `FetchDemo` it runs: every generated URL fetched from the embedded
 /// server, the byte count exact, the server stopped afterwards.
 @Suite(.serialized) struct FetchDemoTests {
-    /// `.build/debug/uvfetch`, which `swift build --build-tests` builds next to the tests.
-    private static let executable = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/debug/uvfetch")
-
     /// The body bytes of items 0..<count.
     private func bodyBytes(_ count: Int) -> Int {
         (0..<count).reduce(0) { $0 + LoopbackHTTPServer.itemBodyLength($1) }
     }
 
     @Test func theCommandFetchesEveryURLAndExitsZero() throws {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["demo", "--count", "2000"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try runUVFetch(["demo", "--count", "2000"])
+        let text = result.stdout
+        #expect(result.status == 0)
         let lines = text.split(separator: "\n")
         #expect(lines.first?.hasPrefix("uvfetch demo: 2000 GETs of http://127.0.0.1:") == true)
         #expect(lines.first?.hasSuffix("64 in flight, up to 64 connections") == true)
@@ -37,16 +25,8 @@ import UVFetchCore
 
     @Test func theOptionsReachTheRunAndBadCountsAreUsageErrors() throws {
         func run(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
-            let process = Process()
-            process.executableURL = Self.executable
-            process.arguments = ["demo"] + arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
+            let result = try runUVFetch(["demo"] + arguments)
+            return (result.status, result.stdout)
         }
         let small = try run(["--count", "10", "--concurrency", "2", "--per-host", "1"])
         #expect(small.status == 0)
