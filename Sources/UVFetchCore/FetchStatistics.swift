@@ -18,7 +18,12 @@ public struct FetchStatistics: Sendable {
     public private(set) var statusClasses: [String: Int] = [:]
     /// Failed URLs by error kind ("transport", "timeout", "validation", ...).
     public private(set) var errorKinds: [String: Int] = [:]
-    private var latencies = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+    /// Microseconds up to an hour, allocated once (~180 KiB): an auto-resizing histogram grows,
+    /// copying its counts, each time a new maximum arrives, which showed in a profile.
+    private var latencies = Histogram<UInt64>(highestTrackableValue: Self.longestLatency, numberOfSignificantValueDigits: .three)
+
+    /// The longest latency recorded as itself, in microseconds; longer ones count as this.
+    static let longestLatency: UInt64 = 3_600_000_000
 
     /// Empty statistics.
     public init() {}
@@ -34,7 +39,7 @@ public struct FetchStatistics: Sendable {
         statusClasses[statusClass, default: 0] += 1
         if let failure = record.error { errorKinds[failure.kind, default: 0] += 1 }
         // Microseconds, so sub-millisecond loopback requests keep their resolution.
-        _ = latencies.record(UInt64(max(0, record.timings.total * 1000).rounded()))
+        _ = latencies.record(min(Self.longestLatency, UInt64(max(0, record.timings.total * 1000).rounded())))
     }
 
     /// Counts one malformed input entry.
