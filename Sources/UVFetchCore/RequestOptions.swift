@@ -8,7 +8,7 @@ import UVNetworking
 /// A `ParsableArguments` group in the library target rather than the executable so tests can
 /// parse real command lines and send the requests they describe.
 public struct RequestOptions: ParsableArguments, Sendable {
-    @Option(name: .customShort("X"), help: "Request method (default GET, or POST with -d).")
+    @Option(name: .customShort("X"), help: ArgumentHelp("Request method (default GET, or POST with -d).", valueName: "method"))
     public var method: String?
 
     @Option(name: .customShort("H"), help: ArgumentHelp("Request header \"Name: value\"; repeatable.", valueName: "header"))
@@ -23,10 +23,10 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customShort("u"), help: ArgumentHelp("Basic authentication.", valueName: "user:password"))
     public var user: String?
 
-    @Option(name: .long, help: "Whole-request timeout in seconds.")
+    @Option(name: .long, help: ArgumentHelp("Whole-request timeout in seconds.", valueName: "seconds"))
     public var timeout: Double = 60
 
-    @Option(name: .long, help: "Retries of idempotent requests after transport errors or 5xx, with exponential backoff.")
+    @Option(name: .long, help: ArgumentHelp("Retries of idempotent requests after transport errors or 5xx, with exponential backoff.", valueName: "n"))
     public var retries: Int = 0
 
     @Option(name: .customLong("cacert"), help: ArgumentHelp("Also trust the CA certificates in this PEM file.", valueName: "file"))
