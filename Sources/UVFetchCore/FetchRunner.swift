@@ -44,6 +44,8 @@ public final class FetchRunner: Sendable {
     private let queue = DispatchQueue(label: "uvfetch.completions")
     /// Entries the run will have in all, for the progress line; -1 while unknown.
     private let expectedTotal = Atomic<Int>(-1)
+    /// The run in progress: when it started and its progress line, for `interrupt`.
+    private let current = Mutex<(started: DispatchTime, progress: ProgressLine?)?>(nil)
 
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
@@ -78,6 +80,7 @@ public final class FetchRunner: Sendable {
         let group = DispatchGroup()
         let started = DispatchTime.now()
         let progress = settings.showsProgress ? makeProgressLine(started: started, count: count) : nil
+        current.withLock { $0 = (started, progress) }
         progress?.start()
         let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
                       progress: progress) {
@@ -107,6 +110,22 @@ public final class FetchRunner: Sendable {
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds)
+    }
+
+    /// Ends the run early, for ^C: on the completion queue, between two results, so no record
+    /// or line is half-written; the progress line is cleared and `handler` gets what finished
+    /// so far. The handler is expected to report it and exit the process; requests in flight
+    /// are abandoned, not waited for.
+    public func interrupt(_ handler: @escaping @Sendable (Outcome) -> Void) {
+        queue.async { [self] in
+            let run = current.withLock { $0 }
+            run?.progress?.clear()
+            // Out before the handler writes to stderr, which is not buffered.
+            fflush(nil)
+            let started = run?.started ?? .now()
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            handler(Outcome(statistics: statistics.withLock { $0 }, seconds: seconds))
+        }
     }
 
     private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?) -> ProgressLine {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import UVFetchCore
 import UVNetworking
 
@@ -49,6 +50,17 @@ struct Fetch: ParsableCommand {
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
     }
 
+    /// The summary on stdout, or on stderr when stdout carries the JSON Lines.
+    private static func printSummary(_ outcome: FetchRunner.Outcome, toStandardError: Bool) {
+        let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
+        if toStandardError {
+            FileHandle.standardError.write(Data(summary.utf8))
+        } else {
+            print(summary, terminator: "")
+            fflush(nil)
+        }
+    }
+
     func run() throws {
         let recordsOnStdout = jsonl == "-"
         do {
@@ -64,13 +76,20 @@ struct Fetch: ParsableCommand {
             let runner = FetchRunner(options: request, settings: settings, writer: writer, outputDirectory: directory) { message in
                 FileHandle.standardError.write(Data((message + "\n").utf8))
             }
-            let outcome = try runner.run(input, count: { input.countEntries() })
-            let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
-            if recordsOnStdout {
-                FileHandle.standardError.write(Data(summary.utf8))
-            } else {
-                print(summary, terminator: "")
+            // ^C: the summary of what finished, then the shell's code for a SIGINT death.
+            signal(SIGINT, SIG_IGN)
+            let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+            interrupts.setEventHandler {
+                runner.interrupt { outcome in
+                    FileHandle.standardError.write(Data("uvfetch: interrupted\n".utf8))
+                    Self.printSummary(outcome, toStandardError: recordsOnStdout)
+                    Glibc.exit(ExitStatus.interrupted)
+                }
             }
+            interrupts.resume()
+            let outcome = try runner.run(input, count: { input.countEntries() })
+            interrupts.cancel()
+            Self.printSummary(outcome, toStandardError: recordsOnStdout)
             if outcome.statistics.exitStatus != ExitStatus.success { throw ExitCode(outcome.statistics.exitStatus) }
         } catch let error as FetchInputError {
             FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))

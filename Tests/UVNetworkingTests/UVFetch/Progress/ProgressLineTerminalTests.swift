@@ -29,6 +29,9 @@ import UVFetchCore
         /// The screen as text, one line per row.
         func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", name]) }
 
+        /// Types keys into the pane, as a person would (`C-c` for ^C).
+        func sendKeys(_ keys: String) throws { try tmux(["send-keys", "-t", name, keys]) }
+
         /// Appends everything the pane prints from now on to `file`, escapes included.
         func recordRawOutput(to file: String) throws { try tmux(["pipe-pane", "-o", "-t", name, "cat >> '\(file)'"]) }
 
@@ -109,5 +112,20 @@ import UVFetchCore
         let bytes = try String(contentsOfFile: raw, encoding: .utf8)
         #expect(bytes.contains("3 requests in "))
         #expect(!bytes.contains("\u{1B}[2K") && !bytes.contains(" done "), "no progress line with --quiet: \(bytes)")
+    }
+
+    @Test func controlCPrintsTheSummarySoFarAndExits130() throws {
+        let base = try TestServers.httpbin().baseURL
+        let list = temporaryFile("urls.txt")
+        defer { try? FileManager.default.removeItem(at: list) }
+        try Data("\(base)/get\n\(base)/delay/10\n\(base)/delay/10\n".utf8).write(to: list)
+        let session = try TmuxSession(width: 120, command: "'\(uvfetchExecutable.path)' --concurrency 1 -i '\(list.path)'; echo EXIT=$?; sleep 60")
+        _ = try session.waitForScreen { $0.contains("1/3 done") }
+        try session.sendKeys("C-c")
+        let after = try session.waitForScreen { $0.contains("EXIT=") }
+        #expect(after.contains("EXIT=\(ExitStatus.interrupted)"), "\(after)")
+        #expect(after.contains("uvfetch: interrupted\n1 requests in "))
+        #expect(after.contains("1 succeeded, 0 failed"))
+        #expect(!after.contains(" done "), "the progress line is cleared: \(after)")
     }
 }
