@@ -4,172 +4,174 @@ import Synchronization
 import Testing
 @testable import UVNetworking
 
-/// Redirects end to end: httpbin's redirect endpoints, and scripted servers for cycles, origins
-/// and the https-to-http refusal.
-@Suite(.serialized) struct RedirectTests {
-    let httpbin: HTTPBinServer
-    init() throws { httpbin = try TestServers.httpbin() }
+extension EndToEnd {
+    /// Redirects end to end: httpbin's redirect endpoints, and scripted servers for cycles, origins
+    /// and the https-to-http refusal.
+    @Suite struct RedirectTests {
+        let httpbin: HTTPBinServer
+        init() throws { httpbin = try TestServers.httpbin() }
 
-    private func json(_ outcome: Outcome) -> [String: Any]? {
-        outcome.data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-    }
-
-    @Test(arguments: ["/redirect/3", "/relative-redirect/3", "/absolute-redirect/3"])
-    func followsChainsToTheFinalResponse(path: String) async throws {
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        let response = try await harness.manager.data(for: Request(url: URL(string: httpbin.baseURL + path)!))
-        #expect(response.response.status.code == 200)
-        #expect(response.metrics?.redirectCount == 3)
-        let body = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
-        #expect((body?["url"] as? String)?.hasSuffix("/get") == true)
-    }
-
-    @Test func currentRequestIsWhereTheRedirectsLed() {
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        let (task, wait) = harness.makeTask(ClientHarness.request(httpbin.baseURL + "/redirect/2"))
-        task.resume()
-        #expect(wait(30)?.status == 200)
-        #expect(task.originalRequest.url.path == "/redirect/2")
-        #expect(task.currentRequest.url.path == "/get")
-    }
-
-    @Test func status307And308KeepMethodAndBody() {
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        for status in [307, 308] {
-            let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/post&status_code=\(status)", method: .post,
-                                        fields: [("Content-Type", "application/x-www-form-urlencoded")], body: "a=1")
-            #expect(outcome.status == 200, "\(status)")
-            #expect((json(outcome)?["form"] as? [String: Any])?["a"] as? String == "1", "\(status)")
+        private func json(_ outcome: Outcome) -> [String: Any]? {
+            outcome.data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
         }
-    }
 
-    @Test func status302And303TurnAPostIntoAGet() {
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        for status in [301, 302, 303] {
-            // /get answers 405 to anything but GET (and HEAD, OPTIONS).
-            let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get&status_code=\(status)", method: .post, body: "a=1")
-            #expect(outcome.status == 200, "\(status)")
+        @Test(arguments: ["/redirect/3", "/relative-redirect/3", "/absolute-redirect/3"])
+        func followsChainsToTheFinalResponse(path: String) async throws {
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let response = try await harness.manager.data(for: Request(url: URL(string: httpbin.baseURL + path)!))
+            #expect(response.response.status.code == 200)
+            #expect(response.metrics?.redirectCount == 3)
+            let body = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
+            #expect((body?["url"] as? String)?.hasSuffix("/get") == true)
         }
-    }
 
-    @Test func streamedBodyIsSentAgainOn307() {
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        let made = Mutex(0)
-        var request = ClientHarness.request(httpbin.baseURL + "/redirect-to?url=/post&status_code=307", method: .post)
-        request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
-        request.bodyStream = StreamedBody(length: 5, inputStream: {
-            made.withLock { $0 += 1 }
-            return InputStream(data: Data("hello".utf8))
-        })
-        let outcome = harness.fetch(request)
-        #expect(outcome.status == 200)
-        #expect(json(outcome)?["data"] as? String == "hello")
-        #expect(made.withLock { $0 } == 2)
-    }
-
-    @Test func limitFailsWithTheLastRedirectInTheError() throws {
-        let harness = ClientHarness { $0.maximumRedirects = 2 }
-        defer { harness.finish() }
-        let outcome = harness.fetch(httpbin.baseURL + "/redirect/3")
-        let error = try #require(outcome.error as? NetworkingError)
-        #expect(error.code == .tooManyRedirects)
-        #expect(error.nsError.code == NSURLErrorHTTPTooManyRedirects)
-        #expect(error.response?.status.code == 302)
-    }
-
-    @Test func zeroRedirectsDeliversTheRedirectItself() {
-        let harness = ClientHarness { $0.maximumRedirects = 0 }
-        defer { harness.finish() }
-        let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get")
-        #expect(outcome.status == 302)
-        #expect(outcome.response?.headerFields[.location] == "/get")
-    }
-
-    @Test func hookCanStopOrChangeTheRedirect() {
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        let seen = Mutex<[Int]>([])
-        harness.manager.taskWillPerformHTTPRedirection = { _, response, request in
-            seen.withLock { $0.append(response.status.code) }
-            if request.url.path == "/get" {
-                var changed = request
-                changed.setValue("yes", forHTTPHeaderField: "X-Changed")
-                return changed
-            }
-            return nil
+        @Test func currentRequestIsWhereTheRedirectsLed() {
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let (task, wait) = harness.makeTask(ClientHarness.request(httpbin.baseURL + "/redirect/2"))
+            task.resume()
+            #expect(wait(30)?.status == 200)
+            #expect(task.originalRequest.url.path == "/redirect/2")
+            #expect(task.currentRequest.url.path == "/get")
         }
-        let changed = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get")
-        #expect(changed.status == 200)
-        #expect((json(changed)?["headers"] as? [String: Any])?["X-Changed"] as? String == "yes")
-        let stopped = harness.fetch(httpbin.baseURL + "/redirect-to?url=/anything&status_code=307")
-        #expect(stopped.status == 307)
-        #expect(seen.withLock { $0 } == [302, 307])
-    }
 
-    @Test func cycleIsDetected() throws {
-        let server = try ScriptedServer { connection in
-            try connection.serveKeepAlive { request in
-                ScriptedResponse.text("", status: 302, reason: "Found",
-                                      headers: [("Location", request.target == "/a" ? "/b" : "/a")])
+        @Test func status307And308KeepMethodAndBody() {
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            for status in [307, 308] {
+                let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/post&status_code=\(status)", method: .post,
+                                            fields: [("Content-Type", "application/x-www-form-urlencoded")], body: "a=1")
+                #expect(outcome.status == 200, "\(status)")
+                #expect((json(outcome)?["form"] as? [String: Any])?["a"] as? String == "1", "\(status)")
             }
         }
-        defer { server.stop() }
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        #expect(harness.fetch("http://127.0.0.1:\(server.port)/a").code == .redirectCycle)
-    }
 
-    @Test func credentialsStayWithTheirOrigin() throws {
-        let echo = try ScriptedServer { connection in
-            try connection.serveKeepAlive { request in
-                ScriptedResponse.text(request.headers.map { "\($0.0.lowercased())=\($0.1)" }.joined(separator: "\n"))
+        @Test func status302And303TurnAPostIntoAGet() {
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            for status in [301, 302, 303] {
+                // /get answers 405 to anything but GET (and HEAD, OPTIONS).
+                let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get&status_code=\(status)", method: .post, body: "a=1")
+                #expect(outcome.status == 200, "\(status)")
             }
         }
-        defer { echo.stop() }
-        let redirector = try ScriptedServer { connection in
-            try connection.serveKeepAlive { request in
-                if request.target == "/same" { return ScriptedResponse.text("", status: 302, reason: "Found", headers: [("Location", "/echo")]) }
-                if request.target == "/echo" {
-                    return ScriptedResponse.text(request.headers.map { "\($0.0.lowercased())=\($0.1)" }.joined(separator: "\n"))
+
+        @Test func streamedBodyIsSentAgainOn307() {
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let made = Mutex(0)
+            var request = ClientHarness.request(httpbin.baseURL + "/redirect-to?url=/post&status_code=307", method: .post)
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            request.bodyStream = StreamedBody(length: 5, inputStream: {
+                made.withLock { $0 += 1 }
+                return InputStream(data: Data("hello".utf8))
+            })
+            let outcome = harness.fetch(request)
+            #expect(outcome.status == 200)
+            #expect(json(outcome)?["data"] as? String == "hello")
+            #expect(made.withLock { $0 } == 2)
+        }
+
+        @Test func limitFailsWithTheLastRedirectInTheError() throws {
+            let harness = ClientHarness { $0.maximumRedirects = 2 }
+            defer { harness.finish() }
+            let outcome = harness.fetch(httpbin.baseURL + "/redirect/3")
+            let error = try #require(outcome.error as? NetworkingError)
+            #expect(error.code == .tooManyRedirects)
+            #expect(error.nsError.code == NSURLErrorHTTPTooManyRedirects)
+            #expect(error.response?.status.code == 302)
+        }
+
+        @Test func zeroRedirectsDeliversTheRedirectItself() {
+            let harness = ClientHarness { $0.maximumRedirects = 0 }
+            defer { harness.finish() }
+            let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get")
+            #expect(outcome.status == 302)
+            #expect(outcome.response?.headerFields[.location] == "/get")
+        }
+
+        @Test func hookCanStopOrChangeTheRedirect() {
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let seen = Mutex<[Int]>([])
+            harness.manager.taskWillPerformHTTPRedirection = { _, response, request in
+                seen.withLock { $0.append(response.status.code) }
+                if request.url.path == "/get" {
+                    var changed = request
+                    changed.setValue("yes", forHTTPHeaderField: "X-Changed")
+                    return changed
                 }
-                return ScriptedResponse.text("", status: 302, reason: "Found", headers: [("Location", "http://127.0.0.1:\(echo.port)/")])
+                return nil
             }
+            let changed = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get")
+            #expect(changed.status == 200)
+            #expect((json(changed)?["headers"] as? [String: Any])?["X-Changed"] as? String == "yes")
+            let stopped = harness.fetch(httpbin.baseURL + "/redirect-to?url=/anything&status_code=307")
+            #expect(stopped.status == 307)
+            #expect(seen.withLock { $0 } == [302, 307])
         }
-        defer { redirector.stop() }
-        let harness = ClientHarness()
-        defer { harness.finish() }
-        let fields = [("Authorization", "Basic dTpw"), ("Cookie", "s=1"), ("X-Custom", "kept")]
-        let crossed = harness.fetch("http://127.0.0.1:\(redirector.port)/other", fields: fields).text ?? ""
-        #expect(crossed.contains("x-custom=kept"))
-        #expect(!crossed.contains("authorization="))
-        #expect(!crossed.contains("cookie="))
-        let same = harness.fetch("http://127.0.0.1:\(redirector.port)/same", fields: fields).text ?? ""
-        #expect(same.contains("authorization=Basic dTpw"))
-        #expect(same.contains("cookie=s=1"))
-    }
 
-    @Test func httpsToHTTPIsRefusedAndNothingIsSent() throws {
-        let plain = try ScriptedServer { connection in
-            try connection.serveKeepAlive { _ in ScriptedResponse.text("clear") }
+        @Test func cycleIsDetected() throws {
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    ScriptedResponse.text("", status: 302, reason: "Found",
+                                          headers: [("Location", request.target == "/a" ? "/b" : "/a")])
+                }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            #expect(harness.fetch("http://127.0.0.1:\(server.port)/a").code == .redirectCycle)
         }
-        defer { plain.stop() }
-        let pki = TestPKI.standard
-        let secure = try ScriptedServer { connection in
-            let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key)
-            try tls.handshake()
-            _ = try tls.readRequestHead()
-            try tls.write("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:\(plain.port)/\r\nContent-Length: 0\r\n\r\n")
-            try tls.closeNotify()
+
+        @Test func credentialsStayWithTheirOrigin() throws {
+            let echo = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    ScriptedResponse.text(request.headers.map { "\($0.0.lowercased())=\($0.1)" }.joined(separator: "\n"))
+                }
+            }
+            defer { echo.stop() }
+            let redirector = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    if request.target == "/same" { return ScriptedResponse.text("", status: 302, reason: "Found", headers: [("Location", "/echo")]) }
+                    if request.target == "/echo" {
+                        return ScriptedResponse.text(request.headers.map { "\($0.0.lowercased())=\($0.1)" }.joined(separator: "\n"))
+                    }
+                    return ScriptedResponse.text("", status: 302, reason: "Found", headers: [("Location", "http://127.0.0.1:\(echo.port)/")])
+                }
+            }
+            defer { redirector.stop() }
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let fields = [("Authorization", "Basic dTpw"), ("Cookie", "s=1"), ("X-Custom", "kept")]
+            let crossed = harness.fetch("http://127.0.0.1:\(redirector.port)/other", fields: fields).text ?? ""
+            #expect(crossed.contains("x-custom=kept"))
+            #expect(!crossed.contains("authorization="))
+            #expect(!crossed.contains("cookie="))
+            let same = harness.fetch("http://127.0.0.1:\(redirector.port)/same", fields: fields).text ?? ""
+            #expect(same.contains("authorization=Basic dTpw"))
+            #expect(same.contains("cookie=s=1"))
         }
-        defer { secure.stop() }
-        let harness = tlsHarness()
-        defer { harness.finish() }
-        #expect(harness.fetch("https://localhost:\(secure.port)/").code == .insecureRedirect)
-        #expect(plain.acceptedCount == 0)
+
+        @Test func httpsToHTTPIsRefusedAndNothingIsSent() throws {
+            let plain = try ScriptedServer { connection in
+                try connection.serveKeepAlive { _ in ScriptedResponse.text("clear") }
+            }
+            defer { plain.stop() }
+            let pki = TestPKI.standard
+            let secure = try ScriptedServer { connection in
+                let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key)
+                try tls.handshake()
+                _ = try tls.readRequestHead()
+                try tls.write("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:\(plain.port)/\r\nContent-Length: 0\r\n\r\n")
+                try tls.closeNotify()
+            }
+            defer { secure.stop() }
+            let harness = tlsHarness()
+            defer { harness.finish() }
+            #expect(harness.fetch("https://localhost:\(secure.port)/").code == .insecureRedirect)
+            #expect(plain.acceptedCount == 0)
+        }
     }
 }
