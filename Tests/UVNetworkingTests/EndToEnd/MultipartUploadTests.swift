@@ -118,19 +118,8 @@ extension EndToEnd {
             let file = try makeSparseFile("big.bin", size: size)
             defer { try? FileManager.default.removeItem(at: file) }
 
-            let received = Mutex<(head: String, bytes: Int, peakGrowth: Int)>(("", 0, 0))
-            let server = try ScriptedServer { connection in
-                let head = try connection.readRequestHead()
-                let length = Int(head.header("Content-Length") ?? "") ?? 0
-                received.withLock { $0.head = head.header("Content-Type") ?? "" }
-                let baseline = residentMemoryBytes()
-                try connection.discard(length, timeout: 280) { done in
-                    let growth = residentMemoryBytes() - baseline
-                    received.withLock { $0.bytes = done; $0.peakGrowth = max($0.peakGrowth, growth) }
-                }
-                try connection.write(ScriptedResponse.text("stored"))
-                _ = connection.waitForPeerClose()
-            }
+            let received = UploadObservations()
+            let server = try memoryWatchingSink(received, reply: "stored")
             let (harness, manager) = makeHarness("http://127.0.0.1:\(server.port)/", HTTPResponseSerializer())
             let lastFraction = Mutex(0.0)
             let (task, object, error) = post(manager, "upload", parameters: ["name": "big"], progress: { progress in
@@ -140,7 +129,8 @@ extension EndToEnd {
             }
             #expect(error == nil)
             #expect((object as? Data).map { String(decoding: $0, as: UTF8.self) } == "stored")
-            let seen = received.withLock { $0 }
+            let seen = (head: received.head.withLock { $0?.header("Content-Type") } ?? "", bytes: received.bytes.withLock { $0 },
+                        peakGrowth: received.peakResidentGrowth.withLock { $0 })
             #expect(seen.head.hasPrefix("multipart/form-data; boundary="))
             #expect(Int64(seen.bytes) == task?.countOfBytesExpectedToSend)
             #expect(Int64(seen.bytes) > size)

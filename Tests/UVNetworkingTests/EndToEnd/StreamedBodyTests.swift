@@ -120,18 +120,7 @@ extension EndToEnd {
         @Test func aLargeBodyUploadsInBoundedMemory() throws {
             let size = 256 << 20
             let seen = UploadObservations()
-            let server = try ScriptedServer { connection in
-                let head = try connection.readRequestHead()
-                seen.head.withLock { $0 = head }
-                let baseline = residentMemoryBytes()
-                try connection.discard(size, timeout: 280) { _ in
-                    let growth = residentMemoryBytes() - baseline
-                    seen.peakResidentGrowth.withLock { $0 = max($0, growth) }
-                }
-                seen.bytes.withLock { $0 = size }
-                try connection.write(ScriptedResponse.text("received"))
-                _ = connection.waitForPeerClose()
-            }
+            let server = try memoryWatchingSink(seen, reply: "received")
             let harness = ClientHarness()
             let log = GeneratedBodyLog()
             let body = GeneratedBody.body(.init(produce: Int64(size), fast: true, sampleMemoryEvery: 16), declaredLength: Int64(size), log: log)

@@ -174,19 +174,7 @@ extension EndToEnd {
             defer { try? FileManager.default.removeItem(at: file) }
 
             let seen = UploadObservations()
-            let server = try ScriptedServer { connection in
-                let head = try connection.readRequestHead()
-                seen.head.withLock { $0 = head }
-                let length = Int(head.header("Content-Length") ?? "") ?? 0
-                let baseline = residentMemoryBytes()
-                try connection.discard(length, timeout: 280) { done in
-                    let growth = residentMemoryBytes() - baseline
-                    seen.peakResidentGrowth.withLock { $0 = max($0, growth) }
-                    seen.bytes.withLock { $0 = done }
-                }
-                try connection.write(ScriptedResponse.text("stored"))
-                _ = connection.waitForPeerClose()
-            }
+            let server = try memoryWatchingSink(seen, reply: "stored")
             let harness = ClientHarness()
             let run = Run()
             let started = monotonicSeconds()

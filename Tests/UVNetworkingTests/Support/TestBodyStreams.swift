@@ -131,3 +131,22 @@ final class UploadObservations: Sendable {
     let head = Mutex<ScriptedRequest?>(nil)
     let peakResidentGrowth = Mutex(0)
 }
+
+/// A server for large uploads: reads one request head, then reads and drops its Content-Length
+/// bytes while recording into `seen` the head, the bytes read so far and this process's peak
+/// resident growth; answers `reply` and waits for the client to close.
+func memoryWatchingSink(_ seen: UploadObservations, reply: String) throws -> ScriptedServer {
+    try ScriptedServer { connection in
+        let head = try connection.readRequestHead()
+        seen.head.withLock { $0 = head }
+        let length = Int(head.header("Content-Length") ?? "") ?? 0
+        let baseline = residentMemoryBytes()
+        try connection.discard(length, timeout: 280) { done in
+            let growth = residentMemoryBytes() - baseline
+            seen.peakResidentGrowth.withLock { $0 = max($0, growth) }
+            seen.bytes.withLock { $0 = done }
+        }
+        try connection.write(ScriptedResponse.text(reply))
+        _ = connection.waitForPeerClose()
+    }
+}
