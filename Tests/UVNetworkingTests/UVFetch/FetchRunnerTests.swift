@@ -85,6 +85,24 @@ final class DiagnosticLines: @unchecked Sendable {
         #expect(outcome.statistics.bytes == NginxServer.large8MSize + NginxServer.helloBody.utf8.count + (bytes["\(nginx.baseURL)/missing"] ?? 0))
     }
 
+    @Test func everyRequestCarriesTheOptionsAndItsOwnURL() throws {
+        // The runner builds one request from the options and changes only the URL per entry.
+        let base = try TestServers.httpbin().baseURL
+        let directory = try OutputDirectory(path: temporaryFile("echo").path)
+        defer { try? FileManager.default.removeItem(at: directory.url) }
+        let (outcome, _, _) = try runFetch(["\(base)/anything/first", "\(base)/anything/second"],
+                                           options: ["-X", "PUT", "-H", "X-Uvfetch: yes", "-d", "a=1"], outputDirectory: directory)
+        #expect(outcome.statistics.succeeded == 2)
+        for name in ["first", "second"] {
+            let data = try Data(contentsOf: directory.url.appendingPathComponent(name))
+            let echo = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+            #expect(echo["url"] as? String == "\(base)/anything/\(name)")
+            #expect(echo["method"] as? String == "PUT")
+            #expect((echo["headers"] as? [String: Any])?["X-Uvfetch"] as? String == "yes")
+            #expect((echo["form"] as? [String: Any])?["a"] as? String == "1")
+        }
+    }
+
     @Test func manyURLsWithFewSlots() throws {
         let base = try TestServers.nginx().baseURL
         let (outcome, records, _) = try runFetch(Array(repeating: "\(base)/hello", count: 200), concurrency: 3)
