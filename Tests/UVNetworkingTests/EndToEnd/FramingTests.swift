@@ -135,7 +135,9 @@ extension EndToEnd {
                 _ = try connection.readRequestHead()
                 try connection.write(ScriptedResponse.text("too large", status: 413, reason: "Content Too Large",
                                                            headers: [("Connection", "close")]))
-                connection.pause(0.1)
+                // A reset discards whatever the client has not read yet, response included: give
+                // it a second, not 0.1 s, which a loaded CI machine once missed.
+                connection.pause(1)
                 connection.reset()
             }
             // Large enough that the kernel cannot take it all before the server answers.
