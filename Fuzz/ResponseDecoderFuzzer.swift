@@ -193,13 +193,14 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 }
 
 /// Checks a lower bound of a field section's raw size against the limit: a status line is at
-/// least "HTTP/1.1 200" plus " reason", each field is its name, ':' and value plus CRLF, and the
-/// section ends with CRLF. The reason counts Unicode scalars, not UTF-8 bytes, because each invalid
-/// byte became one U+FFFD; fields are counted in raw bytes.
+/// least "HTTP/1.1 200" plus " reason", each field is its name, ':' and value plus a line end,
+/// and the section ends with a line end; a line end is at least one byte (a bare LF). The reason
+/// counts Unicode scalars, not UTF-8 bytes, because each invalid byte became one U+FFFD; fields
+/// are counted in raw bytes.
 private func checkSectionSize(statusLineReason reason: String?, _ fields: ReceivedFields, _ limits: ResponseDecoder.Limits) {
-    var size = 2
-    if let reason { size += 12 + (reason.isEmpty ? 0 : 1 + reason.unicodeScalars.count) + 2 }
-    size += fields.bytes.count + 3 * fields.count
+    var size = 1
+    if let reason { size += 12 + (reason.isEmpty ? 0 : 1 + reason.unicodeScalars.count) + 1 }
+    size += fields.bytes.count + 2 * fields.count
     invariant(size <= limits.maxHeaderBytes, "a field section of at least \(size) bytes got past a limit of \(limits.maxHeaderBytes)")
 }
 

@@ -31,6 +31,7 @@ sources=(
   "$decoder/ResponseDecoderError.swift"
   "$decoder/ResponseDecoder.swift"
   "$decoder/ResponseDecoder+Callbacks.swift"
+  "$decoder/ChunkLineScanner.swift"
   "$here/ResponseDecoderFuzzer.swift"
 )
 

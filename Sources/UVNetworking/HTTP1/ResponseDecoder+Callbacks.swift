@@ -56,8 +56,16 @@ extension ResponseDecoder {
     }
 
     /// The name is complete: llhttp 8.1 accepts an empty one (": value"), RFC 9110 §5.1 does not.
+    ///
+    /// A Content-Length of the head is ours to read (`onHeaderValueComplete`): setting llhttp's
+    /// header state back to 0 ("general", as in 8.x and 9.x) before it looks at the value makes
+    /// llhttp take the value as any other, so it neither refuses a repeat or a list nor counts it.
     func onHeaderFieldComplete() -> Int32 {
         if nameBytes.isEmpty { return failCallback(.malformed("empty field name")) }
+        if section == .head && nameBytes.count == 14 && DecoderASCII.equalsLowercase(nameBytes.bytes, "content-length") {
+            fieldIsContentLength = true
+            parser.pointee.header_state = 0
+        }
         return 0
     }
 
@@ -94,6 +102,10 @@ extension ResponseDecoder {
         if section == .head && DecoderASCII.equalsLowercase(name, "transfer-encoding") {
             noteTransferCodings(value)
         }
+        if fieldIsContentLength {
+            fieldIsContentLength = false
+            if let problem = noteContentLength(value) { return failCallback(.malformed(problem)) }
+        }
         fieldBytes.append(name)
         let nameEnd = Int32(truncatingIfNeeded: fieldBytes.count)
         fieldBytes.append(value)
@@ -118,6 +130,34 @@ extension ResponseDecoder {
         }
     }
 
+    /// Reads one Content-Length value: a decimal number, or a list of the same number (RFC 9110
+    /// §8.6: "6, 6" is what a proxy makes of two fields). Every value of every field must agree.
+    /// Returns why the value cannot frame a body, or nil.
+    private func noteContentLength(_ value: UnsafeBufferPointer<UInt8>) -> String? {
+        var number: UInt64?
+        var elementStart = 0
+        for index in 0...value.count where index == value.count || value[index] == UInt8(ascii: ",") {
+            let element = DecoderASCII.trimmingWhitespace(UnsafeBufferPointer(rebasing: value[elementStart..<index]))
+            elementStart = index + 1
+            // Empty list elements are allowed (RFC 9110 §5.6.1).
+            if element.isEmpty { continue }
+            var parsed: UInt64 = 0
+            for byte in element {
+                guard DecoderASCII.isDigit(byte) else { return "invalid Content-Length" }
+                let digit = UInt64(byte &- UInt8(ascii: "0"))
+                // Past Int64.max no body can be counted (nor sent).
+                guard parsed <= (UInt64(Int64.max) - digit) / 10 else { return "Content-Length out of range" }
+                parsed = parsed * 10 + digit
+            }
+            if let number, number != parsed { return "Content-Length lists differing values" }
+            number = parsed
+        }
+        guard let number else { return "empty Content-Length" }
+        if let contentLength, contentLength != number { return "Content-Length fields with differing values" }
+        contentLength = number
+        return nil
+    }
+
     // MARK: - Head complete
 
     /// The head is complete: apply our checks, emit it, and tell llhttp whether a body follows.
@@ -125,6 +165,11 @@ extension ResponseDecoder {
     /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
     func onHeadersComplete() -> Int32 {
+        if let contentLength {
+            // What llhttp would have set had it read the field; framing and keep-alive use it.
+            parser.pointee.content_length = contentLength
+            parser.pointee.flags |= UInt16(F_CONTENT_LENGTH.rawValue)
+        }
         let state = parser.pointee
         let status = Int(state.status_code)
         if status == 101 || state.upgrade != 0 {
@@ -166,6 +211,11 @@ extension ResponseDecoder {
            state.content_length > UInt64(maxBody) {
             // The head is fine and already delivered; it is the body that will not fit.
             return failCallback(ResponseDecoderError(kind: .bodyTooLarge, reason: "Content-Length \(state.content_length) exceeds the \(maxBody)-byte body limit"))
+        }
+        if state.flags & UInt16(F_CHUNKED.rawValue) != 0 {
+            // Pause at the body's first byte, so its framing lines are scanned from there.
+            pause = .chunkedBody
+            return Int32(HPE_PAUSED.rawValue)
         }
         return 0
     }

@@ -10,9 +10,20 @@ import CLLHTTP
 //   limits, upgrades).
 // - llhttp 8.1 lets some things through that we refuse, and it cannot tell us where a line ended.
 //   So a `FieldSectionScanner` walks the raw bytes of each field section (a head, or the trailer
-//   section) just ahead of llhttp: it enforces CRLF line endings, the status-line shape and the
-//   byte limit. When it finds a problem at byte i, llhttp is first run on the bytes before i, so
-//   that whichever problem comes first in the stream wins however the stream was split.
+//   section) just ahead of llhttp: it checks line endings, the status-line shape and the byte
+//   limit. When it finds a problem at byte i, llhttp is first run on the bytes before i, so that
+//   whichever problem comes first in the stream wins however the stream was split.
+// - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
+//   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that. The
+//   scanners report each LF that lacks its CR (`ChunkLineScanner` does it for the framing lines
+//   of a chunked body), and llhttp is fed the bytes before it, then a lone CR from a constant,
+//   then the rest: the input is never copied or changed, and body bytes are never looked at. A
+//   bare CR stays an error. On the usual CRLF path this costs nothing beyond the scan the head
+//   had anyway.
+// - Content-Length is read here, not by llhttp, which refuses a repeat of the same value and a
+//   list ("6, 6") that RFC 9110 §8.6 lets a recipient take as one value. The field-complete
+//   callback turns llhttp's own Content-Length parsing off for the field (header_state back to
+//   "general"); the head-complete callback hands llhttp the value.
 // - Every message ends in a pause (on_message_complete returns HPE_PAUSED), and the trailer section
 //   starts with one (on_chunk_header of the last chunk). A pause tells us exactly where we are in
 //   the buffer: after a 1xx the parser is reset for the next head on the same buffer, after the
@@ -47,6 +58,8 @@ final class ResponseDecoder {
     enum Pause: Equatable {
         /// A 1xx ended: the final response follows on the same bytes.
         case interimComplete
+        /// A chunked body starts here: its framing lines are scanned from its first byte.
+        case chunkedBody
         /// The final response ended.
         case finalComplete
         /// The last chunk's size line ended: the trailer section starts here.
@@ -90,6 +103,8 @@ final class ResponseDecoder {
     // Message-level state (one status line to its message end), reset by `startMessage`.
     /// Checks the raw bytes of the field section being received, if any.
     @exclusivity(unchecked) var scanner = FieldSectionScanner.inactive
+    /// Finds the line ends of a chunked body's framing, while one is received.
+    @exclusivity(unchecked) var chunkScanner = ChunkLineScanner.inactive
     /// Where llhttp is in the message.
     @exclusivity(unchecked) var section = Section.head
     /// Why llhttp paused, until the decoding loop handles it.
@@ -117,6 +132,10 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var sawTransferEncoding = false
     @exclusivity(unchecked) var transferCodingCount = 0
     @exclusivity(unchecked) var transferCodingsAllChunked = true
+    /// The field being received is a Content-Length of the head, which llhttp does not parse.
+    @exclusivity(unchecked) var fieldIsContentLength = false
+    /// The Content-Length value the head's fields gave so far (all of them must agree).
+    @exclusivity(unchecked) var contentLength: UInt64?
     /// Body bytes gathered during the current feed, emitted as one `.body`.
     @exclusivity(unchecked) var pendingBody: [UInt8] = []
     /// Body bytes of this response so far, for the limit.
@@ -224,31 +243,49 @@ final class ResponseDecoder {
 
     // MARK: - Decoding loop
 
-    /// Runs llhttp over `bytes`, stopping it early where the scanner found a problem and handling
-    /// each pause. Returns the bytes consumed.
+    /// Runs llhttp over `bytes`, stopping it early where a scanner found a problem or a bare LF,
+    /// and handling each pause. Returns the bytes consumed.
     private func decode(_ bytes: UnsafeRawBufferPointer) throws(ResponseDecoderError) -> Int {
         let base = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
+        // llhttp has bytes[..<offset]; the active scanner has looked at bytes[..<scanned].
         var offset = 0
+        var scanned = 0
         while offset < bytes.count {
             var stop = bytes.count
-            var problem: ResponseDecoderError?
-            if scanner.isActive, let found = scanner.scan(bytes, from: offset, limit: limits.maxHeaderBytes) {
-                stop = found.index
-                problem = found.error
+            var found: ScanStop?
+            if scanner.isActive {
+                found = scanner.scan(bytes, from: scanned, limit: limits.maxHeaderBytes)
+            } else if chunkScanner.isActive, let lf = chunkScanner.scan(bytes, from: scanned) {
+                found = ScanStop(index: lf, problem: nil)
             }
+            if let found { stop = found.index }
+            scanned = found == nil ? bytes.count : stop + 1
             if stop > offset {
                 if let consumed = try execute(base + offset, count: stop - offset) {
                     offset += consumed
+                    // Every pause starts a new section, whose scanner starts here.
+                    scanned = offset
                     if handlePause() { return offset }
                     continue
                 }
                 offset = stop
             }
-            // llhttp took every byte before the offending one without complaint: ours is the first problem.
-            if let problem { throw fail(problem) }
+            guard let found else { continue }
+            // llhttp took every byte before this one without complaint: ours is the first problem.
+            if let problem = found.problem { throw fail(problem) }
+            // A bare LF: llhttp gets the CR it wants first, then the LF with the bytes after it.
+            let paused = try execute(Self.carriageReturn, count: 1)
+            assert(paused == nil, "llhttp paused on a CR")
         }
         return offset
     }
+
+    /// One CR, fed to llhttp in front of a bare LF; never written to, never freed.
+    nonisolated(unsafe) private static let carriageReturn: UnsafePointer<CChar> = {
+        let byte = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+        byte.initialize(to: CChar(bitPattern: DecoderASCII.cr))
+        return UnsafePointer(byte)
+    }()
 
     /// One llhttp_execute. Returns nil when every byte was consumed, or the count consumed up to a pause.
     private func execute(_ start: UnsafePointer<CChar>, count: Int) throws(ResponseDecoderError) -> Int? {
@@ -280,9 +317,14 @@ final class ResponseDecoder {
             // without keep-alive, and the scanner must start on the new status line.
             startMessage()
             return false
+        case .chunkedBody:
+            llhttp_resume(parser)
+            chunkScanner = .start
+            return false
         case .lastChunk:
             llhttp_resume(parser)
             scanner = .trailers
+            chunkScanner = .inactive
             section = .trailers
             return false
         case nil:
@@ -294,6 +336,7 @@ final class ResponseDecoder {
     func startMessage() {
         llhttp_reset(parser)
         scanner = .head
+        chunkScanner = .inactive
         section = .head
         pause = nil
         callbackError = nil
@@ -307,6 +350,8 @@ final class ResponseDecoder {
         sawTransferEncoding = false
         transferCodingCount = 0
         transferCodingsAllChunked = true
+        fieldIsContentLength = false
+        contentLength = nil
         bodyByteCount = 0
     }
 
@@ -331,11 +376,20 @@ final class ResponseDecoder {
     }
 }
 
+/// Where a scanner stopped llhttp: a problem at `index`, or (no problem) a bare LF there that
+/// llhttp must get a CR before.
+struct ScanStop {
+    var index: Int
+    var problem: ResponseDecoderError?
+}
+
 /// Walks the raw bytes of one field section (a head, or a trailer section) ahead of llhttp.
 ///
-/// It exists because strict llhttp 8.1 accepts a bare LF after the status line and as the final
-/// empty line, skips CR/LF before a status line, and accepts status codes of 1, 2 or 4 digits,
-/// and because a limit counted on raw bytes reads the same whatever the read sizes were.
+/// It exists because strict llhttp 8.1 skips CR/LF before a status line, accepts status codes
+/// of 1, 2 or 4 digits, and takes a bare LF as a line end only in some places (after the status
+/// line, as the final empty line) while refusing it after a field; because a limit counted on
+/// raw bytes reads the same whatever the read sizes were; and to find each bare LF, so that
+/// llhttp gets a CR in front of it.
 struct FieldSectionScanner {
     /// Scanning a head, whose first line is a status line.
     static let head = FieldSectionScanner(isActive: true, onStatusLine: true)
@@ -358,9 +412,10 @@ struct FieldSectionScanner {
         self.onStatusLine = onStatusLine
     }
 
-    /// Scans from `start` until the section ends or the bytes run out. Returns the index of the
-    /// first byte that must not reach llhttp, with the error it causes; nil if there is none.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> (index: Int, error: ResponseDecoderError)? {
+    /// Scans from `start` until the section ends, the bytes run out, or a line ends in a bare LF
+    /// (the scanner is then past it). Returns where llhttp must stop: before a byte that must not
+    /// reach it, with the error it causes, or before a bare LF; nil if neither came.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> ScanStop? {
         var index = start
         let end = bytes.count
         while index < end {
@@ -383,33 +438,43 @@ struct FieldSectionScanner {
             }
             let byte = bytes[index]
             if byteCount >= limit {
-                return (index, ResponseDecoderError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes"))
+                return ScanStop(index: index, problem: ResponseDecoderError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes"))
             }
             byteCount += 1
             if sawCR {
-                guard byte == DecoderASCII.lf else { return (index, .malformed("CR not followed by LF in a field section")) }
+                guard byte == DecoderASCII.lf else { return ScanStop(index: index, problem: .malformed("CR not followed by LF in a field section")) }
                 sawCR = false
-                if column == 0 {
-                    isActive = false  // the empty line: llhttp takes it from here
-                    return nil
-                }
-                column = 0
-                onStatusLine = false
+                if lineEnded() { return nil }
             } else if byte == DecoderASCII.lf {
-                return (index, .malformed("line ending in a bare LF in a field section"))
+                // A bare LF ends the line too (RFC 9112 §2.2); llhttp must get a CR before it.
+                if onStatusLine && column < 12 { return ScanStop(index: index, problem: .malformed("status line too short")) }
+                _ = lineEnded()
+                return ScanStop(index: index, problem: nil)
             } else if byte == DecoderASCII.cr {
                 // "HTTP/1.1 200" is the shortest status line; this also refuses CRLF before it.
-                if onStatusLine && column < 12 { return (index, .malformed("status line too short")) }
+                if onStatusLine && column < 12 { return ScanStop(index: index, problem: .malformed("status line too short")) }
                 sawCR = true
             } else {
                 if onStatusLine, let problem = Self.statusLineProblem(byte, at: column) {
-                    return (index, .malformed(problem))
+                    return ScanStop(index: index, problem: .malformed(problem))
                 }
                 column += 1
             }
             index += 1
         }
         return nil
+    }
+
+    /// A line ended (its LF was counted). Returns true when it was the empty line that ends the
+    /// section: llhttp takes it from there.
+    private mutating func lineEnded() -> Bool {
+        if column == 0 {
+            isActive = false
+            return true
+        }
+        column = 0
+        onStatusLine = false
+        return false
     }
 
     /// The index of the first CR or LF in bytes[start..<stop], or `stop`. Eight bytes at a time

@@ -162,7 +162,7 @@ extension EndToEnd {
         }
 
         @Test(arguments: [
-            "HTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nhi",                              // bare LF status line
+            "HTTP/1.1 200 OK\rContent-Length: 2\r\n\r\nhi",                              // bare CR
             "HTTP/1.1 200 OK\r\n: empty\r\nContent-Length: 2\r\n\r\nhi",                 // empty field name
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi",       // differing lengths
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
@@ -173,6 +173,40 @@ extension EndToEnd {
             let harness = ClientHarness()
             let server = try serve(response, thenClose: true)
             #expect(harness.fetch("http://127.0.0.1:\(server.port)/").code == .malformedResponse)
+            server.stop()
+            harness.finish()
+        }
+
+        /// Lines ending in a bare LF (RFC 9112 §2.2), in the head, the chunk framing and the
+        /// trailers; body bytes that are LFs stay as they are, and the connection is reused.
+        @Test func bareLFLineEndsAreAccepted() throws {
+            let harness = ClientHarness()
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    request.target == "/chunked"
+                        ? "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n3\na\nb\n2;x=y\r\n\r\n\n0\nT: v\n\n"
+                        : "HTTP/1.1 200 OK\nX-A: 1\nContent-Length: 4\n\nc\nd\n"
+                }
+            }
+            let chunked = harness.fetch("http://127.0.0.1:\(server.port)/chunked")
+            #expect(chunked.error == nil)
+            #expect(chunked.text == "a\nb\r\n")
+            let sized = harness.fetch("http://127.0.0.1:\(server.port)/sized")
+            #expect(sized.error == nil)
+            #expect(sized.text == "c\nd\n")
+            #expect(sized.response?.headerFields[.init("X-A")!] == "1")
+            #expect(server.acceptedCount == 1)
+            server.stop()
+            harness.finish()
+        }
+
+        /// RFC 9110 §8.6: the same Content-Length twice, or as a list, frames the body once.
+        @Test func repeatedContentLengthIsOneValue() throws {
+            let harness = ClientHarness()
+            let server = try serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2, 2\r\n\r\nhi")
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/")
+            #expect(outcome.error == nil)
+            #expect(outcome.text == "hi")
             server.stop()
             harness.finish()
         }
