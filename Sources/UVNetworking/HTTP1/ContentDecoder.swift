@@ -1,14 +1,26 @@
 import CZlib
 
-/// Decodes a gzip or deflate response body (RFC 9110 §8.4.1) as it arrives, with zlib, within
-/// limits that stop a decompression bomb early: a total size, and a ratio of decoded to received
-/// bytes once the output passes 1 MiB (small bodies compress by large ratios harmlessly).
+/// Decodes a response body encoded with gzip or deflate (RFC 9110 §8.4.1), once or in layers,
+/// as it arrives, with zlib, within limits that stop a decompression bomb early: a total size,
+/// and a ratio of decoded to received bytes once the output passes 1 MiB (small bodies compress
+/// by large ratios harmlessly).
 ///
 /// Loop-confined: bodies are decoded as they are read, so that progress, streams and the size
 /// limit see decoded bytes without a second pass. zlib inflates at several hundred MB/s, in
 /// 64 KiB steps, so one read's worth never holds the loop for long.
 final class ContentDecoder {
     enum Coding: Equatable { case gzip, deflate }
+
+    /// What a response's Content-Encoding asks of the decoder.
+    enum Plan: Equatable {
+        /// No coding (no field, or only `identity`): the body is the content.
+        case identity
+        /// Undo these codings, in this order (the last one applied first).
+        case decode([Coding])
+        /// A coding this decoder cannot undo is listed: the body is delivered as received, with
+        /// the field that says how it is encoded. Never half decoded.
+        case unsupported
+    }
 
     struct Limits {
         /// The most decoded bytes accepted (nil: no limit).
@@ -25,30 +37,100 @@ final class ContentDecoder {
         case limitExceeded(String)
     }
 
+    /// One inflater per coding, the outermost (last applied) first.
+    private let stages: [Inflater]
+    /// Bytes received, as sent (the ratio limit compares every stage's output with them).
+    private var received = 0
+
+    /// What `headers`' Content-Encoding fields ask for (RFC 9110 §8.4): every element of every
+    /// field, in the order the codings were applied. `gzip`, `x-gzip` and `deflate` can be
+    /// undone; `identity` is nothing to undo; any other coding (br, zstd, compress, ...) makes
+    /// the whole body `unsupported`.
+    static func plan(for headers: ReceivedFields) -> Plan {
+        // Most responses have no Content-Encoding: nothing is allocated for them.
+        guard headers.contains(lowercaseName: "content-encoding") else { return .identity }
+        var applied: [Coding] = []
+        for index in headers.indices {
+            let known = headers.withField(at: index) { name, value -> Bool in
+                guard DecoderASCII.equalsLowercase(name, "content-encoding") else { return true }
+                var elementStart = 0
+                for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
+                    let element = DecoderASCII.trimmingWhitespace(UnsafeBufferPointer(rebasing: value[elementStart..<end]))
+                    elementStart = end + 1
+                    if element.isEmpty || DecoderASCII.equalsLowercase(element, "identity") { continue }
+                    if DecoderASCII.equalsLowercase(element, "gzip") || DecoderASCII.equalsLowercase(element, "x-gzip") {
+                        applied.append(.gzip)
+                    } else if DecoderASCII.equalsLowercase(element, "deflate") {
+                        applied.append(.deflate)
+                    } else {
+                        return false
+                    }
+                }
+                return true
+            }
+            if !known { return .unsupported }
+        }
+        return applied.isEmpty ? .identity : .decode(applied.reversed())
+    }
+
+    /// A decoder that undoes `codings` in this order (the last one applied first); nil if zlib
+    /// cannot start.
+    init?(codings: [Coding], limits: Limits) {
+        var stages: [Inflater] = []
+        for coding in codings {
+            guard let stage = Inflater(coding: coding, limits: limits) else { return nil }
+            stages.append(stage)
+        }
+        self.stages = stages
+    }
+
+    /// A decoder of one coding.
+    convenience init?(coding: Coding, limits: Limits) {
+        self.init(codings: [coding], limits: limits)
+    }
+
+    /// Decodes `bytes`; returns what they decoded to (possibly nothing yet).
+    func decode(_ bytes: [UInt8]) throws(Failure) -> [UInt8] {
+        received += bytes.count
+        var data = bytes
+        for stage in stages {
+            if data.isEmpty { break }
+            data = try stage.decode(data, received: received)
+        }
+        return data
+    }
+
+    /// The body ended: throws if a compressed stream did not.
+    func finish() throws(Failure) {
+        for stage in stages { try stage.finish() }
+    }
+}
+
+/// Undoes one coding with one zlib stream.
+private final class Inflater {
     private let stream: UnsafeMutablePointer<z_stream>
-    private let coding: Coding
-    private let limits: Limits
+    private let coding: ContentDecoder.Coding
+    private let limits: ContentDecoder.Limits
+    /// Bytes this stage was given.
+    private var consumedInput = 0
+    /// Bytes received off the wire, for the ratio limit.
     private var received = 0
     private var produced = 0
     private var ended = false
     /// For deflate: whether raw deflate (no zlib header) was detected, which some servers send.
     private var triedRawDeflate = false
+    /// For deflate: the first byte, held until the second tells zlib framing from raw deflate
+    /// (input may come a byte at a time, from the wire or from an outer coding).
+    private var heldFirstByte: UInt8?
+    private var framingKnown: Bool
     private var output = [UInt8](repeating: 0, count: 64 * 1024)
 
-    /// The coding named by a response's Content-Encoding, if it is one this decoder handles
-    /// alone ("gzip", "x-gzip", "deflate"); nil for none, identity, or anything else, whose
-    /// body is delivered as received.
-    static func coding(ofContentEncoding value: String) -> Coding? {
-        switch value.trimmingCharacters(in: [" ", "\t"]).lowercased() {
-        case "gzip", "x-gzip": return .gzip
-        case "deflate": return .deflate
-        default: return nil
-        }
-    }
+    typealias Failure = ContentDecoder.Failure
 
-    init?(coding: Coding, limits: Limits) {
+    init?(coding: ContentDecoder.Coding, limits: ContentDecoder.Limits) {
         self.coding = coding
         self.limits = limits
+        framingKnown = coding == .gzip
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         // 15 + 16: gzip framing only; 15: the zlib framing deflate means (RFC 9110 §8.4.1.2).
@@ -63,9 +145,24 @@ final class ContentDecoder {
         stream.deallocate()
     }
 
-    /// Decodes `bytes`; returns what they decoded to (possibly nothing yet).
-    func decode(_ bytes: [UInt8]) throws(Failure) -> [UInt8] {
-        received += bytes.count
+    /// Decodes `bytes`, `received` wire bytes in so far; returns what they decoded to.
+    func decode(_ bytes: [UInt8], received: Int) throws(Failure) -> [UInt8] {
+        consumedInput += bytes.count
+        self.received = received
+        var bytes = bytes
+        if !framingKnown {
+            guard let first = heldFirstByte ?? bytes.first else { return [] }
+            if heldFirstByte == nil { bytes.removeFirst() }
+            guard let second = bytes.first else {
+                heldFirstByte = first
+                return []
+            }
+            heldFirstByte = nil
+            framingKnown = true
+            bytes.insert(first, at: 0)
+            // A zlib header (RFC 1950): method 8, and the two bytes a multiple of 31.
+            if first & 0x0F != 8 || (UInt16(first) << 8 | UInt16(second)) % 31 != 0 { try restartAsRawDeflate() }
+        }
         var decoded: [UInt8] = []
         var input = bytes[...]
         while !input.isEmpty {
@@ -84,7 +181,7 @@ final class ContentDecoder {
 
     /// The body ended: throws if the compressed stream did not.
     func finish() throws(Failure) {
-        guard ended || received == 0 else { throw .corrupt("the \(coding) stream ended before its end marker") }
+        guard ended || consumedInput == 0 else { throw .corrupt("the \(coding) stream ended before its end marker") }
     }
 
     /// One inflate pass over `input`; returns how many bytes of it were consumed.
@@ -120,11 +217,9 @@ final class ContentDecoder {
             ended = true
             return consumed
         case Z_DATA_ERROR where coding == .deflate && !triedRawDeflate && produced == 0:
-            // No zlib header: raw deflate (RFC 1951), as some servers send for "deflate".
-            triedRawDeflate = true
-            inflateEnd(stream)
-            stream.initialize(to: z_stream())
-            guard uvn_inflateInit2(stream, -15) == Z_OK else { throw .corrupt("zlib could not restart for raw deflate") }
+            // Not zlib after all, though it started like it: raw deflate (RFC 1951), as some
+            // servers send for "deflate".
+            try restartAsRawDeflate()
             return 0
         default:
             let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
@@ -132,16 +227,24 @@ final class ContentDecoder {
         }
     }
 
+    /// Switches the stream to raw deflate (no zlib header or checksum).
+    private func restartAsRawDeflate() throws(Failure) {
+        triedRawDeflate = true
+        inflateEnd(stream)
+        stream.initialize(to: z_stream())
+        guard uvn_inflateInit2(stream, -15) == Z_OK else { throw .corrupt("zlib could not restart for raw deflate") }
+    }
+
     private var exceedsLimit: Bool {
         if let maximum = limits.maximumBytes, produced > maximum { return true }
-        return produced > Limits.ratioGrace && Double(produced) > limits.maximumRatio * Double(max(received, 1))
+        return produced > ContentDecoder.Limits.ratioGrace && Double(produced) > limits.maximumRatio * Double(max(received, 1))
     }
 
     private func checkLimits() throws(Failure) {
         if let maximum = limits.maximumBytes, produced > maximum {
             throw .limitExceeded("the decoded body is larger than \(maximum) bytes")
         }
-        if produced > Limits.ratioGrace && Double(produced) > limits.maximumRatio * Double(max(received, 1)) {
+        if produced > ContentDecoder.Limits.ratioGrace && Double(produced) > limits.maximumRatio * Double(max(received, 1)) {
             throw .limitExceeded("\(received) bytes of \(coding) data decoded to more than \(produced) bytes, past the limit of \(Int(limits.maximumRatio))x: refused as a decompression bomb")
         }
     }

@@ -46,7 +46,7 @@ final class TaskRunner {
     /// The requests sent before `currentRequest` (empty until a redirect), for cycle detection.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
-    /// Decodes a gzip or deflate body; nil for bodies sent as they are.
+    /// Decodes a gzip or deflate body (layers too); nil for bodies delivered as received.
     @exclusivity(unchecked) private var contentDecoder: ContentDecoder?
     /// nil when the session does not decode responses.
     private let decodingLimits: ContentDecoder.Limits?
@@ -265,9 +265,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             armTimer()
             return
         }
-        if let decodingLimits, expectedLength != 0, let encoding = head.headers.firstValue(named: "content-encoding"),
-           let coding = ContentDecoder.coding(ofContentEncoding: encoding) {
-            contentDecoder = ContentDecoder(coding: coding, limits: decodingLimits)
+        if let decodingLimits, expectedLength != 0, case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
+            contentDecoder = ContentDecoder(codings: codings, limits: decodingLimits)
         }
         var expectedLength = expectedLength
         if let download {

@@ -121,12 +121,46 @@ extension EndToEnd {
             }
         }
 
-        @Test func unknownCodingsArriveAsSent() throws {
-            let server = try server(body: Data("opaque".utf8), fields: [("Content-Encoding", "br")])
+        /// A coding we cannot undo, alone or in a list with ones we can: the body arrives as
+        /// sent, with the Content-Encoding field that says so; nothing is half decoded.
+        @Test(arguments: [[("Content-Encoding", "br")], [("Content-Encoding", "gzip, br")],
+                          [("Content-Encoding", "gzip"), ("Content-Encoding", "zstd")]])
+        func unknownCodingsArriveAsSent(fields: [(String, String)]) throws {
+            let sent = try gzipCompressed(Data("opaque".utf8))
+            let server = try server(body: sent, fields: fields)
             defer { server.stop() }
             let harness = ClientHarness()
             defer { harness.finish() }
-            #expect(harness.fetch("http://127.0.0.1:\(server.port)/").text == "opaque")
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/")
+            #expect(outcome.error == nil)
+            #expect(outcome.data == sent)
+            #expect(outcome.response?.headerFields[values: .contentEncoding] == fields.map(\.1))
+        }
+
+        /// RFC 9110 §8.4: codings listed in the order applied, in one field or several, are
+        /// undone last first; the still-encoded bytes are never delivered as the body.
+        @Test(arguments: [[("Content-Encoding", "deflate, identity, gzip")],
+                          [("Content-Encoding", "deflate"), ("Content-Encoding", "gzip")]])
+        func layeredCodingsAreAllUndone(fields: [(String, String)]) throws {
+            let original = Data((0..<30_000).map { UInt8($0 % 11) })
+            let deflated = Data(try gzipCompressed(original).dropFirst(10).dropLast(8))
+            let server = try server(body: try gzipCompressed(deflated), fields: fields)
+            defer { server.stop() }
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/")
+            #expect(outcome.error == nil)
+            #expect(outcome.data == original)
+        }
+
+        @Test func layeredCodingCutShortFails() throws {
+            let deflated = Data(try gzipCompressed(Data(repeating: 7, count: 50_000)).dropFirst(10).dropLast(8))
+            let server = try server(body: try gzipCompressed(deflated.prefix(deflated.count / 2)),
+                                    fields: [("Content-Encoding", "deflate, gzip")])
+            defer { server.stop() }
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            #expect(harness.fetch("http://127.0.0.1:\(server.port)/").code == .contentDecodingFailed)
         }
     }
 }

@@ -14,13 +14,62 @@ import Testing
         return out
     }
 
+    private func plan(_ values: String...) -> ContentDecoder.Plan {
+        ContentDecoder.plan(for: ReceivedFields([HeaderField(name: "Date", value: "now")]
+            + values.map { HeaderField(name: "content-Encoding", value: $0) }))
+    }
+
     @Test func codingNamesAreReadLikeServersSendThem() {
-        #expect(ContentDecoder.coding(ofContentEncoding: "gzip") == .gzip)
-        #expect(ContentDecoder.coding(ofContentEncoding: " X-GZIP ") == .gzip)
-        #expect(ContentDecoder.coding(ofContentEncoding: "Deflate") == .deflate)
-        #expect(ContentDecoder.coding(ofContentEncoding: "br") == nil)
-        #expect(ContentDecoder.coding(ofContentEncoding: "gzip, br") == nil)
-        #expect(ContentDecoder.coding(ofContentEncoding: "identity") == nil)
+        #expect(plan("gzip") == .decode([.gzip]))
+        #expect(plan(" X-GZIP ") == .decode([.gzip]))
+        #expect(plan("Deflate") == .decode([.deflate]))
+        #expect(plan() == .identity)
+        #expect(plan("identity") == .identity)
+        #expect(plan("") == .identity)
+    }
+
+    /// RFC 9110 §8.4: the codings are listed in the order they were applied, over one field or
+    /// several; the decoder undoes them last first.
+    @Test func everyCodingOfEveryFieldIsUndoneInReverse() {
+        #expect(plan("deflate, identity, gzip") == .decode([.gzip, .deflate]))
+        #expect(plan("deflate", "gzip") == .decode([.gzip, .deflate]))
+        #expect(plan("gzip,", " , deflate") == .decode([.deflate, .gzip]))
+        #expect(plan("gzip, gzip") == .decode([.gzip, .gzip]))
+    }
+
+    /// A coding we cannot undo anywhere in the list: the body is delivered as received (the
+    /// Content-Encoding field says what it is), never half decoded.
+    @Test func anUnknownCodingLeavesTheBodyAsReceived() {
+        for values in [["br"], ["zstd"], ["none"], ["compress"], ["gzip, br"], ["br, gzip"], ["gzip", "br"], ["gzip;q=1"]] {
+            #expect(plan(values) == .unsupported, "\(values)")
+        }
+    }
+
+    private func plan(_ values: [String]) -> ContentDecoder.Plan {
+        ContentDecoder.plan(for: ReceivedFields(values.map { HeaderField(name: "Content-Encoding", value: $0) }))
+    }
+
+    @Test func layeredCodingsDecodeToTheOriginal() throws {
+        let original = Data((0..<20_000).map { UInt8($0 % 13) })
+        // deflate first (raw deflate: the gzip member without its 10-byte header and 8-byte
+        // trailer), then gzip over it: "Content-Encoding: deflate, gzip".
+        let deflated = Data(try gzipCompressed(original).dropFirst(10).dropLast(8))
+        let layered = try gzipCompressed(deflated)
+        let decoder = try #require(ContentDecoder(codings: [.gzip, .deflate], limits: limits))
+        var out = Data()
+        for byte in layered { out.append(contentsOf: try decoder.decode([byte])) }
+        try decoder.finish()
+        #expect(out == original)
+        // Cut short inside the inner stream: the end reports it.
+        let cut = try #require(ContentDecoder(codings: [.gzip, .deflate], limits: limits))
+        _ = try cut.decode(Array(try gzipCompressed(deflated.prefix(deflated.count / 2))))
+        #expect(throws: ContentDecoder.Failure.self) { try cut.finish() }
+    }
+
+    @Test func layeredLimitsCountTheFinalBytes() throws {
+        let zeros = try gzipCompressed(try gzipCompressed(Data(count: 8 << 20)))
+        let decoder = try #require(ContentDecoder(codings: [.gzip, .gzip], limits: limits))
+        #expect(throws: ContentDecoder.Failure.self) { _ = try decoder.decode(Array(zeros)) }
     }
 
     @Test func gzipFedOneByteAtATimeDecodesTheSame() throws {
@@ -47,6 +96,21 @@ import Testing
         let checksum = adler.b << 16 | adler.a
         let zlib = Data([0x78, 0x9c]) + raw + Data([UInt8(checksum >> 24), UInt8(checksum >> 16 & 0xff), UInt8(checksum >> 8 & 0xff), UInt8(checksum & 0xff)])
         #expect(try decode(.deflate, [zlib]) == original)
+    }
+
+    /// Whether a deflate body has zlib framing is told by its first two bytes, which may come
+    /// in two reads (or from an outer coding, a byte at a time).
+    @Test func deflateFramingIsToldAcrossSplitInput() throws {
+        let original = Data(repeating: 0x62, count: 5_000)
+        let raw = Data(try gzipCompressed(original).dropFirst(10).dropLast(8))
+        #expect(try decode(.deflate, raw.map { Data([$0]) }) == original)
+        var adler = (a: UInt32(1), b: UInt32(0))
+        for byte in original { adler.a = (adler.a + UInt32(byte)) % 65521; adler.b = (adler.b + adler.a) % 65521 }
+        let checksum = adler.b << 16 | adler.a
+        let zlib = Data([0x78, 0x9c]) + raw + Data([UInt8(checksum >> 24), UInt8(checksum >> 16 & 0xff), UInt8(checksum >> 8 & 0xff), UInt8(checksum & 0xff)])
+        #expect(try decode(.deflate, zlib.map { Data([$0]) }) == original)
+        // One byte and the end: cut short.
+        #expect(throws: ContentDecoder.Failure.self) { try decode(.deflate, [Data([0x78])]) }
     }
 
     @Test func limitsStopDecodingEarly() throws {
