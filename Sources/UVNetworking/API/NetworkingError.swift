@@ -117,7 +117,10 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         // Redirects.
         /// The task followed more redirects than `SessionConfiguration.maximumRedirects`.
         public static let tooManyRedirects = Code("tooManyRedirects")
-        /// A redirect led back to a request the task had already sent.
+        /// Never raised any more: a redirect back to a URL the task already requested is
+        /// followed (servers set a cookie and redirect to the same URL), and only
+        /// `SessionConfiguration.maximumRedirects` ends a loop, with `tooManyRedirects`. Kept so
+        /// that code naming it still compiles.
         public static let redirectCycle = Code("redirectCycle")
         /// A redirect from https to http, which `SessionConfiguration.allowsHTTPSToHTTPRedirects`
         /// refuses by default.

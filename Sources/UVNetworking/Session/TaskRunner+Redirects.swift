@@ -16,9 +16,11 @@ enum RedirectOutcome: Sendable {
 /// request's encoding, all of which are either user code or serialization — and back on the
 /// loop, moving the task to its next exchange.
 extension TaskRunner {
-    /// Whether `head` is a redirect the session follows: a redirect status with a Location.
+    /// Whether `head` is a redirect the session follows: a redirect status with a Location
+    /// that is not blank.
     func isRedirectToFollow(_ head: ResponseHead) -> Bool {
-        RedirectPlanner.isRedirect(head.status) && head.headers.firstValue(named: "location") != nil
+        RedirectPlanner.isRedirect(head.status)
+            && RedirectPlanner.isRedirectToFollow(status: head.status, location: head.headers.firstValue(named: "location"))
     }
 
     func planRedirect() {

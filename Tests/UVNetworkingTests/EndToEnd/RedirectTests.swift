@@ -112,17 +112,56 @@ extension EndToEnd {
             #expect(seen.withLock { $0 } == [302, 307])
         }
 
-        @Test func cycleIsDetected() throws {
+        /// Only the redirect limit ends a loop: a URL already visited is requested again.
+        @Test func loopEndsAtTheLimit() throws {
+            let requests = Atomic<Int>(0)
             let server = try ScriptedServer { connection in
                 try connection.serveKeepAlive { request in
-                    ScriptedResponse.text("", status: 302, reason: "Found",
-                                          headers: [("Location", request.target == "/a" ? "/b" : "/a")])
+                    requests.add(1, ordering: .relaxed)
+                    return ScriptedResponse.text("", status: 302, reason: "Found",
+                                                 headers: [("Location", request.target == "/a" ? "/b" : "/a")])
+                }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness { $0.maximumRedirects = 5 }
+            defer { harness.finish() }
+            #expect(harness.fetch("http://127.0.0.1:\(server.port)/a").code == .tooManyRedirects)
+            #expect(requests.load(ordering: .relaxed) == 6)
+        }
+
+        /// A server that sets a cookie and redirects to the URL just requested (a login gate, a
+        /// consent page): the second visit carries the cookie and gets the page.
+        @Test func redirectBackToTheSameURLWithACookieIsFollowed() throws {
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    if request.header("Cookie") == "seen=1" { return ScriptedResponse.text("welcome") }
+                    return ScriptedResponse.text("", status: 302, reason: "Found",
+                                                 headers: [("Set-Cookie", "seen=1; Path=/"), ("Location", request.target)])
+                }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness { $0.cookieStore = CookieStore() }
+            defer { harness.finish() }
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/gate")
+            #expect(outcome.error == nil)
+            #expect(outcome.text == "welcome")
+        }
+
+        /// A 3xx whose Location is empty or blank is the response, like one without Location.
+        @Test(arguments: ["", " "])
+        func blankLocationDeliversTheRedirect(location: String) throws {
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { _ in
+                    "HTTP/1.1 302 Found\r\nLocation:\(location)\r\nContent-Length: 4\r\n\r\nhere"
                 }
             }
             defer { server.stop() }
             let harness = ClientHarness()
             defer { harness.finish() }
-            #expect(harness.fetch("http://127.0.0.1:\(server.port)/a").code == .redirectCycle)
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/")
+            #expect(outcome.error == nil)
+            #expect(outcome.status == 302)
+            #expect(outcome.text == "here")
         }
 
         @Test func credentialsStayWithTheirOrigin() throws {

@@ -14,19 +14,33 @@ enum RedirectPlanner {
         }
     }
 
+    /// Whether a response with `status` and `location` (its first Location field, if any) is
+    /// a redirect to follow: a redirect status and a Location that names something. An empty or
+    /// blank Location names nothing, so such a response is the task's response, as one without
+    /// Location is (RFC 9110 §15.4 makes the field a SHOULD).
+    static func isRedirectToFollow(status: Int, location: String?) -> Bool {
+        guard isRedirect(status), let location else { return false }
+        return location.utf8.contains { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+    }
+
     /// What the session allows; from `SessionConfiguration`.
     struct Limits: Sendable {
         var maximumRedirects: Int
         var allowsHTTPSToHTTP: Bool
     }
 
-    /// A request the task already sent, to catch cycles.
+    /// A request the task already sent (counted against the limit).
     struct Visit: Hashable, Sendable {
         var method: HTTPRequest.Method
         var url: String
     }
 
     /// The request that follows `response` to `request`, or why there is none.
+    ///
+    /// A URL already visited is followed again: servers set a cookie and redirect to the same
+    /// URL, or bounce through a login, and curl and browsers follow; only
+    /// `Limits.maximumRedirects` ends a loop (`tooManyRedirects`). `redirectCycle` is never
+    /// raised.
     ///
     /// - Parameters:
     ///   - visited: every request of the task so far, the current one included.
@@ -78,11 +92,6 @@ enum RedirectPlanner {
         }
         // Host is the target's, written by the encoder.
         next.headerFields.removeAll { $0.name.caseInsensitiveCompare("Host") == .orderedSame }
-
-        let visit = Visit(method: next.method, url: target.absoluteString)
-        if visited.contains(visit) {
-            return .failure(NetworkingError(.redirectCycle, "the redirects came back to \(next.method) \(target.absoluteString)", failingURL: from))
-        }
         return .success(next)
     }
 
