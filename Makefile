@@ -7,8 +7,12 @@ export LLHTTP_PREFIX
 export PKG_CONFIG_PATH := $(LLHTTP_PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 45
+# The replies of curl's own test suite (docs/conformance.md). Not part of this repository: when
+# the folder is there, `make test` runs them too; without it their suite skips itself, saying so.
+CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
+export UVN_CURL_REPLIES := $(if $(wildcard $(CURL_REPLIES)/index.json),$(CURL_REPLIES))
 
-.PHONY: all deps build release test unit fuzz fuzz-smoke demo bench clean
+.PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean
 
 all: build
 
@@ -22,11 +26,19 @@ release: deps
 	$(SWIFT) build -c release --product uvfetch
 
 # Every test: the state machines, the end-to-end suites against nginx, httpbin and the scripted
-# server (the tests start them on loopback), then a short fuzz smoke of the response decoder.
+# server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, then a
+# short fuzz smoke of the response decoder.
 test: deps
 	$(SWIFT) build --build-tests
+	@echo "curl replies: $(if $(UVN_CURL_REPLIES),$(UVN_CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
 	$(SWIFT) test --skip-build --no-parallel
 	$(MAKE) fuzz-smoke
+
+# Only the curl-replies suite: every reply of curl's test suite against the outcome decided for it.
+conformance: deps
+	@test -n "$(UVN_CURL_REPLIES)" || { echo "make conformance: no curl-replies corpus at $(CURL_REPLIES) (set CURL_REPLIES=...)" >&2; exit 1; }
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter CurlReplies
 
 fuzz-smoke: deps
 	bash Fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
