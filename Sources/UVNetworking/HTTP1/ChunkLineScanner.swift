@@ -1,6 +1,7 @@
 // Finds the line ends of a chunked body's framing just ahead of llhttp, so that a bare LF can
-// end a chunk-size line or follow chunk data (RFC 9112 §2.2): llhttp 8.1 refuses both, and has
-// no lenient flag for it (9.x's lenient_optional_cr_before_lf is for the whole message).
+// end a chunk-size line or follow chunk data (RFC 9112 §2.2). llhttp 8.1 refuses both and has
+// no lenient flag for it; 9.x's lenient_optional_cr_before_lf would do, but feeding llhttp the
+// missing CR works with both (checked against 9.3), so the decoder needs no version switch.
 //
 // Only the framing lines are looked at: the data of each chunk is skipped by its size, so body
 // bytes are never examined, let alone changed. The size is read the way llhttp reads it (hex

@@ -60,10 +60,12 @@ extension ResponseDecoder {
     /// A Content-Length of the head is ours to read (`onHeaderValueComplete`): setting llhttp's
     /// header state back to 0 ("general", as in 8.x and 9.x) before it looks at the value makes
     /// llhttp take the value as any other, so it neither refuses a repeat or a list nor counts it.
+    /// One in the trailers frames nothing (RFC 9110 §6.5.1) and is passed on as any field (9.x
+    /// would otherwise refuse it next to chunked; 8.1 lets it through).
     func onHeaderFieldComplete() -> Int32 {
         if nameBytes.isEmpty { return failCallback(.malformed("empty field name")) }
-        if section == .head && nameBytes.count == 14 && DecoderASCII.equalsLowercase(nameBytes.bytes, "content-length") {
-            fieldIsContentLength = true
+        if nameBytes.count == 14 && DecoderASCII.equalsLowercase(nameBytes.bytes, "content-length") {
+            fieldIsContentLength = section == .head
             parser.pointee.header_state = 0
         }
         return 0

@@ -14,7 +14,8 @@ import CLLHTTP
 //   limit. When it finds a problem at byte i, llhttp is first run on the bytes before i, so that
 //   whichever problem comes first in the stream wins however the stream was split.
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
-//   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that. The
+//   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
+//   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
 //   scanners report each LF that lacks its CR (`ChunkLineScanner` does it for the framing lines
 //   of a chunked body), and llhttp is fed the bytes before it, then a lone CR from a constant,
 //   then the rest: the input is never copied or changed, and body bytes are never looked at. A
