@@ -29,9 +29,10 @@ public struct SessionConfiguration: Sendable {
     /// `insecureRedirect` rather than send the request, and maybe credentials, in clear.
     public var allowsHTTPSToHTTPRedirects = false
     /// Whether responses with Content-Encoding gzip or deflate are decoded (and
-    /// `Accept-Encoding: gzip, deflate` is sent when a request does not set the field). Progress
-    /// counts the bytes received; the body, streams and hooks get decoded bytes. Off: bodies
-    /// arrive as sent.
+    /// `Accept-Encoding: gzip, deflate` is sent when a request does not set the field). Several
+    /// codings are undone last applied first; a list that names any other coding (br, zstd, ...)
+    /// leaves the body as sent, with its Content-Encoding field. Progress counts the bytes
+    /// received; the body, streams and hooks get decoded bytes. Off: bodies arrive as sent.
     public var decompressesResponses = true
     /// The most decoded bytes per received byte a compressed body may expand to, once past
     /// 1 MiB decoded; past it the task fails with `decompressionLimitExceeded` (a decompression

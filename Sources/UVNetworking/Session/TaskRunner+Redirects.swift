@@ -17,7 +17,7 @@ enum RedirectOutcome: Sendable {
 /// loop, moving the task to its next exchange.
 extension TaskRunner {
     /// Whether `head` is a redirect the session follows: a redirect status with a Location
-    /// that is not blank.
+    /// that is not blank. The status first: no String is made for other responses.
     func isRedirectToFollow(_ head: ResponseHead) -> Bool {
         RedirectPlanner.isRedirect(head.status)
             && RedirectPlanner.isRedirectToFollow(status: head.status, location: head.headers.firstValue(named: "location"))
