@@ -43,7 +43,7 @@ final class TaskRunner {
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The head in hand is a redirect being followed: its body is not the task's.
     @exclusivity(unchecked) var followingRedirect = false
-    /// The requests sent before `currentRequest` (empty until a redirect), for cycle detection.
+    /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
     /// Decodes a gzip or deflate body (layers too); nil for bodies delivered as received.

@@ -140,7 +140,7 @@ struct TaskStateMachine: Sendable {
         return .succeed
     }
 
-    /// The redirect cannot be followed (limit, cycle, refused downgrade, bad Location).
+    /// The redirect cannot be followed (limit, refused downgrade, bad Location).
     mutating func redirectFailed(_ code: NetworkingError.Code) -> Action {
         guard state == .redirecting else { return .none }
         state = .failed
