@@ -10,7 +10,8 @@ FUZZ_SMOKE_SECONDS ?= 45
 # The replies of curl's own test suite (docs/conformance.md). Not part of this repository: when
 # the folder is there, `make test` runs them too; without it their suite skips itself, saying so.
 CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
-export UVN_CURL_REPLIES := $(if $(wildcard $(CURL_REPLIES)/index.json),$(CURL_REPLIES))
+export UVN_CURL_REPLIES := $(CURL_REPLIES)
+HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
 
 .PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean
 
@@ -30,13 +31,13 @@ release: deps
 # short fuzz smoke of the response decoder.
 test: deps
 	$(SWIFT) build --build-tests
-	@echo "curl replies: $(if $(UVN_CURL_REPLIES),$(UVN_CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
+	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
 	$(SWIFT) test --skip-build --no-parallel
 	$(MAKE) fuzz-smoke
 
 # Only the curl-replies suite: every reply of curl's test suite against the outcome decided for it.
 conformance: deps
-	@test -n "$(UVN_CURL_REPLIES)" || { echo "make conformance: no curl-replies corpus at $(CURL_REPLIES) (set CURL_REPLIES=...)" >&2; exit 1; }
+	@test -n "$(HAVE_CURL_REPLIES)" || { echo "make conformance: no curl-replies corpus at $(CURL_REPLIES) (set CURL_REPLIES=...)" >&2; exit 1; }
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter CurlReplies
 
