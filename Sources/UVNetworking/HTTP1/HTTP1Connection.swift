@@ -239,6 +239,10 @@ final class HTTP1Connection {
     /// Reads again after `pauseReading`.
     func resumeReading() { if !isClosed { transport.startReading() } }
 
+    /// Whether the body of the response in flight ends only when the connection does (no
+    /// Content-Length, not chunked).
+    var responseBodyEndsWithConnection: Bool { decoder.isReadingBodyUntilEOF }
+
     /// Abandons the exchange in flight (cancellation, timeout) and closes. The delegate is not
     /// told: the task that asked already knows.
     func abort() {

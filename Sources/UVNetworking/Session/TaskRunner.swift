@@ -43,6 +43,10 @@ final class TaskRunner {
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The head in hand is a redirect being followed: its body is not the task's.
     @exclusivity(unchecked) var followingRedirect = false
+    /// That body while the redirect is planned, then drained (TaskRunner+RedirectBodies.swift).
+    @exclusivity(unchecked) var redirectBody: RedirectBodyState?
+    /// The plan made while the redirect's body arrived, applied once the body is done with.
+    @exclusivity(unchecked) var plannedRedirect: RedirectOutcome?
     /// The requests sent before `currentRequest` (empty until a redirect), for cycle detection.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
@@ -154,6 +158,15 @@ final class TaskRunner {
         finish(error: error)
     }
 
+    /// Closes the connection mid-response without ending the task (a redirect's body not worth
+    /// reading).
+    func abandonConnection() {
+        metricsExchangeEnded(on: connection)
+        guard let connection else { return }
+        self.connection = nil
+        connection.abort()
+    }
+
     private func finish(error: NetworkingError?) {
         connection = nil
         bodyStream?.finish(error: error)
@@ -170,7 +183,7 @@ final class TaskRunner {
     /// Sets the next deadline on whoever holds the task: its connection while it has one, its
     /// pool while it waits. The holder calls `timerFired`, which re-checks every deadline, so an
     /// early or stale firing is harmless.
-    private func armTimer() {
+    func armTimer() {
         guard !machine.state.isTerminal else { return }
         let deadline: UInt64
         switch machine.state {
@@ -257,14 +270,20 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         self.head = head
         metricsResponseStarted(status: head.status)
         if redirectLimits.maximumRedirects > 0 && isRedirectToFollow(head) {
-            // Its body is read (so the connection stays reusable) but is not the task's: no
-            // progress, stream or hooks see it unless the redirect ends up delivered.
+            // Its body is not the task's: no progress, stream or hooks see it unless the
+            // redirect ends up delivered. The plan starts now; the body waits for it.
             followingRedirect = true
             lastByteAt = LoopTimer.now(loop)
             perform(machine.headReceived())
+            redirectHeadReceived(bodyLength: expectedLength)
             armTimer()
             return
         }
+        acceptFinalHead(head, bodyLength: expectedLength)
+    }
+
+    /// A head whose response is the task's: a final response, or a redirect not followed.
+    func acceptFinalHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         if let decodingLimits, expectedLength != 0, let encoding = head.headers.firstValue(named: "content-encoding"),
            let coding = ContentDecoder.coding(ofContentEncoding: encoding) {
             contentDecoder = ContentDecoder(coding: coding, limits: decodingLimits)
@@ -275,12 +294,12 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             case .write(let total):
                 expectedLength = total
             case .restart:
-                // Like a redirect: the body is read but is not the task's; the end plans the
-                // next request.
+                // Like a redirect: the body is not the task's; its end plans the next request.
                 contentDecoder = nil
                 followingRedirect = true
                 lastByteAt = LoopTimer.now(loop)
                 perform(machine.headReceived())
+                restartHeadReceived(bodyLength: expectedLength)
                 armTimer()
                 return
             case .failed:
@@ -302,8 +321,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeReceivedBody(_ received: [UInt8]) {
         if followingRedirect {
-            body.append(contentsOf: received)
             lastByteAt = LoopTimer.now(loop)
+            redirectBodyReceived(received)
             return
         }
         var bytes = received
@@ -355,6 +374,12 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeFinished() {
         metricsExchangeEnded(on: connection)
+        if followingRedirect && redirectBodyEndHeld() { connection = nil; return }
+        responseEnded()
+    }
+
+    /// The response's body is complete (now, or when a redirect's plan delivered it).
+    func responseEnded() {
         if let contentDecoder {
             self.contentDecoder = nil
             do {
@@ -380,6 +405,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             body.removeAll()
             if discardsBody { task.recordDiscarded(nil) }
             followingRedirect = false
+            redirectBody = nil
+            plannedRedirect = nil
             perform(action)
         case .fail:
             var error = error
@@ -399,7 +426,8 @@ extension TaskRunner {
     /// buffer: read again, unless it filled up again since it asked, or the caller suspended the
     /// task.
     func consumerDrained() {
-        guard pausedForConsumer else { return }
+        // A redirect being planned is not the consumer's to resume.
+        guard pausedForConsumer, redirectBody?.phase != .planning else { return }
         if let bodyStream, bodyStream.isProducerPaused { return }
         if let download, download.writer.wantsPause { return }
         pausedForConsumer = false
