@@ -59,6 +59,10 @@ public struct SessionConfiguration: Sendable {
     /// `CookieStore.shared` (one for the process, like NSHTTPCookieStorage's shared storage).
     /// Several sessions may share a store. Requests opt out with `httpShouldHandleCookies`.
     public var cookieStore: CookieStore?
+    /// Where download tasks write bodies while they arrive; nil (the default) for FileManager's
+    /// temporary directory. Not public: tests give a session a directory of its own, so they
+    /// can count what is left in it.
+    var downloadDirectory: URL?
 
     /// The fields added to every request that does not set them: `httpAdditionalHeaders`, and
     /// Accept-Encoding when responses are decoded.

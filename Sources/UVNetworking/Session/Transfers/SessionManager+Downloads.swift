@@ -22,7 +22,7 @@ extension SessionManager {
     public func downloadTask(with request: Request, progress: (@Sendable (Progress) -> Void)? = nil,
                              destination: DownloadTask.Destination? = nil,
                              completionHandler: DownloadTask.DownloadCompletionHandler? = nil) -> DownloadTask {
-        let plan = DownloadTask.Plan(temporaryFile: DownloadTemporaryFile.makeURL(), resumeOffset: nil, resumedFrom: nil)
+        let plan = DownloadTask.Plan(temporaryFile: DownloadTemporaryFile.makeURL(in: configuration.downloadDirectory), resumeOffset: nil, resumedFrom: nil)
         return makeDownloadTask(request, plan: plan, progress: progress, destination: destination, completionHandler: completionHandler)
     }
 
@@ -42,7 +42,7 @@ extension SessionManager {
     public func downloadTask(withResumeData resumeData: Data, progress: (@Sendable (Progress) -> Void)? = nil,
                              destination: DownloadTask.Destination? = nil,
                              completionHandler: DownloadTask.DownloadCompletionHandler? = nil) throws(NetworkingError) -> DownloadTask {
-        let resume = try DownloadResumeData.decode(resumeData)
+        let resume = try DownloadResumeData.decode(resumeData, directory: configuration.downloadDirectory)
         guard let status = POSIXFile.status(atPath: resume.temporaryFilePath), status.isRegularFile else {
             throw NetworkingError(.invalidResumeData, "the partial download \(resume.temporaryFilePath) of the resume data is gone")
         }
