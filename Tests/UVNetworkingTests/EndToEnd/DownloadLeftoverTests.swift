@@ -194,6 +194,37 @@ extension EndToEnd {
             #expect(waitUntil(timeout: 5) { files().isEmpty }, "left after the resumed task: \(files())")
         }
 
+        /// Resume data that will not be resumed: the caller discards it, which removes its file;
+        /// data that is not resume data of this library removes nothing.
+        @Test func resumeDataNotResumedIsDiscardedByTheCaller() throws {
+            defer { cleanUp() }
+            let server = try Self.partialServer(sent: 1 << 20, reset: false)
+            defer { server.stop() }
+            let harness = makeHarness()
+            defer { harness.finish() }
+            let probe = DownloadProbe()
+            let task = harness.manager.downloadTask(with: request(server, "/file"), completionHandler: probe.completion)
+            task.resume()
+            #expect(waitUntil(timeout: 10) { task.countOfBytesReceived >= 1 << 20 })
+            task.cancel(byProducingResumeData: probe.resumeDataHandler)
+            #expect(probe.resumeDataDelivered.wait(timeout: .now() + 10) == .success)
+            let resumeData = try #require(probe.resumeData.withLock { $0.data })
+            #expect(files().count == 1)
+
+            let bystander = directory.appendingPathComponent("not-ours.bin")
+            try Data("keep me".utf8).write(to: bystander)
+            var forged = try DownloadResumeData.decode(resumeData, directory: directory)
+            forged.temporaryFilePath = bystander.path
+            #expect(throws: NetworkingError.self) { try harness.manager.discardResumeData(forged.encoded()) }
+            #expect(FileManager.default.fileExists(atPath: bystander.path))
+            try FileManager.default.removeItem(at: bystander)
+
+            try harness.manager.discardResumeData(resumeData)
+            #expect(files().isEmpty, "left: \(files())")
+            // Twice is harmless.
+            try harness.manager.discardResumeData(resumeData)
+        }
+
         /// A resumed task that fails is done with the resume data's file as well.
         @Test func aResumedTaskThatFailsRemovesTheFile() throws {
             defer { cleanUp() }
