@@ -80,6 +80,16 @@ extension TaskRunner {
         return true
     }
 
+    /// The connection failed (closed, reset, truncated) in the body of a redirect being
+    /// followed: the body was to be dropped anyway, so the redirect goes on, as curl's does.
+    /// Returns whether it did; while the plan is made, the failure stands.
+    func redirectBodyCutShort() -> Bool {
+        guard redirectBody?.phase == .draining, machine.state == .receivingBody else { return false }
+        redirectBody = nil
+        perform(machine.responseEnded(isRedirectToFollow: true))
+        return true
+    }
+
     /// Closes the connection mid-body, and goes on as if the body had ended.
     private func abandonRedirectBody() {
         redirectBody = nil

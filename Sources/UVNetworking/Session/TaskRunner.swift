@@ -398,6 +398,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool) {
         metricsExchangeEnded(on: connection)
         connection = nil
+        if followingRedirect && redirectBodyCutShort() { return }
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {
         case .enqueue:

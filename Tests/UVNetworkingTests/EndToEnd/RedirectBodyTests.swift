@@ -171,6 +171,31 @@ extension EndToEnd {
             #expect(server.server.acceptedCount == 1, "the drained connection was not reused")
         }
 
+        /// A followed redirect whose body the server cuts short (a close, a reset) is followed
+        /// all the same: its body was to be dropped.
+        @Test(arguments: [false, true])
+        func aRedirectBodyCutShortIsFollowedAllTheSame(reset: Bool) throws {
+            let server = try ScriptedServer { connection in
+                let request = try connection.readRequest()
+                guard request.target == "/cut" else {
+                    try connection.write(ScriptedResponse.text(BigRedirectServer.finalBody))
+                    _ = connection.waitForPeerClose(timeout: 10)
+                    return
+                }
+                try connection.write("HTTP/1.1 302 Found\r\nLocation: /final\r\nContent-Length: 1000\r\n\r\n")
+                try connection.write([UInt8](repeating: 1, count: 10))
+                connection.pause(0.1)
+                if reset { connection.reset() } else { connection.close() }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/cut")
+            #expect(outcome.error == nil)
+            #expect(outcome.status == 200)
+            #expect(outcome.text == BigRedirectServer.finalBody)
+        }
+
         /// A redirect the hook declines is the task's response, its body delivered whole, however
         /// it is framed and whatever the task keeps it in.
         @Test(arguments: RedirectBodyFraming.allCases, RedirectBodyTaskKind.allCases)
