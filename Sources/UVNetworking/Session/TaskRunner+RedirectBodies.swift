@@ -141,13 +141,12 @@ extension TaskRunner {
         if state.ended {
             pausedForConsumer = false
             responseEnded()
-        } else if hookState?.holdsResponse == true {
-            // `dataTaskDidReceiveResponse` holds it now, and its answer reads again.
-            pausedForConsumer = false
-            armTimer()
         } else {
-            // Reads again unless the body's consumer (a stream, the file) is already behind.
+            // Reads again (timers included) unless the body's consumer (a stream, the file) is
+            // already behind.
             consumerDrained()
+            // `dataTaskDidReceiveResponse` holds the response now: its answer reads again.
+            if hookState?.holdsResponse == true { connection?.pauseReading() }
         }
     }
 }

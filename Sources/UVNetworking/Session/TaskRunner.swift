@@ -183,7 +183,7 @@ final class TaskRunner {
     /// Sets the next deadline on whoever holds the task: its connection while it has one, its
     /// pool while it waits. The holder calls `timerFired`, which re-checks every deadline, so an
     /// early or stale firing is harmless.
-    func armTimer() {
+    private func armTimer() {
         guard !machine.state.isTerminal else { return }
         let deadline: UInt64
         switch machine.state {
