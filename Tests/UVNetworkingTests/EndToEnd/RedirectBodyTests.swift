@@ -139,6 +139,20 @@ extension EndToEnd {
             print("2 GiB \(framing) redirect body, \(kind) task: \(String(format: "%.2f", seconds)) s, resident growth \(growth >> 20) MiB")
         }
 
+        /// `bytes(for:)`: the stream starts with the final response, never the redirect's body.
+        @Test(arguments: RedirectBodyFraming.allCases)
+        func aStreamGetsOnlyTheFinalBody(framing: RedirectBodyFraming) async throws {
+            let server = try BigRedirectServer(size: 2 << 30, framing: framing)
+            defer { server.stop() }
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let (response, stream) = try await harness.manager.bytes(for: ClientHarness.request(server.baseURL + "/big"))
+            #expect(response.status.code == 200)
+            var body: [UInt8] = []
+            for try await chunk in stream { body += chunk }
+            #expect(body == Array(BigRedirectServer.finalBody.utf8))
+        }
+
         /// A redirect whose body only the end of the connection ends, from a server that keeps
         /// the connection open: the redirect is followed at once, not after the timeout.
         @Test(arguments: RedirectBodyTaskKind.allCases)
