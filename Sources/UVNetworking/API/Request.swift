@@ -41,9 +41,23 @@ public struct Request: Sendable, Equatable {
         case data(Data)
         case stream(StreamedBody)
     }
-    /// The longest the whole request may take, from `resume()` to the last byte, in seconds.
-    /// AFNetworking's documented default is 60.
+    /// The inactivity timeout, in seconds, as on an NSURLRequest (AFNetworking's default 60): the
+    /// task fails with `NetworkingError.Code.requestTimeout` when no byte is sent or received
+    /// for this long, whether it waits for a connection, sends, waits for the response or
+    /// receives it. A transfer that keeps moving never times out, however long it takes; bound
+    /// the whole request with `totalTimeoutInterval`.
+    ///
+    /// The time a task spends suspended, or paused because its body's consumer is behind (an
+    /// async byte stream, a download's disk), does not count. Any value is valid: zero,
+    /// negative, NaN, infinite or huge values mean no inactivity timeout.
     public var timeoutInterval: TimeInterval
+    /// The longest the whole request may take, in seconds, from `resume()` to the last byte,
+    /// time waiting for a connection, redirects and retries included (curl's `--max-time`,
+    /// URLSession's `timeoutIntervalForResource` for one request). nil, the default, sets no
+    /// limit. Passing it fails the task with `NetworkingError.Code.requestTimeout`, its message
+    /// naming `totalTimeoutInterval`; it runs while the task is suspended too. Zero, negative,
+    /// NaN, infinite or huge values mean no limit.
+    public var totalTimeoutInterval: TimeInterval? = nil
     /// Whether the session's cookie store (`SessionConfiguration.cookieStore`) takes part: its
     /// cookies are sent (unless the request sets a Cookie field itself) and the response's
     /// Set-Cookie fields are stored. True by default, as on URLRequest; it does nothing in a
@@ -85,11 +99,12 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body, timeout and cookie handling. Streamed bodies
+    /// Same URL, method, fields (in order), body, timeouts and cookie handling. Streamed bodies
     /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
-            && lhs.timeoutInterval == rhs.timeoutInterval && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
+            && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
+            && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 
