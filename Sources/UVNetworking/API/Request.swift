@@ -8,6 +8,17 @@ import HTTPTypes
 /// `NetworkingError.Code.invalidRequestHeader` before any byte is sent. (swift-http-types'
 /// `HTTPFields` would silently rewrite such values, hiding the caller's mistake, which is why the
 /// raw fields are kept here and `HTTPFields` is offered as a view.)
+///
+/// The library alone frames the body: it writes `Content-Length` (or `Transfer-Encoding:
+/// chunked` for a stream of unknown length) from the body. A `Content-Length` field you set must
+/// equal the body's length, and is then sent once; one that differs (or is not a number) fails
+/// the task with `invalidRequestHeader` before any byte is sent, so that no field can make the
+/// server read the body's tail as another request. On a `bodyStream` without a length it gives
+/// the length, which the stream must then produce exactly. `Transfer-Encoding: chunked` sends any
+/// body chunked, as curl does (an in-memory body as one chunk, a stream of known length without
+/// checking that length, no body as the empty chunked body); any other transfer coding, and
+/// Content-Length together with Transfer-Encoding, fail the task the same way. GET and HEAD may
+/// carry a body: it is framed like any other.
 public struct Request: Sendable, Equatable {
     /// The URL to fetch: http or https.
     public var url: URL
@@ -19,9 +30,10 @@ public struct Request: Sendable, Equatable {
         set { fields = newValue }
     }
     private var fields: [(name: String, value: String)] = []
-    /// The request body in memory, sent with a Content-Length. Setting it clears `bodyStream`
-    /// (as setting `HTTPBody` clears `HTTPBodyStream` on an NSURLRequest); nil while the body is
-    /// streamed.
+    /// The request body in memory, sent with a Content-Length: with its head in one write up to
+    /// 64 KiB, in 64 KiB chunks after it beyond (each one upload progress and activity for
+    /// `timeoutInterval`). Setting it clears `bodyStream` (as setting `HTTPBody` clears
+    /// `HTTPBodyStream` on an NSURLRequest); nil while the body is streamed.
     public var body: Data? {
         get { if case .data(let data) = content { return data } else { return nil } }
         set { content = newValue.map(Content.data) }
