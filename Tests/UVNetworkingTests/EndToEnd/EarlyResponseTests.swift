@@ -48,5 +48,26 @@ extension EndToEnd {
             server.stop()
             harness.finish()
         }
+
+        @Test func overTLSToo() throws {
+            let pki = TestPKI.standard
+            let server = try ScriptedServer { connection in
+                let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key)
+                try tls.handshake()
+                _ = try tls.readRequestHead()
+                try tls.write(ScriptedResponse.text("too large", status: 413, reason: "Content Too Large"))
+                connection.pause(60)
+            }
+            defer { server.stop() }
+            let harness = tlsHarness()
+            let started = monotonicSeconds()
+            let outcome = harness.fetch(request("https://localhost:\(server.port)/upload", body: .inMemory), within: 30)
+            #expect(monotonicSeconds() - started < 10)
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            #expect(outcome.status == 413)
+            #expect(outcome.text == "too large")
+            server.stop()
+            harness.finish()
+        }
     }
 }
