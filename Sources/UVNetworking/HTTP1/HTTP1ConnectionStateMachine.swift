@@ -6,9 +6,9 @@
 /// - `connecting`: connected → `idle`; failure → `closed`.
 /// - `idle`: in the pool, reading only to notice the server closing. execute → `active`;
 ///   peer close, error or close request → `closed`.
-/// - `active`: one exchange in flight. It ends when BOTH the request is written and the response
-///   has ended (a server may answer before reading the whole body); then → `idle` if both sides
-///   allow keep-alive, else → `closed`. Any failure → `closed`.
+/// - `active`: one exchange in flight. It ends when the response has ended: → `idle` if the
+///   request was written and both sides allow keep-alive, else → `closed` (a response that ends
+///   before the request is written, see below). Any failure → `closed`.
 /// - `closed`: terminal.
 ///
 /// A streamed request body (`execute(streamingBody: true)`) is sent chunk by chunk while the
