@@ -31,6 +31,20 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func theTotalTimeoutEndsABodyThatKeepsFlowing() throws {
+            let server = try tricklingServer()
+            defer { server.stop() }
+            let harness = ClientHarness()
+            var request = ClientHarness.request("http://127.0.0.1:\(server.port)/", timeout: 1)
+            request.totalTimeoutInterval = 0.5
+            let outcome = harness.fetch(request)
+            #expect(outcome.code == .requestTimeout)
+            #expect(outcome.status == 200, "the head that arrived is reported with the error")
+            #expect("\(outcome.error!)".contains("longer than its totalTimeoutInterval (0.5 s)"))
+            server.stop()
+            harness.finish()
+        }
+
         @Test func aBodyThatStopsHitsTheInactivityTimeout() throws {
             let server = try ScriptedServer { connection in
                 _ = try connection.readRequest()
