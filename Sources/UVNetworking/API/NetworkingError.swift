@@ -86,7 +86,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let responseHeadTimeout = Code("responseHeadTimeout")
         /// No byte arrived for `SessionConfiguration.idleTimeout` while receiving.
         public static let idleTimeout = Code("idleTimeout")
-        /// The whole request took longer than its `timeoutInterval`.
+        /// The request timed out: no byte was sent or received for its `timeoutInterval` (an
+        /// inactivity timeout), or the whole request took longer than its
+        /// `totalTimeoutInterval`. The message says which.
         public static let requestTimeout = Code("requestTimeout")
         /// The server reset the connection.
         public static let connectionReset = Code("connectionReset")

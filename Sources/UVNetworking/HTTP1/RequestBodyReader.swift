@@ -53,7 +53,7 @@ final class RequestBodyReader {
         precondition(!readInFlight && !cancelled, "a body read was requested while another runs, or after cancel")
         readInFlight = true
         if let pacing = shared.body.pacing, let last = lastReadStartedAt {
-            let earliest = last &+ UInt64(max(0, pacing.delay) * 1000)
+            let earliest = LoopDuration.deadline(last, plus: LoopDuration.clamped(pacing.delay))
             if LoopTimer.now(loop) < earliest {
                 if pacingTimer == nil { pacingTimer = LoopTimer(loop: loop) { [unowned self] in self.startRead() } }
                 pacingTimer!.arm(at: earliest)

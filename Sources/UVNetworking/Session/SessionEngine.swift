@@ -46,7 +46,7 @@ final class SessionEngine {
         self.workers = workers
         self.configuration = configuration
         self.manager = manager
-        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: UInt64(max(0, configuration.dnsCacheTTL) * 1000),
+        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
                                     overrides: configuration.hostAddressOverrides)
     }
 
