@@ -130,6 +130,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code("cancelled")
         /// The session was invalidated before the task could run.
         public static let sessionInvalidated = Code("sessionInvalidated")
+        /// The event loop or worker pool the session runs on was shut down (or the loop could not
+        /// start): the task could not run, or was ended when the loop stopped.
+        public static let loopShutDown = Code("loopShutDown")
 
         // After the exchange.
         /// The response serializer rejected the status code.

@@ -70,7 +70,7 @@ final class RequestBodyReader {
         let shared = self.shared
         let me = LoopBound(self, loop: loop)
         let loop = self.loop
-        workers.submit {
+        workers.run {
             let chunk = shared.readChunk()
             loop.execute { me.value.delivered(chunk) }
         }
@@ -103,7 +103,7 @@ final class RequestBodyReader {
         // loop thread the one that releases it.
         guard shared.holdsStream else { return }
         let shared = self.shared
-        workers.submit { shared.releaseStream() }
+        workers.run { shared.releaseStream() }
     }
 }
 

@@ -49,7 +49,7 @@ extension TaskRunner {
         let manager = task.manager
         let loop = manager.loop
         let runner = LoopBound(self, loop: loop)
-        manager.workers.submit {
+        manager.workers.run {
             let outcome = Self.plan(after: request, head: head, visited: visited, limits: limits, task: task)
             _ = loop.execute { runner.value.redirectPlanArrived(outcome) }
         }

@@ -115,6 +115,7 @@ final class TaskRunner {
         switch code {
         case .cancelled: return "the task was cancelled"
         case .sessionInvalidated: return "the session was invalidated before the task started"
+        case .loopShutDown: return "the session's event loop or worker pool has been shut down"
         case .requestTimeout: return "the request timed out"
         case .responseHeadTimeout: return "no response head arrived in time"
         case .idleTimeout: return "no byte arrived for too long while receiving the body"

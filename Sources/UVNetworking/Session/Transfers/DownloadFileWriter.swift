@@ -155,7 +155,7 @@ final class DownloadFileWriter: @unchecked Sendable {
             state.draining = true
             return (startJob, pause)
         }
-        if startJob { workers.submit { self.drain() } }
+        if startJob { workers.run { self.drain() } }
         return pause
     }
 
