@@ -171,10 +171,14 @@ final class SessionEngine {
         let batch = finished
         finished.removeAll(keepingCapacity: true)
         let delivery = manager.deliverySnapshot()
+        // The batch is inside the completion group from here until its handlers are queued in
+        // it, so the group is never seen empty in between (`SessionManager.shutdown` relies on it).
+        delivery.group.enter()
         // On a worker; on Dispatch's global queue once the pool is shut down: completions are
         // delivered whatever else stopped.
         workers.run {
             CompletionDelivery.run(batch, with: delivery)
+            delivery.group.leave()
         }
     }
 
@@ -205,12 +209,15 @@ final class SessionEngine {
         if runningCount == 0 { invalidationDone() }
     }
 
-    /// No task is left on an invalidated engine: every connection closes, the waiter is told.
+    /// No task is left on an invalidated engine: every connection closes, the waiter is told
+    /// after I/O, so after the last tasks' hand-off (scheduled before) has entered the group.
     private func invalidationDone() {
         closeAllConnections()
+        // Tasks that come now fail at once: nothing is left for a loop shutdown to end.
+        if observesLoop { loop.removeShutdownObserver(self) }
         if let waiter = invalidationWaiter {
             invalidationWaiter = nil
-            waiter()
+            loop.runAfterIO(waiter)
         }
     }
 

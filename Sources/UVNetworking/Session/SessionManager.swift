@@ -185,11 +185,17 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// Invalidates the session as `invalidateSessionCancelingTasks(false, resetSession: false)`
-    /// does, and returns once every running task has ended (its completion handed to the worker
-    /// pool, so its handler runs soon after, on the completion queue; `completionGroup` tells
-    /// when it has) and every connection of the session is closed. Later tasks fail with
-    /// `.sessionInvalidated`. Returns at once when the loop has been shut down, which ended the
-    /// session's tasks and closed its connections already.
+    /// does, and returns once every running task has ended and every connection of the session
+    /// is closed. Later tasks fail with `.sessionInvalidated`.
+    ///
+    /// The ended tasks' completion handlers are then in `completionGroup` (queued or running on
+    /// the completion queue, never yet to be queued): wait on the group to know they have run.
+    /// `shutdown()` does not wait for them itself, since a completion queue that never runs (the
+    /// main queue of a program that never calls `dispatchMain`) would make it wait forever.
+    ///
+    /// Returns at once when the loop has been shut down, which ended the session's tasks and
+    /// closed its connections already. In an async context `shutdown()` names this method;
+    /// `invalidateSessionCancelingTasks` is the synchronous way.
     public func shutdown() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             invalidate(cancelingTasks: false, resetSession: false) { continuation.resume() }

@@ -20,6 +20,10 @@ extension SessionTask {
         manager.taskFinished(self)
         let finished = SessionEngine.FinishedTask(task: self, head: nil, body: [], error: failure)
         let delivery = manager.deliverySnapshot()
-        manager.workers.run { CompletionDelivery.run([finished], with: delivery) }
+        delivery.group.enter()
+        manager.workers.run {
+            CompletionDelivery.run([finished], with: delivery)
+            delivery.group.leave()
+        }
     }
 }
