@@ -90,6 +90,26 @@ func eventually(_ timeout: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// A port on 127.0.0.1 whose listener never accepts: the kernel completes connections into its
+/// backlog, and nothing ever answers (a response, a TLS handshake).
+func silentPort() -> Int {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    listen(listener, 64)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The temporary files downloads write.
+func downloadTemporaryFiles() -> [String] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? []
+    return names.filter { $0.hasPrefix("UVNetworking-Download-") }
+}
+
 let scenario = CommandLine.arguments.dropFirst().first ?? ""
 switch scenario {
 case "drop-idle":
@@ -156,15 +176,7 @@ case "shutdown-loop-mid-task":
     // Tasks in flight (one waiting for a response that never comes, one idle connection) when
     // the loop is shut down: the task ends with loopShutDown, and nothing crashes afterwards
     // when the manager is dropped.
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    listen(listener, 8)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-    let silentURL = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/never"
+    let silentURL = "http://127.0.0.1:\(silentPort())/never"
     let (server, url) = startServer()
     let loop = try! EventLoop(name: "probe.loop")
     do {
@@ -184,6 +196,84 @@ case "shutdown-loop-mid-task":
     usleep(600_000)
     server.stop()
     finish(0, "ok: loopShutDown")
+
+case "drop-while-connecting":
+    // A connection still in its TLS handshake (the server never answers) when its task is
+    // cancelled and its manager dropped; the connect timeout fires later.
+    let port = silentPort()
+    var baseline = 0
+    for round in 0..<4 {
+        if round == 1 {
+            // After a first round (invalidated, not dropped): the loop, the workers and Dispatch
+            // have opened their descriptors.
+            usleep(500_000)
+            baseline = openFileDescriptorCount()
+        }
+        var configuration = SessionConfiguration.default
+        configuration.connectTimeout = 0.3
+        let manager = SessionManager(configuration: configuration)
+        manager.completionQueue = DispatchQueue(label: "probe.completions")
+        let done = DispatchSemaphore(value: 0)
+        let outcome = OutcomeBox()
+        let task = manager.dataTask(with: Request(url: URL(string: "https://127.0.0.1:\(port)/")!), completionHandler: { _, _, error in
+            outcome.set(error)
+            done.signal()
+        })
+        task.resume()
+        usleep(100_000)
+        task.cancel()
+        guard done.wait(timeout: .now() + 5) == .success else { finish(2, "hang: the cancelled task never completed") }
+        guard outcome.code == "cancelled" else { finish(1, "expected cancelled, got \(outcome.code ?? "success")") }
+        if round == 0 { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+    }
+    usleep(600_000)
+    // The accepted ends sit in the listener's backlog; only the client's sockets count here.
+    let back = eventually(3) { openFileDescriptorCount() <= baseline }
+    if !back { finish(1, "descriptors: \(openFileDescriptorCount()), baseline \(baseline)") }
+    finish(0, "ok: survived the connect timeout of dropped managers")
+
+case "shutdown-loop-mid-download":
+    // A download waiting for its response when the loop shuts down: it completes with
+    // loopShutDown (its file closes on a worker after the loop stopped) and leaves no file.
+    let port = silentPort()
+    let before = Set(downloadTemporaryFiles())
+    let loop = try! EventLoop(name: "probe.loop")
+    let manager = makeManager(loop: loop)
+    let done = DispatchSemaphore(value: 0)
+    let outcome = OutcomeBox()
+    manager.downloadTask(with: Request(url: URL(string: "http://127.0.0.1:\(port)/file")!), completionHandler: { _, _, error in
+        outcome.set(error)
+        done.signal()
+    }).resume()
+    usleep(200_000)
+    loop.shutdown()
+    guard done.wait(timeout: .now() + 5) == .success else { finish(2, "hang: the download never completed") }
+    guard outcome.code == "loopShutDown" else { finish(1, "expected loopShutDown, got \(outcome.code ?? "success")") }
+    usleep(200_000)
+    let left = Set(downloadTemporaryFiles()).subtracting(before)
+    if !left.isEmpty { finish(1, "left behind: \(left.sorted())") }
+    finish(0, "ok: loopShutDown, no file left")
+
+case "async-after-loop-shutdown":
+    // The async API on a shut-down loop throws instead of hanging.
+    let loop = try! EventLoop(name: "probe.loop")
+    let manager = makeManager(loop: loop)
+    loop.shutdown()
+    let done = DispatchSemaphore(value: 0)
+    let thrown = OutcomeBox()
+    // Detached: top-level code is on the main actor, whose thread waits below.
+    Task.detached {
+        do {
+            _ = try await manager.data(for: Request(url: URL(string: "http://127.0.0.1:9/")!))
+            thrown.set(nil)
+        } catch {
+            thrown.set(error)
+        }
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + 5) == .success else { finish(2, "hang: data(for:) never returned") }
+    guard thrown.code == "loopShutDown" else { finish(1, "expected loopShutDown, got \(thrown.code ?? "success")") }
+    finish(0, "ok: data(for:) threw loopShutDown")
 
 case "submit-after-pool-shutdown":
     // A job submitted to a shut-down pool, and a task on a manager that uses it.

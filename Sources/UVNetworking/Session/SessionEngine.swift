@@ -16,7 +16,7 @@ final class SessionEngine {
     /// so it is there whenever the engine has tasks; once it is gone, `managerReleased` closes
     /// everything without it.
     private unowned let manager: SessionManager
-    /// The manager's hooks, held here for trust evaluations, which may outlive nothing else.
+    /// The manager's hooks, held here so that trust evaluations never reach for the manager.
     private let hooks: SessionHooks
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]

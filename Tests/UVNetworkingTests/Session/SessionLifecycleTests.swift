@@ -20,6 +20,21 @@ import Testing
         #expect(result.succeeded, "\(result)")
     }
 
+    @Test func droppingAManagerWhoseConnectionIsStillConnectingSurvivesTheConnectTimeout() throws {
+        let result = try EmbedProbe.run("drop-while-connecting")
+        #expect(result.succeeded, "\(result)")
+    }
+
+    @Test func aDownloadInFlightWhenTheLoopShutsDownFailsAndLeavesNoFile() throws {
+        let result = try EmbedProbe.run("shutdown-loop-mid-download")
+        #expect(result.succeeded, "\(result)")
+    }
+
+    @Test func theAsyncAPIOnAShutDownLoopThrowsLoopShutDown() throws {
+        let result = try EmbedProbe.run("async-after-loop-shutdown")
+        #expect(result.succeeded, "\(result)")
+    }
+
     @Test func aTaskResumedOnAShutDownLoopFailsWithLoopShutDown() throws {
         let result = try EmbedProbe.run("resume-after-loop-shutdown")
         #expect(result.succeeded, "\(result)")
