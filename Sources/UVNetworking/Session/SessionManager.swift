@@ -48,7 +48,8 @@ public class SessionManager: @unchecked Sendable {
     let hooks = SessionHooks()
     /// Security policies and the TLS context (SessionManager+Security.swift).
     let security = Mutex(SessionSecurity())
-    /// Loop thread only (set in `init` before any job can run, replaced in a loop job).
+    /// Loop thread only (set in `init` before any job can run, replaced in a loop job), except in
+    /// `deinit`, which hands it to the loop when no job can hold the manager any more.
     private var engine: SessionEngine!
     private static let sharedCompletionGroup = DispatchGroup()
 
