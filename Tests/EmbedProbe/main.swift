@@ -254,6 +254,48 @@ case "shutdown-loop-mid-download":
     if !left.isEmpty { finish(1, "left behind: \(left.sorted())") }
     finish(0, "ok: loopShutDown, no file left")
 
+case "resume-races-loop-shutdown":
+    // A running task, suspended, is resumed after the loop began shutting down but before the
+    // loop ended its tasks: it must complete exactly once, and nothing of it may be left.
+    let port = silentPort()
+    let loop = try! EventLoop(name: "probe.loop")
+    let outcome = OutcomeBox()
+    weak var weakManager: SessionManager?
+    do {
+        let manager = makeManager(loop: loop)
+        weakManager = manager
+        let done = DispatchSemaphore(value: 0)
+        let task = manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:\(port)/")!), completionHandler: { _, _, error in
+            outcome.set(error)
+            done.signal()
+        })
+        task.resume()
+        usleep(100_000)
+        task.suspend()
+        // Hold the loop thread, so the shutdown's last job waits behind this one.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        let stopped = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            loop.shutdown()
+            stopped.signal()
+        }
+        guard eventually(5, { loop.isShutDown }) else { finish(2, "hang: the loop never began shutting down") }
+        task.resume()
+        release.signal()
+        guard stopped.wait(timeout: .now() + 5) == .success else { finish(2, "hang: the loop never stopped") }
+        guard done.wait(timeout: .now() + 5) == .success else { finish(2, "hang: the task never completed") }
+    }
+    // A second completion, if any, shows itself here (OutcomeBox exits with 1).
+    usleep(300_000)
+    guard outcome.code == "loopShutDown" else { finish(1, "expected loopShutDown, got \(outcome.code ?? "success")") }
+    if weakManager != nil { finish(1, "the manager (held by its task) leaked") }
+    finish(0, "ok: completed once, nothing left")
+
 case "async-after-loop-shutdown":
     // The async API on a shut-down loop throws instead of hanging.
     let loop = try! EventLoop(name: "probe.loop")

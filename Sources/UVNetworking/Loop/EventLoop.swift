@@ -280,8 +280,9 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` once the thread has stopped (at once if it has).
-    private func whenStopped(_ body: @escaping @Sendable () -> Void) {
+    /// Calls `body` once the thread has stopped (at once if it has; else on the loop's thread,
+    /// after its last job and the loop's close).
+    func whenStopped(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             if state.run == .stopped { return true }
             state.stopWaiters.append(body)

@@ -153,8 +153,14 @@ final class SessionEngine {
         task.loopEngine = nil
         task.loopRunner = nil
         runningCount -= 1
-        task.recordCompletion(error: error)
+        let claimed = task.recordCompletion(error: error)
         manager.taskFinished(task)
+        guard claimed else {
+            // Completed already, off the loop: never delivered twice. (completeWithoutLoop waits
+            // for the loop to stop, after which no runner finishes; this is the second lock.)
+            if isInvalidated && runningCount == 0 { invalidationDone() }
+            return
+        }
         finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {

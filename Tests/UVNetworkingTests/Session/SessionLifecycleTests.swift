@@ -30,6 +30,11 @@ import Testing
         #expect(result.succeeded, "\(result)")
     }
 
+    @Test func aResumeRacingTheLoopShutdownCompletesTheTaskOnce() throws {
+        let result = try EmbedProbe.run("resume-races-loop-shutdown")
+        #expect(result.succeeded, "\(result)")
+    }
+
     @Test func theAsyncAPIOnAShutDownLoopThrowsLoopShutDown() throws {
         let result = try EmbedProbe.run("async-after-loop-shutdown")
         #expect(result.succeeded, "\(result)")
