@@ -139,6 +139,37 @@ case "drop-many":
     server.stop()
     finish(0, "ok: 300 managers dropped")
 
+case "drop-after-resume":
+    // Managers dropped right after resume(): their tasks still run to completion (each task
+    // holds its manager), then the managers go and their connections close.
+    let (server, url) = startServer()
+    do {
+        let manager = makeManager()
+        if let code = fetch(manager, url) { finish(1, "warm-up failed: \(code)") }
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+    }
+    usleep(300_000)
+    let baseline = openFileDescriptorCount()
+    let outcomes = (0..<20).map { _ in OutcomeBox() }
+    let group = DispatchGroup()
+    weak var lastManager: SessionManager?
+    for outcome in outcomes {
+        group.enter()
+        let manager = makeManager()
+        lastManager = manager
+        manager.dataTask(with: Request(url: URL(string: url)!), completionHandler: { _, _, error in
+            outcome.set(error)
+            group.leave()
+        }).resume()
+    }
+    guard group.wait(timeout: .now() + 10) == .success else { finish(2, "hang: a task of a dropped manager never completed") }
+    let failures = outcomes.compactMap(\.code)
+    if !failures.isEmpty { finish(1, "tasks of dropped managers failed: \(failures)") }
+    let gone = eventually(3) { lastManager == nil && openFileDescriptorCount() <= baseline }
+    server.stop()
+    if !gone { finish(1, "manager alive: \(lastManager != nil); descriptors \(openFileDescriptorCount()), baseline \(baseline)") }
+    finish(0, "ok: 20 tasks of dropped managers completed; managers and connections gone")
+
 case "churn":
     // Many managers made, used and dropped (default idle timeout: a minute): their connections
     // must close when they go, so the descriptor count comes back to where it was.

@@ -15,6 +15,11 @@ import Testing
         #expect(result.succeeded, "\(result)")
     }
 
+    @Test func tasksOfAManagerDroppedRightAfterResumeRunToCompletion() throws {
+        let result = try EmbedProbe.run("drop-after-resume")
+        #expect(result.succeeded, "\(result)")
+    }
+
     @Test func managerChurnLeavesTheDescriptorCountAtItsBaseline() throws {
         let result = try EmbedProbe.run("churn")
         #expect(result.succeeded, "\(result)")
