@@ -268,7 +268,8 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Shuts the loop down as `shutdown()` does, and returns once its thread has ended, without
-    /// blocking a thread meanwhile.
+    /// blocking a thread meanwhile. In an async context `shutdown()` names this overload (Swift
+    /// prefers it there); the blocking one is for synchronous code.
     public func shutdown() async {
         guard !inLoop else {
             beginShutdown()

@@ -115,7 +115,8 @@ public final class WorkerPool: @unchecked Sendable {
     }
 
     /// Runs what is queued, then stops every thread; returns once they all ended, without
-    /// blocking a thread meanwhile. Idempotent.
+    /// blocking a thread meanwhile. Idempotent. In an async context `shutdown()` names this
+    /// overload; the blocking one is for synchronous code.
     public func shutdown() async {
         if onPoolThread {
             stop {}
