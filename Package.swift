@@ -53,10 +53,20 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Ways of embedding the library that once ended the process, one per run (argv[1]): the
+        // lifecycle tests run it as a child process, so a crash fails a test, not the test run.
+        .executableTarget(
+            name: "uvnetworking-embed-probe",
+            dependencies: [
+                "UVNetworking", "LoopbackHTTPServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/EmbedProbe"
+        ),
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
-                "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "CLLHTTP", "COpenSSL",
+                "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

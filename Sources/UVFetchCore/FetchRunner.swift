@@ -44,8 +44,8 @@ public final class FetchRunner: Sendable {
     private let queue = DispatchQueue(label: "uvfetch.completions")
     /// Entries the run will have in all, for the progress line; -1 while unknown.
     private let expectedTotal = Atomic<Int>(-1)
-    /// The run in progress: when it started and its progress line, for `interrupt`.
-    private let current = Mutex<(started: DispatchTime, progress: ProgressLine?)?>(nil)
+    /// The run in progress: when it started, its progress line and its session, for `interrupt`.
+    private let current = Mutex<(started: DispatchTime, progress: ProgressLine?, manager: SessionManager)?>(nil)
 
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
@@ -80,7 +80,7 @@ public final class FetchRunner: Sendable {
         let group = DispatchGroup()
         let started = DispatchTime.now()
         let progress = settings.showsProgress ? makeProgressLine(started: started, count: count) : nil
-        current.withLock { $0 = (started, progress) }
+        current.withLock { $0 = (started, progress, manager) }
         progress?.start()
         let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
                       progress: progress) {
@@ -114,11 +114,20 @@ public final class FetchRunner: Sendable {
 
     /// Ends the run early, for ^C: on the completion queue, between two results, so no record
     /// or line is half-written; the progress line is cleared and `handler` gets what finished
-    /// so far. The handler is expected to report it and exit the process; requests in flight
-    /// are abandoned, not waited for.
-    public func interrupt(_ handler: @escaping @Sendable (Outcome) -> Void) {
+    /// so far. The handler is expected to report it and exit the process. Requests in flight
+    /// are cancelled, and given up to `settleSeconds` to end, not reported: a cancelled
+    /// download removes its partial file as it ends (where the file system cannot keep it
+    /// unnamed, a process that exits first would leave it behind).
+    public func interrupt(settleSeconds: Double = 2, _ handler: @escaping @Sendable (Outcome) -> Void) {
         queue.async { [self] in
             let run = current.withLock { $0 }
+            if let manager = run?.manager {
+                manager.invalidateSessionCancelingTasks(true, resetSession: false)
+                // A task leaves `tasks` once it has ended, its file closed or removed; the
+                // completions themselves wait on this queue and are never reported.
+                let deadline = DispatchTime.now() + settleSeconds
+                while !manager.tasks.isEmpty && DispatchTime.now() < deadline { usleep(5_000) }
+            }
             run?.progress?.clear()
             // Out before the handler writes to stderr, which is not buffered.
             fflush(nil)

@@ -23,7 +23,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customShort("u"), help: ArgumentHelp("Basic authentication.", valueName: "user:password"))
     public var user: String?
 
-    @Option(name: .long, help: ArgumentHelp("Whole-request timeout in seconds.", valueName: "seconds"))
+    @Option(name: .long, help: ArgumentHelp("Whole-request timeout in seconds, as curl's --max-time.", valueName: "seconds"))
     public var timeout: Double = 60
 
     @Option(name: .long, help: ArgumentHelp("Retries of idempotent requests after transport errors or 5xx, with exponential backoff.", valueName: "n"))
@@ -89,7 +89,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     /// The request for `url`, with `body` from `body()` (read once, shared by every request).
     public func makeRequest(for url: URL, body: Data?) -> Request {
         let name = method ?? (body == nil ? "GET" : "POST")
-        var request = Request(url: url, method: HTTPRequest.Method(name) ?? .get, body: body, timeoutInterval: timeout)
+        // curl's --max-time: a limit on the whole request, and no inactivity timeout besides.
+        var request = Request(url: url, method: HTTPRequest.Method(name) ?? .get, body: body, timeoutInterval: .infinity)
+        request.totalTimeoutInterval = timeout
         // curl's default for -d, which servers such as httpbin use to decide how to read the body.
         if data != nil { request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type") }
         if let user {

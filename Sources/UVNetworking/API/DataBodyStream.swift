@@ -1,7 +1,8 @@
 import Foundation
 
 /// An in-memory body read as a stream: how a `Data` body travels when it must wait behind its
-/// head (`Expect: 100-continue`). The bytes are shared with the request, not copied.
+/// head (`Expect: 100-continue`) or is larger than one write (`PreparedRequest`). The bytes are
+/// shared with the request, not copied.
 final class DataBodyStream: RequestBodyStream {
     private let data: Data
     private var offset = 0

@@ -22,7 +22,7 @@ extension NetworkingError {
         case validation
         /// The response serializer could not turn the body into an object.
         case serialization
-        /// The task was cancelled, or its session invalidated.
+        /// The task was cancelled, its session invalidated, or its loop or worker pool shut down.
         case cancelled
         /// A local file could not be read or written: an upload's source, a download's file or
         /// its destination (`fileDoesNotExist`, `fileIsDirectory`, `noPermissionsToReadFile`,
@@ -106,8 +106,10 @@ extension NetworkingError.Code {
         case .responseHeadTooLarge, .responseBodyTooLarge, .decompressionLimitExceeded:
             return (.parse, NSURLErrorDomain, NSURLErrorDataLengthExceedsMaximum)
 
-        // URLSession fails the tasks of an invalidated session as cancelled, too.
-        case .cancelled, .sessionInvalidated: return (.cancelled, NSURLErrorDomain, NSURLErrorCancelled)
+        // URLSession fails the tasks of an invalidated session as cancelled, too. A loop or
+        // worker pool shut down is the embedding program stopping the client: the same family,
+        // and as pointless to retry.
+        case .cancelled, .sessionInvalidated, .loopShutDown: return (.cancelled, NSURLErrorDomain, NSURLErrorCancelled)
 
         // AFHTTPResponseSerializer's codes.
         case .unacceptableStatusCode: return (.validation, response, NSURLErrorBadServerResponse)

@@ -86,7 +86,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let responseHeadTimeout = Code("responseHeadTimeout")
         /// No byte arrived for `SessionConfiguration.idleTimeout` while receiving.
         public static let idleTimeout = Code("idleTimeout")
-        /// The whole request took longer than its `timeoutInterval`.
+        /// The request timed out: no byte was sent or received for its `timeoutInterval` (an
+        /// inactivity timeout), or the whole request took longer than its
+        /// `totalTimeoutInterval`. The message says which.
         public static let requestTimeout = Code("requestTimeout")
         /// The server reset the connection.
         public static let connectionReset = Code("connectionReset")
@@ -131,6 +133,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code("cancelled")
         /// The session was invalidated before the task could run.
         public static let sessionInvalidated = Code("sessionInvalidated")
+        /// The event loop or worker pool the session runs on was shut down (or the loop could not
+        /// start): the task could not run, or was ended when the loop stopped.
+        public static let loopShutDown = Code("loopShutDown")
 
         // After the exchange.
         /// The response serializer rejected the status code.

@@ -8,6 +8,17 @@ import HTTPTypes
 /// `NetworkingError.Code.invalidRequestHeader` before any byte is sent. (swift-http-types'
 /// `HTTPFields` would silently rewrite such values, hiding the caller's mistake, which is why the
 /// raw fields are kept here and `HTTPFields` is offered as a view.)
+///
+/// The library alone frames the body: it writes `Content-Length` (or `Transfer-Encoding:
+/// chunked` for a stream of unknown length) from the body. A `Content-Length` field you set must
+/// equal the body's length, and is then sent once; one that differs (or is not a number) fails
+/// the task with `invalidRequestHeader` before any byte is sent, so that no field can make the
+/// server read the body's tail as another request. On a `bodyStream` without a length it gives
+/// the length, which the stream must then produce exactly. `Transfer-Encoding: chunked` sends any
+/// body chunked, as curl does (an in-memory body as one chunk, a stream of known length without
+/// checking that length, no body as the empty chunked body); any other transfer coding, and
+/// Content-Length together with Transfer-Encoding, fail the task the same way. GET and HEAD may
+/// carry a body: it is framed like any other.
 public struct Request: Sendable, Equatable {
     /// The URL to fetch: http or https.
     public var url: URL
@@ -19,9 +30,10 @@ public struct Request: Sendable, Equatable {
         set { fields = newValue }
     }
     private var fields: [(name: String, value: String)] = []
-    /// The request body in memory, sent with a Content-Length. Setting it clears `bodyStream`
-    /// (as setting `HTTPBody` clears `HTTPBodyStream` on an NSURLRequest); nil while the body is
-    /// streamed.
+    /// The request body in memory, sent with a Content-Length: with its head in one write up to
+    /// 64 KiB, in 64 KiB chunks after it beyond (each one upload progress and activity for
+    /// `timeoutInterval`). Setting it clears `bodyStream` (as setting `HTTPBody` clears
+    /// `HTTPBodyStream` on an NSURLRequest); nil while the body is streamed.
     public var body: Data? {
         get { if case .data(let data) = content { return data } else { return nil } }
         set { content = newValue.map(Content.data) }
@@ -41,9 +53,23 @@ public struct Request: Sendable, Equatable {
         case data(Data)
         case stream(StreamedBody)
     }
-    /// The longest the whole request may take, from `resume()` to the last byte, in seconds.
-    /// AFNetworking's documented default is 60.
+    /// The inactivity timeout, in seconds, as on an NSURLRequest (AFNetworking's default 60): the
+    /// task fails with `NetworkingError.Code.requestTimeout` when no byte is sent or received
+    /// for this long, whether it waits for a connection, sends, waits for the response or
+    /// receives it. A transfer that keeps moving never times out, however long it takes; bound
+    /// the whole request with `totalTimeoutInterval`.
+    ///
+    /// The time a task spends suspended, or paused because its body's consumer is behind (an
+    /// async byte stream, a download's disk), does not count. Any value is valid: zero,
+    /// negative, NaN, infinite or huge values mean no inactivity timeout.
     public var timeoutInterval: TimeInterval
+    /// The longest the whole request may take, in seconds, from `resume()` to the last byte,
+    /// time waiting for a connection, redirects and retries included (curl's `--max-time`,
+    /// URLSession's `timeoutIntervalForResource` for one request). nil, the default, sets no
+    /// limit. Passing it fails the task with `NetworkingError.Code.requestTimeout`, its message
+    /// naming `totalTimeoutInterval`; it runs while the task is suspended too. Zero, negative,
+    /// NaN, infinite or huge values mean no limit.
+    public var totalTimeoutInterval: TimeInterval? = nil
     /// Whether the session's cookie store (`SessionConfiguration.cookieStore`) takes part: its
     /// cookies are sent (unless the request sets a Cookie field itself) and the response's
     /// Set-Cookie fields are stored. True by default, as on URLRequest; it does nothing in a
@@ -85,11 +111,12 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body, timeout and cookie handling. Streamed bodies
+    /// Same URL, method, fields (in order), body, timeouts and cookie handling. Streamed bodies
     /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
-            && lhs.timeoutInterval == rhs.timeoutInterval && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
+            && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
+            && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 

@@ -19,7 +19,9 @@ public protocol RequestBodyStream: AnyObject {
 /// Set it as `Request.bodyStream`. With a `length` the request carries `Content-Length` and the
 /// stream must produce exactly that many bytes: one that ends early, or has more to give, fails
 /// the task with `bodyStreamFailed` and no byte beyond `length` is sent. Without one the body is
-/// sent with `Transfer-Encoding: chunked` (the server must accept chunked request bodies).
+/// sent with `Transfer-Encoding: chunked` (the server must accept chunked request bodies), unless
+/// the request's own `Content-Length` field gives the length. A request that sets
+/// `Transfer-Encoding: chunked` sends a body of known length chunked too, read to its end.
 ///
 /// **Replay.** The factory is called each time the body is sent from its start: once per attempt,
 /// so again when an idempotent request is retried on a fresh connection (see `Request`), and later

@@ -47,6 +47,35 @@ enum POSIXFile {
         create ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) : open(path, O_WRONLY | O_CLOEXEC)
     }
 
+    /// An unnamed regular file in `directory` (Linux's O_TMPFILE), write-only, owner-only: it is
+    /// gone when its descriptor is closed, or when the process ends however it ends, unless
+    /// `link(unnamed:to:)` gave it a name first. -1 where that cannot be (a file system without
+    /// O_TMPFILE, no /proc to name it through): the caller makes a named file instead.
+    static func openUnnamed(inDirectory directory: String) -> Int32 {
+        #if os(Linux)
+        guard canNameUnnamedFiles else { return -1 }
+        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY; Swift does not import the macro.
+        return open(directory, O_WRONLY | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
+        #else
+        return -1
+        #endif
+    }
+
+    /// Unnamed files are named through their /proc/self/fd entry (linkat with AT_EMPTY_PATH would
+    /// need CAP_DAC_READ_SEARCH).
+    private static let canNameUnnamedFiles = access("/proc/self/fd", F_OK) == 0
+
+    /// Gives the unnamed file open as `fd` the name `path`, replacing a file of that name; the
+    /// errno on failure.
+    static func link(unnamed fd: Int32, to path: String) -> Int32? {
+        let source = "/proc/self/fd/\(fd)"
+        if linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return nil }
+        guard errno == EEXIST else { return errno }
+        // A resumed download that started over: its new body replaces the partial file.
+        _ = unlink(path)
+        return linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? nil : errno
+    }
+
     /// close(2), for types whose own `close()` hides it; returns the errno on failure.
     @discardableResult
     static func closeDescriptor(_ fd: Int32) -> Int32? {

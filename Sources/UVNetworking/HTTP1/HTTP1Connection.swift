@@ -91,7 +91,7 @@ final class HTTP1Connection {
         self.host = host
         self.port = port
         self.resolver = resolver
-        self.connectTimeoutMilliseconds = UInt64(max(0, connectTimeout) * 1000)
+        self.connectTimeoutMilliseconds = LoopDuration.timeout(connectTimeout)
         self.tls = tls
         self.tunnel = tunnel
         do {
@@ -130,7 +130,7 @@ final class HTTP1Connection {
     func start() {
         let timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
         self.timer = timer
-        timer.arm(at: LoopTimer.now(loop) + connectTimeoutMilliseconds)
+        timer.armNoLaterThan(LoopDuration.deadline(LoopTimer.now(loop), plus: connectTimeoutMilliseconds))
         if let setupError {
             loop.runAfterIO { [weak self] in self?.connectFailed(setupError) }
             return
@@ -239,6 +239,10 @@ final class HTTP1Connection {
     /// Reads again after `pauseReading`.
     func resumeReading() { if !isClosed { transport.startReading() } }
 
+    /// Whether the body of the response in flight ends only when the connection does (no
+    /// Content-Length, not chunked).
+    var responseBodyEndsWithConnection: Bool { decoder.isReadingBodyUntilEOF }
+
     /// Abandons the exchange in flight (cancellation, timeout) and closes. The delegate is not
     /// told: the task that asked already knows.
     func abort() {
@@ -248,7 +252,7 @@ final class HTTP1Connection {
 
     /// Starts the idle timer (the pool parked this connection).
     func parkIdle(timeout: Double) {
-        idleDeadline = LoopTimer.now(loop) &+ UInt64(max(0, timeout) * 1000)
+        idleDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: LoopDuration.clamped(timeout))
         timer?.armNoLaterThan(idleDeadline)
     }
 
@@ -376,8 +380,7 @@ final class HTTP1Connection {
             // A server that answers early (a 413, a 501) and closes makes the write fail before
             // its response is read; the kernel still holds that response. So writing stops and
             // the read side decides: the response if it is complete, else EOF or reset fails the
-            // exchange (the head timeout bounds the wait).
-            if finishEarlyResponse() { return }
+            // exchange (the timeouts bound the wait).
             perform(machine.bodyWriteFailed())
         }
     }
@@ -497,7 +500,6 @@ extension HTTP1Connection: TransportDelegate {
     }
 
     func transportDidReadEOF(_ transport: StreamTransport, cleanly: Bool) {
-        if finishEarlyResponse() { return }
         if !cleanly && exchange != nil && !reportedEnd && decoder.isReadingBodyUntilEOF {
             // Without close_notify, the end of the connection proves nothing about the end of
             // the body: anyone on the path can send a FIN.
@@ -525,19 +527,8 @@ extension HTTP1Connection: TransportDelegate {
     }
 
     func transport(_ transport: StreamTransport, didFailWith code: Int32) {
-        if finishEarlyResponse() { return }
         let reset = code == UV_ECONNRESET.rawValue || code == UV_EPIPE.rawValue
         failed(NetworkingError(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(code))"))
-    }
-
-    /// A server may answer before it has read the whole request (a 413, say) and then close or
-    /// reset. The response it sent is complete, so the exchange ends with it rather than with
-    /// the error; the connection is not reused. Returns whether that was the case.
-    private func finishEarlyResponse() -> Bool {
-        guard exchange != nil, reportedEnd,
-              case .active(requestWritten: false, responseEnded: true, _) = machine.state else { return false }
-        perform(machine.requestWritten())
-        return true
     }
 
     func transport(_ transport: StreamTransport, didFail error: NetworkingError) {

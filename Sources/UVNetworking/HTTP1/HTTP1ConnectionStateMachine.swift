@@ -6,9 +6,9 @@
 /// - `connecting`: connected → `idle`; failure → `closed`.
 /// - `idle`: in the pool, reading only to notice the server closing. execute → `active`;
 ///   peer close, error or close request → `closed`.
-/// - `active`: one exchange in flight. It ends when BOTH the request is written and the response
-///   has ended (a server may answer before reading the whole body); then → `idle` if both sides
-///   allow keep-alive, else → `closed`. Any failure → `closed`.
+/// - `active`: one exchange in flight. It ends when the response has ended: → `idle` if the
+///   request was written and both sides allow keep-alive, else → `closed` (a response that ends
+///   before the request is written, see below). Any failure → `closed`.
 /// - `closed`: terminal.
 ///
 /// A streamed request body (`execute(streamingBody: true)`) is sent chunk by chunk while the
@@ -16,9 +16,12 @@
 /// then each chunk is written once it has been read and the previous write finished, and the
 /// next read starts when a chunk starts being written. So at most one read is in flight and at
 /// most two chunks exist (one being written, one read ahead). The request counts as written
-/// when the last chunk is. A response that ends first stops the body (no more reads or writes)
-/// and ends the exchange once the write in flight, if any, finished; the connection is not
-/// reused. A body that fails closes the connection.
+/// when the last chunk is. A body that fails closes the connection.
+///
+/// A response that ends before the request is written (a 413 for a body the server will not
+/// read) ends the exchange at once, whatever the body: no more reads, and the write in flight,
+/// if any, is abandoned, since a server that does not read would hold it until a timeout. The
+/// connection is closed, never reused: the server may still expect the rest of the body.
 ///
 /// With `Expect: 100-continue` (`execute(streamingBody: true, expectsContinue: true)`) only the
 /// head is written at first and no read starts: the body waits until the server's 100 arrives
@@ -49,8 +52,8 @@ struct HTTP1ConnectionStateMachine: Sendable {
         /// more bytes than its declared length: exactly the declared ones go out, then it fails).
         /// Plain flags keep this value trivially copyable, as the machine's other state.
         var failAfterLastWrite = false
-        /// The response ended first: no more reads or writes; the exchange ends after the write in
-        /// flight.
+        /// No more reads or writes: a final response declined the body, or a write failed (the
+        /// response, if the server sent one, still ends the exchange).
         var abandoned = false
         /// `Expect: 100-continue`: the body waits for the server's go-ahead; no read has started.
         var awaitingContinue = false
@@ -131,7 +134,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
 
     /// A final (not 1xx) response head arrived. While the body waits for `100 Continue` this is
     /// the server declining it: the body is abandoned unread and unsent, and the exchange ends
-    /// with the response (`responseEnded`) once the head's write, if still in flight, finished.
+    /// when the response does (`responseEnded`).
     mutating func finalHeadReceived() -> Action {
         guard case .active(requestWritten: false, _, _) = state, var body, body.awaitingContinue else { return .none }
         body.awaitingContinue = false
@@ -154,9 +157,9 @@ struct HTTP1ConnectionStateMachine: Sendable {
         guard case .active(requestWritten: false, _, _) = state, var body, body.writeInFlight else { return .none }
         body.writeInFlight = false
         if body.abandoned {
-            // The response ended first; it is complete, the request is given up.
-            self.body = nil
-            return finish(keepAlive: false)
+            // A final response declined the body: nothing more is written; its end ends the exchange.
+            self.body = body
+            return .none
         }
         if body.chunkReady {
             body.chunkReady = false
@@ -224,23 +227,11 @@ struct HTTP1ConnectionStateMachine: Sendable {
     mutating func responseEnded(keepAlive: Bool) -> Action {
         guard case .active(let requestWritten, _, _) = state else { return .none }
         // A response that ends before the request is fully written means the server did not want
-        // the rest of the body: once the write finishes the stream is out of step, so the
-        // connection is not reused (Go's Transport makes the same call).
-        state = .active(requestWritten: requestWritten, responseEnded: true, keepAlive: keepAlive && requestWritten)
-        if requestWritten { return finish(keepAlive: keepAlive) }
-        if var body {
-            // A streamed body stops here: a chunk read ahead is dropped, no read starts again
-            // (nor a first one, for a body still waiting for 100 Continue).
-            body.abandoned = true
-            body.awaitingContinue = false
-            body.chunkReady = false
-            self.body = body
-            if !body.writeInFlight {
-                self.body = nil
-                return finish(keepAlive: false)
-            }
-        }
-        return .none
+        // the rest of the body. It is complete, so the exchange ends now: waiting for the write
+        // in flight could mean waiting for a server that never reads. The stream is out of step,
+        // so the connection is closed (Go's Transport makes the same call); closing abandons the
+        // write, and a streamed body stops (a chunk read ahead is dropped, no read starts).
+        return finish(keepAlive: keepAlive && requestWritten)
     }
 
     private mutating func finish(keepAlive: Bool) -> Action {

@@ -11,7 +11,8 @@ protocol HTTP1ExchangeDelegate: AnyObject {
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength: Int64?)
     /// Body bytes, in order, possibly empty never.
     func exchangeReceivedBody(_ bytes: [UInt8])
-    /// The response ended and the request was fully written.
+    /// The response ended, and the request was fully written or, for a response that ended
+    /// first, given up (the connection then closes).
     func exchangeFinished()
     /// The exchange failed. `onReusedConnection` and `responseStarted` feed the retry rule.
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool)

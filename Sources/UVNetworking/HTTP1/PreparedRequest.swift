@@ -18,8 +18,10 @@ struct PreparedRequest: Sendable {
     let origin: Origin
     /// Head and body, for one write; only the head when the body is streamed.
     let bytes: [UInt8]
-    /// The streamed body, sent after the head, with its length: the declared one, or the
-    /// caller's Content-Length field. nil when the body is in `bytes` (or there is none).
+    /// The body sent after the head, in chunks: a `Request.bodyStream`, or an in-memory body
+    /// that waits for `100 Continue` or is larger than `largestBodyInOneWrite`. Its length is
+    /// the one the head announces (the declared one, or the caller's Content-Length), nil when
+    /// the head says chunked. nil when the body is in `bytes` (or there is none).
     let streamedBody: StreamedBody?
     /// A response to HEAD never has a body.
     let isHEAD: Bool
@@ -78,32 +80,47 @@ struct PreparedRequest: Sendable {
             }
         }
         let method = request.method.rawValue
+        // The library alone frames the body; the caller's framing fields are checked here.
+        let framing: RequestFraming
+        do throws(RequestFraming.Conflict) {
+            framing = try RequestFraming.decide(method: method, body: Self.framingBody(of: request), fields: fields)
+        } catch {
+            throw NetworkingError(.invalidRequestHeader, error.reason, failingURL: request.url)
+        }
         let encoded: Result<[UInt8], RequestEncoder.EncodeError>
         var streamedBody = request.bodyStream
         let expectsContinue = Self.expectsContinue(request)
-        if expectsContinue, streamedBody == nil, let data = request.body {
-            // The body must wait behind the head, so it cannot share the head's one write.
+        if streamedBody == nil, let data = request.body, expectsContinue || data.count > Self.largestBodyInOneWrite {
+            // The body must wait behind the head, or is large enough to go in chunks: each chunk
+            // written counts as progress (upload progress, the inactivity timeout), and an early
+            // response stops it between chunks.
             streamedBody = StreamedBody(length: Int64(data.count)) { DataBodyStream(data) }
         }
         self.expectsContinue = expectsContinue
         if let stream = streamedBody {
-            // The head frames a streamed body from its length; framing fields the caller set must
-            // agree with it (a multipart serializer sets Content-Length, say).
-            let framed = try Self.streamFraming(of: stream, fields: &fields, url: request.url)
-            streamedBody = framed.body
+            // The reader frames what the head announces: exactly the length, or chunks.
+            switch framing {
+            case .contentLength(let length): streamedBody = stream.withLength(length)
+            case .chunked: streamedBody = stream.withLength(nil)
+            case .none: break
+            }
             encoded = Result { () throws(RequestEncoder.EncodeError) in
-                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields, body: nil,
-                                          streamFraming: framed.framing)
+                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields,
+                                          framing: framing, body: nil)
             }
         } else if let body = request.body {
             encoded = body.withUnsafeBytes { raw in
                 Result { () throws(RequestEncoder.EncodeError) in
-                    try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields, body: raw)
+                    try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields,
+                                              framing: framing, body: raw)
                 }
             }
         } else {
+            // No body; chunked framing still sends the empty chunked body.
+            let empty = framing == .chunked ? UnsafeRawBufferPointer(start: nil, count: 0) : nil
             encoded = Result { () throws(RequestEncoder.EncodeError) in
-                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields, body: nil)
+                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields,
+                                          framing: framing, body: empty)
             }
         }
         switch encoded {
@@ -131,38 +148,15 @@ struct PreparedRequest: Sendable {
         throw NetworkingError(.unsupportedURL, "https needs a session's TLS context")
     }
 
-    /// The framing of a streamed body: Content-Length when its length is known (from the
-    /// stream, or from a Content-Length field the caller set), else chunked. Removes the caller's
-    /// framing fields, which the encoder writes again; throws when they contradict the stream.
-    private static func streamFraming(of stream: StreamedBody, fields: inout [(name: String, value: String)],
-                                      url: URL) throws(NetworkingError) -> (body: StreamedBody, framing: RequestEncoder.StreamFraming) {
-        var length = stream.length
-        var chunkedField = false
-        var index = fields.startIndex
-        while index < fields.endIndex {
-            let field = fields[index]
-            if field.name.caseInsensitiveCompare("Content-Length") == .orderedSame {
-                guard let given = Int64(field.value.trimmingCharacters(in: .whitespaces)), given >= 0,
-                      length == nil || length == given else {
-                    throw NetworkingError(.invalidRequestHeader, "Content-Length \"\(field.value)\" does not match the body stream's length \(length.map(String.init) ?? "(unknown)")", failingURL: url)
-                }
-                length = given
-                fields.remove(at: index)
-            } else if field.name.caseInsensitiveCompare("Transfer-Encoding") == .orderedSame {
-                guard field.value.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("chunked") == .orderedSame else {
-                    throw NetworkingError(.invalidRequestHeader, "Transfer-Encoding \"\(field.value)\" cannot frame a streamed body (only chunked)", failingURL: url)
-                }
-                chunkedField = true
-                fields.remove(at: index)
-            } else {
-                index += 1
-            }
-        }
-        if chunkedField && length != nil {
-            throw NetworkingError(.invalidRequestHeader, "Transfer-Encoding: chunked was set for a body stream of known length", failingURL: url)
-        }
-        guard let length else { return (stream, .chunked) }
-        return (stream.withLength(length), .contentLength(length))
+    /// In-memory bodies up to this size leave with their head in one write; larger ones are
+    /// sent in chunks like a stream (`RequestBodyReader.chunkSize`).
+    static let largestBodyInOneWrite = RequestBodyReader.chunkSize
+
+    /// The body as framing sees it.
+    private static func framingBody(of request: Request) -> RequestFraming.Body {
+        if let stream = request.bodyStream { return .stream(length: stream.length) }
+        if let data = request.body { return .data(data.count) }
+        return .none
     }
 
     private static func describe(_ error: RequestEncoder.EncodeError) -> String {

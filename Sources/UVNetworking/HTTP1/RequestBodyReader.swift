@@ -53,7 +53,7 @@ final class RequestBodyReader {
         precondition(!readInFlight && !cancelled, "a body read was requested while another runs, or after cancel")
         readInFlight = true
         if let pacing = shared.body.pacing, let last = lastReadStartedAt {
-            let earliest = last &+ UInt64(max(0, pacing.delay) * 1000)
+            let earliest = LoopDuration.deadline(last, plus: LoopDuration.clamped(pacing.delay))
             if LoopTimer.now(loop) < earliest {
                 if pacingTimer == nil { pacingTimer = LoopTimer(loop: loop) { [unowned self] in self.startRead() } }
                 pacingTimer!.arm(at: earliest)
@@ -70,7 +70,7 @@ final class RequestBodyReader {
         let shared = self.shared
         let me = LoopBound(self, loop: loop)
         let loop = self.loop
-        workers.submit {
+        workers.run {
             let chunk = shared.readChunk()
             loop.execute { me.value.delivered(chunk) }
         }
@@ -103,7 +103,7 @@ final class RequestBodyReader {
         // loop thread the one that releases it.
         guard shared.holdsStream else { return }
         let shared = self.shared
-        workers.submit { shared.releaseStream() }
+        workers.run { shared.releaseStream() }
     }
 }
 

@@ -1,16 +1,10 @@
-/// Writes an HTTP/1.1 request head (and an in-memory body) into one buffer, so that the whole
+/// Writes an HTTP/1.1 request head (and a small in-memory body) into one buffer, so that the whole
 /// request leaves in one write. Every field is checked first: a bad byte means nothing is sent.
 enum RequestEncoder {
     enum EncodeError: Error, Equatable {
         case invalidName(String)
         case invalidValue(name: String)
         case invalidMethod(String)
-    }
-
-    /// How a streamed body is framed: its head announces the one or the other.
-    enum StreamFraming: Equatable {
-        case contentLength(Int64)
-        case chunked
     }
 
     /// Whether two field names are equal, ASCII case-insensitively (names are tokens, so ASCII;
@@ -20,34 +14,29 @@ enum RequestEncoder {
         return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
     }
 
-    /// Encodes `method target HTTP/1.1`, Host, the caller's fields, Content-Length when there is
-    /// a body (or when the method usually has one), then the body.
+    /// Encodes `method target HTTP/1.1`, Host, the caller's fields, the framing field `framing`
+    /// names (see `RequestFraming`), then `body` if it is in memory: as it is under
+    /// Content-Length, as one chunk and the last chunk under chunked. A streamed body (`body` nil)
+    /// follows the head later, framed by its reader.
     ///
-    /// With `streamFraming` (a streamed body, so `body` is nil) only the head is encoded, with the
-    /// given Content-Length or `Transfer-Encoding: chunked`; the caller's fields must not frame.
+    /// The caller's own Content-Length and Transfer-Encoding fields are left out: `framing` was
+    /// decided with them (`RequestFraming.decide`), and the library alone writes framing.
     ///
     /// `defaults` (the session's additional fields) follow the caller's fields, each only when
     /// the caller did not set a field of that name: merged here, while writing, so that a
     /// request costs no merged copy of its fields.
     static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
-                       defaults: [(name: String, value: String)] = [],
-                       body: UnsafeRawBufferPointer?, streamFraming: StreamFraming? = nil) throws(EncodeError) -> [UInt8] {
+                       defaults: [(name: String, value: String)] = [], framing: RequestFraming,
+                       body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
         guard !method.isEmpty, Self.all(method, isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
-        var hasContentLength = false
-        var hasTransferEncoding = false
         var size = method.utf8.count + target.path.utf8.count + target.authority.utf8.count + 64 + (body?.count ?? 0)
         for field in defaults { size += field.name.utf8.count + field.value.utf8.count + 4 }
         for field in fields {
             guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
             guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
             size += field.name.utf8.count + field.value.utf8.count + 4
-            switch field.name.utf8.count {
-            case 4: hasHost = hasHost || field.name.lowercased() == "host"
-            case 14: hasContentLength = hasContentLength || field.name.lowercased() == "content-length"
-            case 17: hasTransferEncoding = hasTransferEncoding || field.name.lowercased() == "transfer-encoding"
-            default: break
-            }
+            if field.name.utf8.count == 4 { hasHost = hasHost || field.name.lowercased() == "host" }
         }
 
         var out: [UInt8] = []
@@ -57,30 +46,36 @@ enum RequestEncoder {
         out.append(contentsOf: target.path.utf8)
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         if !hasHost { appendField(&out, "Host", target.authority) }
-        for field in fields { appendField(&out, field.name, field.value) }
+        for field in fields where !RequestFraming.isFramingField(field.name) { appendField(&out, field.name, field.value) }
         // Framing and Host are the encoder's own; a session default never sets them.
         for field in defaults where !fields.contains(where: { Self.sameName($0.name, field.name) })
-            && !Self.sameName(field.name, "Host") && !Self.sameName(field.name, "Content-Length")
-            && !Self.sameName(field.name, "Transfer-Encoding") {
+            && !Self.sameName(field.name, "Host") && !RequestFraming.isFramingField(field.name) {
             guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
             guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
             appendField(&out, field.name, field.value)
         }
-        let bodyCount = body?.count ?? 0
-        // RFC 9110 §8.6: a user agent should send Content-Length when the method defines a meaning
-        // for a body, even if it is empty.
-        switch streamFraming {
-        case .contentLength(let length)?:
+        switch framing {
+        case .none:
+            break
+        case .contentLength(let length):
             appendField(&out, "Content-Length", String(length))
-        case .chunked?:
+        case .chunked:
             appendField(&out, "Transfer-Encoding", "chunked")
-        case nil:
-            if !hasContentLength && !hasTransferEncoding && (bodyCount > 0 || methodExpectsBody(method)) {
-                appendField(&out, "Content-Length", String(bodyCount))
-            }
         }
         out.append(0x0D); out.append(0x0A)
-        if let body, body.count > 0 { out.append(contentsOf: body) }
+        guard let body else { return out }
+        if framing == .chunked {
+            // The whole in-memory body as one chunk, then the last chunk and no trailer.
+            if body.count > 0 {
+                out.append(contentsOf: String(body.count, radix: 16).utf8)
+                out.append(0x0D); out.append(0x0A)
+                out.append(contentsOf: body)
+                out.append(0x0D); out.append(0x0A)
+            }
+            out.append(contentsOf: "0\r\n\r\n".utf8)
+        } else if body.count > 0 {
+            out.append(contentsOf: body)
+        }
         return out
     }
 
@@ -89,10 +84,6 @@ enum RequestEncoder {
         out.append(0x3A); out.append(0x20)
         out.append(contentsOf: value.utf8)
         out.append(0x0D); out.append(0x0A)
-    }
-
-    private static func methodExpectsBody(_ method: String) -> Bool {
-        method == "POST" || method == "PUT" || method == "PATCH"
     }
 
     /// tchar (RFC 9110 §5.6.2).

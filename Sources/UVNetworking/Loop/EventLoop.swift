@@ -7,20 +7,37 @@ import Synchronization
 /// Thread rules: state owned by the loop is touched only on its thread (`assertInLoop` checks it in
 /// debug builds). Other threads reach the loop only through `execute`, which goes through one
 /// MPSC queue and one `uv_async_t`.
+///
+/// Lifecycle: `init` throws when libuv cannot start a loop (too few file descriptors, say).
+/// `shutdown()` (synchronous, or `await shutdown()`) runs the jobs already submitted, ends every
+/// task still running on the loop with `NetworkingError.Code.loopShutDown`, closes every
+/// connection and handle, and stops the thread. Afterwards `execute` refuses jobs and tasks
+/// resumed on sessions of this loop complete with `.loopShutDown`. To let running tasks finish
+/// instead, shut their sessions down first (`SessionManager.shutdown()`).
 public final class EventLoop: @unchecked Sendable {
     // @unchecked: `uv` and the handles are touched only on the loop thread (after `init` returns);
-    // the job queue and the state flags are the thread-safe parts.
+    // the job queue and the state are the thread-safe parts.
 
     /// The loop every session uses unless it is given another. It lives as long as the process.
-    public static let shared = EventLoop(name: "uvnetworking.loop")
+    /// If it cannot start (see `init`), it is born shut down: tasks on it complete with
+    /// `.loopShutDown`, whose detail says why, and `startFailure` holds the error.
+    public static let shared: EventLoop = {
+        do throws(NetworkingError) {
+            return try EventLoop(name: "uvnetworking.loop")
+        } catch {
+            return EventLoop(failedToStart: error)
+        }
+    }()
+
+    /// Why the loop could not start; nil for a loop that started (every loop `init` returns).
+    public let startFailure: NetworkingError?
 
     let uv: UnsafeMutablePointer<uv_loop_t>
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     private let jobs = JobQueue()
-    private let state = Mutex<RunState>(.starting)
+    private let state = Mutex(StateBox())
     private var thread: Thread?
     private let started = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
     nonisolated(unsafe) private var loopThreadID: pthread_t?
 
     /// One read buffer for every stream on this loop: a read callback consumes its bytes before
@@ -34,22 +51,42 @@ public final class EventLoop: @unchecked Sendable {
     /// next unrelated event.
     private var idleHandle: UnsafeMutablePointer<uv_idle_t>
     private var afterIOCallbacks: [() -> Void] = []
+    /// Who must end their work when the loop shuts down (sessions' engines). Loop thread only.
+    private var shutdownObservers: [ObjectIdentifier: () -> Void] = [:]
 
     private enum RunState { case starting, running, stopping, stopped }
+    private struct StateBox {
+        var run = RunState.starting
+        /// Called once the thread has stopped (by `shutdown` callers waiting for it).
+        var stopWaiters: [@Sendable () -> Void] = []
+    }
 
     /// Creates the loop and starts its thread.
-    public init(name: String = "uvnetworking.loop") {
+    /// - Throws: `NetworkingError` with code `.loopShutDown` when libuv cannot create the loop
+    ///   or its wake-up handle (usually: no file descriptor left, EMFILE).
+    public init(name: String = "uvnetworking.loop") throws(NetworkingError) {
         uv = .allocate(capacity: 1)
-        precondition(uv_loop_init(uv) == 0, "uv_loop_init failed")
         wakeup = .allocate(capacity: 1)
         checkHandle = .allocate(capacity: 1)
         idleHandle = .allocate(capacity: 1)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        startFailure = nil
+        let loopStatus = uv_loop_init(uv)
+        guard loopStatus == 0 else {
+            // deinit frees the memory; nothing of libuv's is left to close.
+            state.withLock { $0.run = .stopped }
+            throw Self.startError("uv_loop_init", loopStatus)
+        }
         uv.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         checkHandle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        uv_async_init(uv, wakeup) { handle in
+        let asyncStatus = uv_async_init(uv, wakeup) { handle in
             EventLoop.from(handle!.pointee.data).runJobs()
+        }
+        guard asyncStatus == 0 else {
+            uv_loop_close(uv)
+            state.withLock { $0.run = .stopped }
+            throw Self.startError("uv_async_init", asyncStatus)
         }
         uv_idle_init(uv, idleHandle)
         uv_check_init(uv, checkHandle)
@@ -66,6 +103,26 @@ public final class EventLoop: @unchecked Sendable {
         started.wait()
     }
 
+    /// A loop that never started (`shared` when `init` failed): shut down from birth.
+    private init(failedToStart error: NetworkingError) {
+        uv = .allocate(capacity: 1)
+        wakeup = .allocate(capacity: 1)
+        checkHandle = .allocate(capacity: 1)
+        idleHandle = .allocate(capacity: 1)
+        readBuffer = .allocate(byteCount: 1, alignment: 16)
+        startFailure = error
+        state.withLock { $0.run = .stopped }
+    }
+
+    private static func startError(_ call: String, _ status: Int32) -> NetworkingError {
+        NetworkingError(.loopShutDown, "the event loop could not start: \(call) failed: \(UVError.describe(status))")
+    }
+
+    /// Why a task cannot run on this loop, for its `.loopShutDown` error.
+    var shutDownDetail: String {
+        startFailure?.detail ?? "the session's event loop has been shut down"
+    }
+
     private static func from(_ data: UnsafeMutableRawPointer?) -> EventLoop {
         Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
     }
@@ -80,13 +137,19 @@ public final class EventLoop: @unchecked Sendable {
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         loopThreadID = pthread_self()
-        state.withLock { $0 = .running }
+        state.withLock { $0.run = .running }
         started.signal()
         uv_run(uv, UV_RUN_DEFAULT)
-        // uv_run returns only once every handle is closed (see `shutdown`).
+        // uv_run returns only once every handle is closed (see `shutdown`). Taking the lock
+        // waits out a uv_async_send still in progress (sends happen under it) before the loop's
+        // descriptors close.
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            state.run = .stopped
+            defer { state.stopWaiters.removeAll() }
+            return state.stopWaiters
+        }
         uv_loop_close(uv)
-        state.withLock { $0 = .stopped }
-        stopped.signal()
+        for waiter in waiters { waiter() }
     }
 
     /// Whether the caller is on this loop's thread.
@@ -105,12 +168,31 @@ public final class EventLoop: @unchecked Sendable {
     /// drops the job) once the loop has been shut down.
     @discardableResult
     public func execute(_ job: @escaping @Sendable () -> Void) -> Bool {
-        let accepting = state.withLock { $0 == .running || $0 == .starting }
-        guard accepting else { return false }
-        if jobs.push(job) {
-            uv_async_send(wakeup)
+        // Pushed under the state lock: once shutdown switched the state, no job can slip in behind
+        // the last one the loop runs. The wake-up too, so it never reaches a closed loop.
+        state.withLock { state in
+            guard state.run == .running || state.run == .starting else { return false }
+            if jobs.push(job) { uv_async_send(wakeup) }
+            return true
         }
-        return true
+    }
+
+    /// Whether `shutdown` has begun (or the loop never started): jobs are refused.
+    public var isShutDown: Bool {
+        state.withLock { $0.run == .stopping || $0.run == .stopped }
+    }
+
+    /// Registers `body` to run on the loop thread when the loop shuts down, before its handles
+    /// are closed (engines end their tasks and close their connections there). Loop thread only.
+    func addShutdownObserver(_ owner: AnyObject, _ body: @escaping () -> Void) {
+        assertInLoop()
+        shutdownObservers[ObjectIdentifier(owner)] = body
+    }
+
+    /// Undoes `addShutdownObserver`. Loop thread only.
+    func removeShutdownObserver(_ owner: AnyObject) {
+        assertInLoop()
+        shutdownObservers[ObjectIdentifier(owner)] = nil
     }
 
     private func runJobs() {
@@ -159,33 +241,74 @@ public final class EventLoop: @unchecked Sendable {
         precondition(!inLoop, "would deadlock on the loop thread")
         let result = Mutex(0)
         let done = DispatchSemaphore(value: 0)
-        execute {
+        let accepted = execute {
             let count = self.openHandleCount()
             result.withLock { $0 = count }
             done.signal()
         }
+        // A loop that was shut down has closed every handle.
+        guard accepted else { return 0 }
         done.wait()
         return result.withLock { $0 }
     }
 
-    /// Closes every handle, lets their close callbacks run, stops the thread and waits for it.
-    /// Handles owned by sessions are closed by force: invalidate sessions first to complete their
-    /// tasks properly. Must not be called on the loop thread.
+    /// Shuts the loop down and waits for its thread to end: the jobs already submitted run, tasks
+    /// still running end with `.loopShutDown` (their completions are delivered), every connection
+    /// and handle is closed. Idempotent; later calls wait too. On the loop thread itself (from a
+    /// job) it starts the shutdown and returns at once: the loop stops after that job.
     public func shutdown() {
-        precondition(!inLoop, "shutdown() would join the loop thread from itself")
-        let shouldStop = state.withLock { state -> Bool in
-            guard state == .running else { return false }
-            return true
+        guard !inLoop else {
+            beginShutdown()
+            return
         }
-        guard shouldStop else { return }
-        if jobs.push({ [self] in self.closeEverything() }) { uv_async_send(wakeup) }
-        state.withLock { $0 = .stopping }
-        stopped.wait()
-        thread = nil
+        let done = DispatchSemaphore(value: 0)
+        whenStopped { done.signal() }
+        beginShutdown()
+        done.wait()
     }
 
+    /// Shuts the loop down as `shutdown()` does, and returns once its thread has ended, without
+    /// blocking a thread meanwhile. In an async context `shutdown()` names this overload (Swift
+    /// prefers it there); the blocking one is for synchronous code.
+    public func shutdown() async {
+        guard !inLoop else {
+            beginShutdown()
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            whenStopped { continuation.resume() }
+            beginShutdown()
+        }
+    }
+
+    /// Calls `body` once the thread has stopped (at once if it has; else on the loop's thread,
+    /// after its last job and the loop's close).
+    func whenStopped(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.run == .stopped { return true }
+            state.stopWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Refuses jobs from now on, and queues the last one: the one that closes everything.
+    private func beginShutdown() {
+        state.withLock { state in
+            guard state.run == .running || state.run == .starting else { return }
+            state.run = .stopping
+            if jobs.push({ [self] in self.closeEverything() }) { uv_async_send(wakeup) }
+        }
+    }
+
+    /// The last job: observers end their tasks and close their connections, the completions
+    /// that produces leave, then every handle left is closed and uv_run returns.
     private func closeEverything() {
-        runJobs()
+        let observers = shutdownObservers
+        shutdownObservers.removeAll()
+        for observer in observers.values { observer() }
+        // Finished tasks are handed off after I/O; that phase will not come again.
+        while !afterIOCallbacks.isEmpty { runAfterIO() }
         uv_walk(uv, { handle, _ in
             guard let handle, uv_is_closing(handle) == 0 else { return }
             uv_close(handle, nil)
@@ -193,7 +316,8 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     deinit {
-        // Only reached for loops that were shut down (the shared loop lives forever).
+        // Only reached for loops that were shut down or never started (the shared loop lives
+        // forever).
         wakeup.deallocate()
         checkHandle.deallocate()
         idleHandle.deallocate()

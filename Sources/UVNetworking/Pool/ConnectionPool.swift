@@ -103,17 +103,21 @@ final class ConnectionPool {
         perform(machine.requestCancelled(request.poolRequestID))
     }
 
-    /// Closes every idle connection now, and every busy one as soon as its exchange ends: the
-    /// session is going away.
-    func drain() {
+    @exclusivity(unchecked) private var isDraining = false
+
+    /// Closes every connection now, whatever its state (idle, connecting, or one a task has
+    /// already abandoned): the session is gone or the loop is shutting down, and no task is left
+    /// to use them. Each close stops the connection's timer and socket through libuv, so the pool
+    /// can be freed as soon as this returns. The pool takes no request afterwards.
+    func closeAll() {
+        loop.assertInLoop()
         isDraining = true
         waiterTimer?.close()
         waiterTimer = nil
-        for id in machine.takeIdleConnections() {
-            connections[id]?.close()
-        }
+        let open = connections
+        connections.removeAll()
+        for connection in open.values { connection.close() }
     }
-    @exclusivity(unchecked) private var isDraining = false
 
     private func perform(_ action: ConnectionPoolStateMachine.Action, error: NetworkingError? = nil) {
         switch action {

@@ -46,7 +46,8 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         set { state.withLock { $0.stringEncoding = newValue } }
     }
 
-    /// The timeout given to serialized requests; nil leaves each request's own.
+    /// The inactivity timeout (`Request.timeoutInterval`) given to serialized requests; nil leaves
+    /// each request's own.
     public var timeoutInterval: TimeInterval? {
         get { state.withLock { $0.timeoutInterval } }
         set { state.withLock { $0.timeoutInterval = newValue } }

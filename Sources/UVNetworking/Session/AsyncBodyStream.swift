@@ -13,8 +13,9 @@
 /// truncated body, a timeout), and `NetworkingError.Code.cancelled` once its consumer task is
 /// cancelled; after the end (nil or an error), it returns nil.
 ///
-/// The request's `timeoutInterval` covers the whole body, including time spent paused for the
-/// consumer; the idle timeout does not run while the client is paused for the consumer.
+/// The request's `timeoutInterval` (an inactivity timeout) and the session's idle timeout do not
+/// run while the client is paused for the consumer; `totalTimeoutInterval`, when set, covers the
+/// whole body, time spent paused included.
 public struct AsyncBodyStream: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
 

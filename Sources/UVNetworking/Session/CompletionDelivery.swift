@@ -46,7 +46,11 @@ enum CompletionDelivery {
                 // Its own job: the destination closure and the move (a copy, across file systems)
                 // must not hold up the rest of the batch.
                 let download = finished
-                finished.task.manager.workers.submit { DownloadDelivery.run(download, with: target) }
+                target.group.enter()
+                finished.task.manager.workers.run {
+                    DownloadDelivery.run(download, with: target)
+                    target.group.leave()
+                }
                 continue
             }
             if let receiver = finished.task.outcomeReceiver {

@@ -5,14 +5,20 @@ public struct SessionConfiguration: Sendable {
     /// Connections open at once to one origin (scheme, host, port). URLSession's default is 6;
     /// a batch fetcher raises it.
     public var maximumConnectionsPerHost: Int = 6
-    /// Seconds to resolve and connect (all addresses together).
+    /// Seconds to resolve and connect (all addresses together). Zero, negative, NaN or
+    /// infinite: none.
     public var connectTimeout: TimeInterval = 10
-    /// Seconds from the last request byte to the response head.
-    public var responseHeadTimeout: TimeInterval = 60
-    /// Seconds without a byte while a response body arrives (URLSession's timeoutIntervalForRequest).
-    public var idleTimeout: TimeInterval = 60
+    /// Seconds from the last request byte to the response head (`responseHeadTimeout` error).
+    /// Off (infinite) by default: each request's `timeoutInterval`, an inactivity timeout,
+    /// covers this wait; set it for a tighter limit on this one phase. Zero, negative, NaN or
+    /// infinite: none.
+    public var responseHeadTimeout: TimeInterval = .infinity
+    /// Seconds without a byte while a response body arrives (`idleTimeout` error). Off
+    /// (infinite) by default, as the request's `timeoutInterval` covers it; it does not run
+    /// while reading is paused for the body's consumer. Zero, negative, NaN or infinite: none.
+    public var idleTimeout: TimeInterval = .infinity
     /// Seconds an unused keep-alive connection stays open (async-http-client uses 60; servers
-    /// commonly close after 5 to 75).
+    /// commonly close after 5 to 75). Zero or less closes it at once; infinite keeps it.
     public var idleConnectionTimeout: TimeInterval = 60
     /// The largest response head accepted (status line and fields, or trailers), in bytes.
     public var maximumResponseHeaderBytes: Int = 64 * 1024
@@ -60,6 +66,10 @@ public struct SessionConfiguration: Sendable {
     /// `CookieStore.shared` (one for the process, like NSHTTPCookieStorage's shared storage).
     /// Several sessions may share a store. Requests opt out with `httpShouldHandleCookies`.
     public var cookieStore: CookieStore?
+    /// Where download tasks write bodies while they arrive; nil (the default) for FileManager's
+    /// temporary directory. Not public: tests give a session a directory of its own, so they
+    /// can count what is left in it.
+    var downloadDirectory: URL?
 
     /// The fields added to every request that does not set them: `httpAdditionalHeaders`, and
     /// Accept-Encoding when responses are decoded.

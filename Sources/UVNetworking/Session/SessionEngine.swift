@@ -12,7 +12,12 @@ final class SessionEngine {
     private let loop: EventLoop
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
+    /// Unowned: the manager owns the engine. Its tasks keep it alive (a task holds its manager),
+    /// so it is there whenever the engine has tasks; once it is gone, `managerReleased` closes
+    /// everything without it.
     private unowned let manager: SessionManager
+    /// The manager's hooks, held here so that trust evaluations never reach for the manager.
+    private let hooks: SessionHooks
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
     @exclusivity(unchecked) private var lastPool: (origin: PreparedRequest.Origin, pool: ConnectionPool)?
@@ -23,6 +28,10 @@ final class SessionEngine {
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private(set) var isInvalidated = false
     @exclusivity(unchecked) private var invalidationWaiter: (() -> Void)?
+    /// The loop is shutting down (or the worker pool was): tasks fail with `.loopShutDown`.
+    @exclusivity(unchecked) private var loopShutDown = false
+    /// Whether the loop will tell this engine when it shuts down (set at the first task).
+    @exclusivity(unchecked) private var observesLoop = false
 
     /// A task whose exchange is over, on its way to the serializer and the completion handler.
     struct FinishedTask: @unchecked Sendable {
@@ -46,7 +55,8 @@ final class SessionEngine {
         self.workers = workers
         self.configuration = configuration
         self.manager = manager
-        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: UInt64(max(0, configuration.dnsCacheTTL) * 1000),
+        self.hooks = manager.hooks
+        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
                                     overrides: configuration.hostAddressOverrides)
     }
 
@@ -68,6 +78,15 @@ final class SessionEngine {
         // Async callers get metrics in their DataResponse, so their tasks are measured too.
         if task.manager.hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
         runningCount += 1
+        if !observesLoop {
+            observesLoop = true
+            // Weak: an engine that is gone has nothing left open.
+            loop.addShutdownObserver(self) { [weak self] in self?.loopShuttingDown() }
+        }
+        if loopShutDown || workers.isShutDown {
+            runner.invalidate(.loopShutDown)
+            return nil
+        }
         if isInvalidated {
             runner.invalidate(.sessionInvalidated)
             return nil
@@ -115,9 +134,9 @@ final class SessionEngine {
     private func evaluateTrust(_ trust: ServerTrust, policy: SecurityPolicy, port: Int, task: SessionTask?,
                                verdict: @escaping (TrustVerdict) -> Void) {
         let loop = self.loop
-        let hooks = manager.hooks
+        let hooks = self.hooks
         let callback = LoopBound(verdict, loop: loop)
-        workers.submit {
+        workers.run {
             let result = ServerTrustEvaluation.decide(trust, policy: policy, port: port, task: task,
                                                       handler: hooks.read { $0.authenticationChallengeHandler })
             _ = loop.execute { callback.value(result) }
@@ -134,16 +153,23 @@ final class SessionEngine {
         task.loopEngine = nil
         task.loopRunner = nil
         runningCount -= 1
-        task.recordCompletion(error: error)
+        let claimed = task.recordCompletion(error: error)
         manager.taskFinished(task)
+        guard claimed else {
+            // Completed already, off the loop: never delivered twice. (completeWithoutLoop waits
+            // for the loop to stop, after which no runner finishes; this is the second lock.)
+            if isInvalidated && runningCount == 0 { invalidationDone() }
+            return
+        }
         finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
             flushScheduled = true
-            // One hand-off per loop iteration, however many tasks finished in it.
-            loop.runAfterIO { [unowned self] in self.flushFinished() }
+            // One hand-off per loop iteration, however many tasks finished in it. Strong: an
+            // engine replaced by a reset may have no other owner once its last task finished.
+            loop.runAfterIO { self.flushFinished() }
         }
-        if isInvalidated && runningCount == 0 { closeAllIdle() }
+        if isInvalidated && runningCount == 0 { invalidationDone() }
     }
 
     private func flushFinished() {
@@ -151,8 +177,14 @@ final class SessionEngine {
         let batch = finished
         finished.removeAll(keepingCapacity: true)
         let delivery = manager.deliverySnapshot()
-        workers.submit {
+        // The batch is inside the completion group from here until its handlers are queued in
+        // it, so the group is never seen empty in between (`SessionManager.shutdown` relies on it).
+        delivery.group.enter()
+        // On a worker; on Dispatch's global queue once the pool is shut down: completions are
+        // delivered whatever else stopped.
+        workers.run {
             CompletionDelivery.run(batch, with: delivery)
+            delivery.group.leave()
         }
     }
 
@@ -180,15 +212,46 @@ final class SessionEngine {
             for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
         }
         invalidationWaiter = done
-        if runningCount == 0 { closeAllIdle() }
+        if runningCount == 0 { invalidationDone() }
     }
 
-    private func closeAllIdle() {
-        for pool in pools.values { pool.drain() }
+    /// No task is left on an invalidated engine: every connection closes, the waiter is told
+    /// after I/O, so after the last tasks' hand-off (scheduled before) has entered the group.
+    private func invalidationDone() {
+        closeAllConnections()
+        // Tasks that come now fail at once: nothing is left for a loop shutdown to end.
+        if observesLoop { loop.removeShutdownObserver(self) }
         if let waiter = invalidationWaiter {
             invalidationWaiter = nil
-            waiter()
+            loop.runAfterIO(waiter)
         }
+    }
+
+    /// The manager was released: no task of it is left (each task holds its manager), and none
+    /// can come. Closes every connection, so nothing of the session outlives it on the loop.
+    func managerReleased() {
+        isInvalidated = true
+        invalidationWaiter = nil
+        closeAllConnections()
+        if observesLoop { loop.removeShutdownObserver(self) }
+    }
+
+    /// The loop is shutting down: every running task ends with `.loopShutDown`, every connection
+    /// closes, and tasks that come later fail the same way.
+    private func loopShuttingDown() {
+        loopShutDown = true
+        isInvalidated = true
+        if runningCount > 0 {
+            // Tasks hold the manager, so it is alive while any runs.
+            for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
+        }
+        closeAllConnections()
+    }
+
+    private func closeAllConnections() {
+        for pool in pools.values { pool.closeAll() }
+        pools.removeAll()
+        lastPool = nil
     }
 
     /// Open or opening connections across every pool (for tests and metrics).

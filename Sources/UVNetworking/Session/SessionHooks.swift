@@ -134,7 +134,9 @@ extension SessionManager {
     /// Asked before a redirect is followed, with the redirect response and the request the session
     /// would send; return it, a changed one, or nil to stop and complete with the redirect response
     /// (AFNetworking's setTaskWillPerformHTTPRedirectionBlock). Called on a worker thread, once per
-    /// redirect the session would follow.
+    /// redirect the session would follow, as soon as the redirect's head arrives: reading its body
+    /// waits for the answer. Stopped, the redirect's body is the task's body; followed, it is
+    /// dropped unread or as it arrives.
     public var taskWillPerformHTTPRedirection: (@Sendable (SessionTask, HTTPResponse, Request) -> Request?)? {
         get { hooks.read { $0.taskWillPerformHTTPRedirection } }
         set { hooks.update { $0.taskWillPerformHTTPRedirection = newValue } }

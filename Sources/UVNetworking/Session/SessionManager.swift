@@ -5,6 +5,15 @@ import Synchronization
 /// Creates and runs tasks, like AFURLSessionManager: every task's connection lives on one event
 /// loop; responses are serialized on a worker pool; completion handlers run on `completionQueue`
 /// inside `completionGroup`.
+///
+/// Lifecycle: a manager can be dropped at any moment. Each task holds its manager until it has
+/// completed, so tasks already resumed run to completion, as URLSession and AFNetworking keep a
+/// session alive while its tasks run (a task created and never resumed keeps its manager alive
+/// too: cancel it, or invalidate the session). When the last reference goes, the manager's
+/// connections are closed on the loop. `shutdown()` (async) invalidates the session and waits
+/// for its tasks and connections; `invalidateSessionCancelingTasks` does the same without
+/// waiting. If the manager's loop or worker pool has been shut down, tasks resumed afterwards
+/// complete with `NetworkingError.Code.loopShutDown`.
 public class SessionManager: @unchecked Sendable {
     // @unchecked: mutable state is in `settings` and `registry` (mutexes); the engine is touched
     // only on the loop thread.
@@ -39,7 +48,8 @@ public class SessionManager: @unchecked Sendable {
     let hooks = SessionHooks()
     /// Security policies and the TLS context (SessionManager+Security.swift).
     let security = Mutex(SessionSecurity())
-    /// Loop thread only (set in `init` before any job can run, replaced in a loop job).
+    /// Loop thread only (set in `init` before any job can run, replaced in a loop job), except in
+    /// `deinit`, which hands it to the loop when no job can hold the manager any more.
     private var engine: SessionEngine!
     private static let sharedCompletionGroup = DispatchGroup()
 
@@ -148,7 +158,16 @@ public class SessionManager: @unchecked Sendable {
             case .cancel: engine.cancel(task)
             }
         }
-        precondition(accepted, "the session's event loop has been shut down")
+        guard accepted else {
+            // The loop was shut down (or never started): a task it never ran ends here. One it
+            // ran had already ended when it stopped.
+            switch operation {
+            case .resume: task.completeWithoutLoop(NetworkingError(.loopShutDown, loop.shutDownDetail))
+            case .cancel: task.completeWithoutLoop(NetworkingError(.cancelled, "the task was cancelled"))
+            case .suspend: break
+            }
+            return
+        }
         if operation != .cancel && hooks.contains(.notifications) {
             postTaskNotification(operation == .resume ? .networkingTaskDidResume : .networkingTaskDidSuspend, for: task)
         }
@@ -163,17 +182,60 @@ public class SessionManager: @unchecked Sendable {
     /// task needs them. With `resetSession`, the manager is usable again afterwards with a fresh
     /// session (new pools, new DNS cache); otherwise later tasks fail with `.sessionInvalidated`.
     public func invalidateSessionCancelingTasks(_ cancelPendingTasks: Bool, resetSession: Bool) {
-        loop.execute { [self] in
+        invalidate(cancelingTasks: cancelPendingTasks, resetSession: resetSession) {}
+    }
+
+    /// Invalidates the session as `invalidateSessionCancelingTasks(false, resetSession: false)`
+    /// does, and returns once every running task has ended and every connection of the session
+    /// is closed. Later tasks fail with `.sessionInvalidated`.
+    ///
+    /// The ended tasks' completion handlers are then in `completionGroup` (queued or running on
+    /// the completion queue, never yet to be queued): wait on the group to know they have run.
+    /// `shutdown()` does not wait for them itself, since a completion queue that never runs (the
+    /// main queue of a program that never calls `dispatchMain`) would make it wait forever.
+    ///
+    /// Returns at once when the loop has been shut down, which ended the session's tasks and
+    /// closed its connections already. In an async context `shutdown()` names this method;
+    /// `invalidateSessionCancelingTasks` is the synchronous way.
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            invalidate(cancelingTasks: false, resetSession: false) { continuation.resume() }
+        }
+    }
+
+    /// `invalidateSessionCancelingTasks`, then `done` once the old session has no task or
+    /// connection left (on the loop, or on the caller's thread when the loop is shut down).
+    private func invalidate(cancelingTasks cancelPendingTasks: Bool, resetSession: Bool, done: @escaping @Sendable () -> Void) {
+        let accepted = loop.execute { [self] in
             let old = self.engine!
             if resetSession {
                 self.engine = SessionEngine(loop: self.loop, workers: self.workers, configuration: self.configuration, manager: self)
             }
             old.invalidate(cancelPending: cancelPendingTasks) { [self] in
-                let target = self.deliverySnapshot()
-                guard let hook = self.sessionDidBecomeInvalid else { return }
-                target.queue.async(group: target.group) { hook() }
+                self.sessionBecameInvalid()
+                done()
             }
         }
+        guard accepted else {
+            // The loop's shutdown already ended every task and closed every connection.
+            sessionBecameInvalid()
+            done()
+            return
+        }
+    }
+
+    private func sessionBecameInvalid() {
+        let target = deliverySnapshot()
+        guard let hook = sessionDidBecomeInvalid else { return }
+        target.queue.async(group: target.group) { hook() }
+    }
+
+    /// No task of this manager is left (each holds its manager), but its connections may be: they
+    /// close on the loop, where the engine lives.
+    deinit {
+        let engine = LoopBound(engine!, loop: loop)
+        // Refused only once the loop has shut down, which closed the engine's connections.
+        _ = loop.execute { engine.value.managerReleased() }
     }
 
     /// Open or opening connections of the current session; asks the loop and waits.
@@ -181,10 +243,12 @@ public class SessionManager: @unchecked Sendable {
         precondition(!loop.inLoop, "would deadlock on the loop thread")
         let result = Mutex(0)
         let done = DispatchSemaphore(value: 0)
-        loop.execute { [self] in
+        let accepted = loop.execute { [self] in
             result.withLock { $0 = self.engine.connectionCount }
             done.signal()
         }
+        // A loop that was shut down closed every connection.
+        guard accepted else { return 0 }
         done.wait()
         return result.withLock { $0 }
     }

@@ -259,10 +259,15 @@ public class SessionTask: @unchecked Sendable {
         if let progress = snapshot.withLock({ $0.uploadProgress }) { progress.completedUnitCount = count }
     }
 
-    func recordCompletion(error: (any Error & Sendable)?) {
+    /// Marks the task completed with `error`; false when it already was (the loop's ending of a
+    /// task and `completeWithoutLoop` never both run, and this keeps it so).
+    @discardableResult
+    func recordCompletion(error: (any Error & Sendable)?) -> Bool {
         snapshot.withLock { snapshot in
+            guard snapshot.state != .completed else { return false }
             snapshot.state = .completed
             snapshot.error = error
+            return true
         }
     }
 }

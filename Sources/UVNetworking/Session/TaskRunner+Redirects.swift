@@ -13,8 +13,9 @@ enum RedirectOutcome: Sendable {
 
 /// The runner's side of redirects: spotting one on the loop (a status and a field lookup), then
 /// planning the next request on a worker — resolving Location, the method rules, the hook, the
-/// request's encoding, all of which are either user code or serialization — and back on the
-/// loop, moving the task to its next exchange.
+/// request's encoding, all of which are either user code or serialization — while the
+/// redirect's body waits (TaskRunner+RedirectBodies.swift), and once that body is done with,
+/// moving the task to its next exchange.
 extension TaskRunner {
     /// Whether `head` is a redirect the session follows: a redirect status with a Location
     /// that is not blank. The status first: no String is made for other responses.
@@ -23,11 +24,25 @@ extension TaskRunner {
             && RedirectPlanner.isRedirectToFollow(status: head.status, location: head.headers.firstValue(named: "location"))
     }
 
+    /// The machine reached `redirecting`: the redirect's body is done with. Its plan was made
+    /// meanwhile (a download's restart is planned now).
     func planRedirect() {
         if let download, download.restartPending {
             planDownloadRestart(download)
             return
         }
+        guard let outcome = plannedRedirect else { return }
+        plannedRedirect = nil
+        // From the next loop job: a body that just ended is still inside its connection's
+        // callback, and that connection goes back to its pool only after it, ready to carry
+        // the next request.
+        let runner = LoopBound(self, loop: loop)
+        _ = loop.execute { runner.value.redirectPlanned(outcome) }
+    }
+
+    /// Plans the redirect in hand on a worker, as its head arrives; the outcome comes back to
+    /// `redirectPlanArrived`.
+    func startRedirectPlan() {
         guard let head else { return }
         let request = currentRequest
         let visited = self.visited + [RedirectPlanner.Visit(method: request.method, url: request.url.absoluteString)]
@@ -36,9 +51,9 @@ extension TaskRunner {
         let manager = task.manager
         let loop = manager.loop
         let runner = LoopBound(self, loop: loop)
-        manager.workers.submit {
+        manager.workers.run {
             let outcome = Self.plan(after: request, head: head, visited: visited, limits: limits, task: task)
-            _ = loop.execute { runner.value.redirectPlanned(outcome) }
+            _ = loop.execute { runner.value.redirectPlanArrived(outcome) }
         }
     }
 
@@ -73,8 +88,9 @@ extension TaskRunner {
         }
     }
 
-    /// Back on the loop with the plan. `isRedirect`: false when the next request is a
-    /// download's restart without Range (not a redirect the metrics count).
+    /// The plan, once the redirect's body is done with (the machine is `redirecting`).
+    /// `isRedirect`: false when the next request is a download's restart without Range (not a
+    /// redirect the metrics count).
     func redirectPlanned(_ outcome: RedirectOutcome, isRedirect: Bool = true) {
         switch outcome {
         case .follow(let request, let prepared):
@@ -85,25 +101,17 @@ extension TaskRunner {
             head = nil
             body = []
             followingRedirect = false
+            redirectBody = nil
             task.recordRedirect(to: request)
             if isRedirect { hookState?.redirectCount += 1 }
             switchPool(to: prepared)
             perform(.enqueue(requireFreshConnection: false))
         case .deliver:
+            // Taken as it arrives, while the body can still be delivered (redirectPlanArrived);
+            // a body already dropped cannot.
             guard let head, case .succeed = machine.deliverRedirect() else { return }
             followingRedirect = false
-            task.recordResponse(head, expectedLength: Int64(body.count))
-            task.recordReceived(body.count)
-            if let stream = bodyStream {
-                stream.receivedHead(head)
-                _ = stream.push(body)
-                body = []
-            } else if let download {
-                // The redirect's own body is the download.
-                download.writer.start(.fromBeginning)
-                _ = download.writer.push(body)
-                body = []
-            }
+            task.recordResponse(head, expectedLength: 0)
             perform(.succeed)
         case .fail(let error):
             guard case .fail = machine.redirectFailed(error.code) else { return }

@@ -17,11 +17,14 @@ final class TaskRunner {
     /// Set only when the manager has hooks (see TaskRunner+Hooks.swift).
     @exclusivity(unchecked) var hookState: TaskHookState?
 
+    /// The request's and the session's timeouts (TaskTimeouts decides with them).
+    private let timeouts: TaskTimeouts
+    /// When the whole request must be over (`Request.totalTimeoutInterval`); .max for never.
     @exclusivity(unchecked) private var requestDeadline: UInt64 = .max
     @exclusivity(unchecked) private var headDeadline: UInt64 = .max
+    /// The last byte sent or received (or the start, or a resume): what the inactivity and idle
+    /// timeouts count from. One store per read or write; the timer is not touched.
     @exclusivity(unchecked) private var lastByteAt: UInt64 = 0
-    private let headTimeout: UInt64
-    private let idleTimeout: UInt64
 
     /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
     @exclusivity(unchecked) var head: ResponseHead?
@@ -43,6 +46,10 @@ final class TaskRunner {
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The head in hand is a redirect being followed: its body is not the task's.
     @exclusivity(unchecked) var followingRedirect = false
+    /// That body while the redirect is planned, then drained (TaskRunner+RedirectBodies.swift).
+    @exclusivity(unchecked) var redirectBody: RedirectBodyState?
+    /// The plan made while the redirect's body arrived, applied once the body is done with.
+    @exclusivity(unchecked) var plannedRedirect: RedirectOutcome?
     /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
@@ -56,8 +63,7 @@ final class TaskRunner {
         self.engine = engine
         self.loop = loop
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
-        self.headTimeout = Self.milliseconds(configuration.responseHeadTimeout)
-        self.idleTimeout = Self.milliseconds(configuration.idleTimeout)
+        self.timeouts = TaskTimeouts(request: task.originalRequest, configuration: configuration)
         self.bodyStream = task.bodyStream
         self.download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
         self.discardsBody = task.discardsResponseBody && task.bodyStream == nil && download == nil
@@ -70,13 +76,16 @@ final class TaskRunner {
             : nil
     }
 
-    private static func milliseconds(_ seconds: TimeInterval) -> UInt64 {
-        seconds.isFinite && seconds > 0 ? UInt64(seconds * 1000) : .max
-    }
-
     // MARK: Caller events (arrive through the loop's queue)
 
-    func resume() { perform(machine.resume()) }
+    func resume() {
+        let wasSuspended = machine.isSuspended
+        perform(machine.resume())
+        guard wasSuspended, machine.isRunning, !machine.isSuspended else { return }
+        // A suspended task is not subject to the inactivity timeout; it starts afresh.
+        lastByteAt = LoopTimer.now(loop)
+        armTimer()
+    }
     func suspend() { perform(machine.suspend()) }
     func cancel() { perform(machine.cancel()) }
     func invalidate(_ code: NetworkingError.Code) { perform(machine.invalidated(code)) }
@@ -106,7 +115,8 @@ final class TaskRunner {
         switch code {
         case .cancelled: return "the task was cancelled"
         case .sessionInvalidated: return "the session was invalidated before the task started"
-        case .requestTimeout: return "the request took longer than its timeoutInterval (\(request.timeoutInterval) s)"
+        case .loopShutDown: return "the session's event loop or worker pool has been shut down"
+        case .requestTimeout: return "the request timed out"
         case .responseHeadTimeout: return "no response head arrived in time"
         case .idleTimeout: return "no byte arrived for too long while receiving the body"
         default: return "\(code)"
@@ -125,8 +135,9 @@ final class TaskRunner {
                 self.prepared = prepared
                 pool = engine.pool(for: prepared)
             }
-            let timeout = Self.milliseconds(task.originalRequest.timeoutInterval)
-            requestDeadline = timeout == .max ? .max : LoopTimer.now(loop) &+ timeout
+            let now = LoopTimer.now(loop)
+            requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
+            lastByteAt = now
         }
         metricsFetchStarted()
         // The pool watches the deadline while the task waits; the connection once it has one.
@@ -154,6 +165,15 @@ final class TaskRunner {
         finish(error: error)
     }
 
+    /// Closes the connection mid-response without ending the task (a redirect's body not worth
+    /// reading).
+    func abandonConnection() {
+        metricsExchangeEnded(on: connection)
+        guard let connection else { return }
+        self.connection = nil
+        connection.abort()
+    }
+
     private func finish(error: NetworkingError?) {
         connection = nil
         bodyStream?.finish(error: error)
@@ -171,14 +191,7 @@ final class TaskRunner {
     /// pool while it waits. The holder calls `timerFired`, which re-checks every deadline, so an
     /// early or stale firing is harmless.
     private func armTimer() {
-        guard !machine.state.isTerminal else { return }
-        let deadline: UInt64
-        switch machine.state {
-        case .sending, .awaitingHead: deadline = min(requestDeadline, headDeadline)
-        case .receivingBody:
-            deadline = min(requestDeadline, idleTimeout == .max || pausedForConsumer ? .max : lastByteAt &+ idleTimeout)
-        default: deadline = requestDeadline
-        }
+        let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
         guard deadline != .max else { return }
         if let connection {
             connection.armExchangeTimer(at: deadline)
@@ -187,16 +200,32 @@ final class TaskRunner {
         }
     }
 
+    private var timerMoments: TaskTimeouts.Moments {
+        TaskTimeouts.Moments(deadline: requestDeadline, headDeadline: headDeadline, lastActivity: lastByteAt)
+    }
+
+    private var timerPhase: TaskTimeouts.Phase {
+        TaskTimeouts.Phase(state: machine.state, isSuspended: machine.isSuspended, isPausedForConsumer: pausedForConsumer)
+    }
+
     private func timerFired() {
-        let now = LoopTimer.now(loop)
-        if now >= requestDeadline {
-            perform(machine.timedOut(.requestTimeout))
-        } else if (machine.state == .awaitingHead || machine.state == .sending) && now >= headDeadline {
-            perform(machine.timedOut(.responseHeadTimeout))
-        } else if machine.state == .receivingBody && idleTimeout != .max && !pausedForConsumer && now >= lastByteAt &+ idleTimeout {
-            perform(machine.timedOut(.idleTimeout))
-        } else {
+        guard let expiry = timeouts.expiry(at: LoopTimer.now(loop), timerMoments, timerPhase) else {
             armTimer()
+            return
+        }
+        guard case .fail(let code) = machine.timedOut(expiry.code) else { return }
+        fail(NetworkingError(code, timeoutDetail(expiry)))
+    }
+
+    private func timeoutDetail(_ expiry: TaskTimeouts.Expiry) -> String {
+        let request = task.originalRequest
+        switch expiry {
+        case .total:
+            return "the request took longer than its totalTimeoutInterval (\(request.totalTimeoutInterval ?? 0) s)"
+        case .inactivity:
+            return "no byte was sent or received for \(request.timeoutInterval) s (the request's timeoutInterval)"
+        case .responseHead: return Self.detail(for: .responseHeadTimeout, request: request)
+        case .idle: return Self.detail(for: .idleTimeout, request: request)
         }
     }
 }
@@ -208,7 +237,7 @@ extension TaskRunner: PoolRequest {
     func poolAssigned(_ connection: HTTP1Connection) {
         self.connection = connection
         metricsRequestStarted(on: connection)
-        headDeadline = headTimeout == .max ? .max : LoopTimer.now(loop) &+ headTimeout
+        headDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: timeouts.responseHead)
         perform(machine.connectionAssigned())
         armTimer()
         // Last: a write that fails at once reports back (and may retry or finish the task) from
@@ -219,7 +248,7 @@ extension TaskRunner: PoolRequest {
         connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, expectsContinue: prepared.expectsContinue, for: self)
     }
 
-    var poolDeadline: UInt64 { requestDeadline }
+    var poolDeadline: UInt64 { timeouts.nextDeadline(timerMoments, timerPhase) }
 
     func poolDeadlineReached() { timerFired() }
 
@@ -240,7 +269,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         }
         metricsRequestWritten()
         // The head timeout runs from the last request byte.
-        if headTimeout != .max { headDeadline = LoopTimer.now(loop) &+ headTimeout }
+        lastByteAt = LoopTimer.now(loop)
+        headDeadline = LoopDuration.deadline(lastByteAt, plus: timeouts.responseHead)
         perform(machine.requestWritten())
         armTimer()
     }
@@ -248,23 +278,30 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeSentBody(totalBytes: Int64) {
         task.recordSent(totalBytes)
         engine.progressChanged(task, upload: true)
-        // While a body streams, the head timeout counts from the last chunk written: a slow
-        // upload that keeps moving does not time out, one that stalls does.
-        if headTimeout != .max { headDeadline = LoopTimer.now(loop) &+ headTimeout }
+        // While a body streams, the head and inactivity timeouts count from the last chunk
+        // written: a slow upload that keeps moving does not time out, one that stalls does.
+        lastByteAt = LoopTimer.now(loop)
+        headDeadline = LoopDuration.deadline(lastByteAt, plus: timeouts.responseHead)
     }
 
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         self.head = head
         metricsResponseStarted(status: head.status)
         if redirectLimits.maximumRedirects > 0 && isRedirectToFollow(head) {
-            // Its body is read (so the connection stays reusable) but is not the task's: no
-            // progress, stream or hooks see it unless the redirect ends up delivered.
+            // Its body is not the task's: no progress, stream or hooks see it unless the
+            // redirect ends up delivered. The plan starts now; the body waits for it.
             followingRedirect = true
             lastByteAt = LoopTimer.now(loop)
             perform(machine.headReceived())
+            redirectHeadReceived(bodyLength: expectedLength)
             armTimer()
             return
         }
+        acceptFinalHead(head, bodyLength: expectedLength)
+    }
+
+    /// A head whose response is the task's: a final response, or a redirect not followed.
+    func acceptFinalHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         if let decodingLimits, expectedLength != 0, case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
             contentDecoder = ContentDecoder(codings: codings, limits: decodingLimits)
         }
@@ -274,12 +311,12 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             case .write(let total):
                 expectedLength = total
             case .restart:
-                // Like a redirect: the body is read but is not the task's; the end plans the
-                // next request.
+                // Like a redirect: the body is not the task's; its end plans the next request.
                 contentDecoder = nil
                 followingRedirect = true
                 lastByteAt = LoopTimer.now(loop)
                 perform(machine.headReceived())
+                restartHeadReceived(bodyLength: expectedLength)
                 armTimer()
                 return
             case .failed:
@@ -301,8 +338,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeReceivedBody(_ received: [UInt8]) {
         if followingRedirect {
-            body.append(contentsOf: received)
             lastByteAt = LoopTimer.now(loop)
+            redirectBodyReceived(received)
             return
         }
         var bytes = received
@@ -354,6 +391,12 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeFinished() {
         metricsExchangeEnded(on: connection)
+        if followingRedirect && redirectBodyEndHeld() { connection = nil; return }
+        responseEnded()
+    }
+
+    /// The response's body is complete (now, or when a redirect's plan delivered it).
+    func responseEnded() {
         if let contentDecoder {
             self.contentDecoder = nil
             do {
@@ -372,6 +415,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool) {
         metricsExchangeEnded(on: connection)
         connection = nil
+        if followingRedirect && redirectBodyCutShort() { return }
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {
         case .enqueue:
@@ -379,6 +423,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
             body.removeAll()
             if discardsBody { task.recordDiscarded(nil) }
             followingRedirect = false
+            redirectBody = nil
+            plannedRedirect = nil
             perform(action)
         case .fail:
             var error = error
@@ -398,7 +444,8 @@ extension TaskRunner {
     /// buffer: read again, unless it filled up again since it asked, or the caller suspended the
     /// task.
     func consumerDrained() {
-        guard pausedForConsumer else { return }
+        // A redirect being planned is not the consumer's to resume.
+        guard pausedForConsumer, redirectBody?.phase != .planning else { return }
         if let bodyStream, bodyStream.isProducerPaused { return }
         if let download, download.writer.wantsPause { return }
         pausedForConsumer = false

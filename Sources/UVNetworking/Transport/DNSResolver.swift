@@ -58,7 +58,7 @@ final class DNSResolver {
 
     fileprivate func finish(_ key: CacheKey, _ result: Result<[SocketAddress], NetworkingError>) {
         if case .success(let addresses) = result, ttlMilliseconds > 0 {
-            cache[key] = CacheEntry(addresses: addresses, expires: LoopTimer.now(loop) + ttlMilliseconds)
+            cache[key] = CacheEntry(addresses: addresses, expires: LoopDuration.deadline(LoopTimer.now(loop), plus: ttlMilliseconds))
         }
         let waiters = pending.removeValue(forKey: key) ?? []
         for waiter in waiters { waiter(result) }

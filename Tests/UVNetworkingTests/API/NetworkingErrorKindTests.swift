@@ -39,6 +39,7 @@ import Testing
         (.unexpectedUpgrade, .parse, url, -1011),
         (.cancelled, .cancelled, url, -999),
         (.sessionInvalidated, .cancelled, url, -999),
+        (.loopShutDown, .cancelled, url, -999),
         (.unacceptableStatusCode, .validation, response, -1011),
         (.unacceptableContentType, .validation, response, -1016),
         (.serializationFailed, .serialization, response, -1017),

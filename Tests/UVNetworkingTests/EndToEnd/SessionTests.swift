@@ -88,8 +88,14 @@ extension EndToEnd {
             let lastDownload = Mutex(0.0)
             let lastUpload = Mutex(0.0)
             let done = DispatchSemaphore(value: 0)
+            // A server that reads the body before it answers: one that answers first ends the
+            // upload there (an early response), short of the total.
+            let reader = try ScriptedServer { connection in
+                try connection.serveKeepAlive(idleTimeout: 10) { _ in ScriptedResponse.text("read") }
+            }
+            defer { reader.stop() }
             let body = Data(repeating: 0x61, count: 100_000)
-            var request = Request(url: URL(string: nginx.baseURL + "/hello")!, method: .post, body: body)
+            var request = Request(url: URL(string: "http://127.0.0.1:\(reader.port)/")!, method: .post, body: body)
             request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
             let upload = harness.manager.dataTask(with: request, uploadProgress: { progress in
                 lastUpload.withLock { $0 = progress.fractionCompleted }
@@ -106,6 +112,7 @@ extension EndToEnd {
             #expect(done.wait(timeout: .now() + 10) == .success)
             #expect(download.downloadProgress.fractionCompleted == 1.0)
             #expect(download.downloadProgress.totalUnitCount == Int64(NginxServer.largeSize))
+            reader.stop()
             harness.finish()
         }
 

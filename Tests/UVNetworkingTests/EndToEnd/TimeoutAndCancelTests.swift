@@ -92,8 +92,11 @@ extension EndToEnd {
                     connection.pause(0.05)
                 }
             }
-            let outcome = harness.fetch("http://127.0.0.1:\(server.port)/", timeout: 0.6)
+            var request = ClientHarness.request("http://127.0.0.1:\(server.port)/")
+            request.totalTimeoutInterval = 0.6
+            let outcome = harness.fetch(request)
             #expect(outcome.code == .requestTimeout)
+            #expect("\(outcome.error!)".contains("totalTimeoutInterval (0.6 s)"))
             server.stop()
             harness.finish()
         }

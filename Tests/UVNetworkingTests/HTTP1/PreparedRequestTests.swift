@@ -39,8 +39,26 @@ import Testing
                 == "POST /up HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
     }
 
+    @Test func chunkedFromTheCallerChunksAStreamOfKnownLength() throws {
+        let prepared = try prepare(length: 5, fields: [("Transfer-Encoding", "chunked")])
+        #expect(head(prepared) == "POST /up HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(prepared.streamedBody != nil && prepared.streamedBody?.length == nil, "read to its end, in chunks")
+    }
+
+    @Test func largeInMemoryBodiesAreSentInChunksAfterTheHead() throws {
+        let size = PreparedRequest.largestBodyInOneWrite
+        let small = try PreparedRequest(Request(url: URL(string: "http://h/")!, method: .put, body: Data(count: size)),
+                                        additionalFields: [])
+        #expect(small.streamedBody == nil)
+        #expect(small.bytes.count > size)
+        let large = try PreparedRequest(Request(url: URL(string: "http://h/")!, method: .put, body: Data(count: size + 1)),
+                                        additionalFields: [])
+        #expect(head(large) == "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: \(size + 1)\r\n\r\n")
+        #expect(large.streamedBody?.length == Int64(size + 1))
+    }
+
     @Test(arguments: [[("Content-Length", "6")], [("Content-Length", "x")], [("Transfer-Encoding", "gzip")],
-                      [("Transfer-Encoding", "chunked")]])
+                      [("Transfer-Encoding", "chunked"), ("Content-Length", "5")]])
     func contradictingFramingFieldsAreRefused(fields: [(String, String)]) {
         #expect(throws: NetworkingError.self) { _ = try prepare(length: 5, fields: fields) }
         do { _ = try prepare(length: 5, fields: fields) } catch { #expect(error.code == .invalidRequestHeader) }

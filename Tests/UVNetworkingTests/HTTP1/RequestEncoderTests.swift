@@ -7,11 +7,14 @@ import Testing
     private func encode(_ method: String = "GET", _ url: String = "http://example.com/a?b=c",
                         _ fields: [(name: String, value: String)] = [], body: [UInt8]? = nil) throws -> String {
         let target = try target(url)
+        let framing = try RequestFraming.decide(method: method, body: body.map { .data($0.count) } ?? .none, fields: fields)
         let bytes: [UInt8]
         if let body {
-            bytes = try body.withUnsafeBytes { try RequestEncoder.encode(method: method, target: target, fields: fields, body: $0) }
+            bytes = try body.withUnsafeBytes {
+                try RequestEncoder.encode(method: method, target: target, fields: fields, framing: framing, body: $0)
+            }
         } else {
-            bytes = try RequestEncoder.encode(method: method, target: target, fields: fields, body: nil)
+            bytes = try RequestEncoder.encode(method: method, target: target, fields: fields, framing: framing, body: nil)
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -27,6 +30,24 @@ import Testing
 
     @Test func emptyPostSaysContentLengthZero() throws {
         #expect(try encode("POST", "http://h/") == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+    }
+
+    @Test func theCallersFramingFieldsAreReplacedByTheEncodersOwn() throws {
+        #expect(try encode("POST", "http://h/", [("content-length", "2"), ("X", "y")], body: Array("hi".utf8))
+                == "POST / HTTP/1.1\r\nHost: h\r\nX: y\r\nContent-Length: 2\r\n\r\nhi")
+        #expect(try encode("POST", "http://h/", [("Transfer-Encoding", " chunked ")], body: Array("hello, world".utf8))
+                == "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nc\r\nhello, world\r\n0\r\n\r\n")
+        let target = try target("http://h/")
+        let empty = try RequestEncoder.encode(method: "GET", target: target, fields: [("Transfer-Encoding", "chunked")],
+                                              framing: .chunked, body: UnsafeRawBufferPointer(start: nil, count: 0))
+        #expect(String(decoding: empty, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+    }
+
+    @Test func sessionDefaultsNeverFrame() throws {
+        let bytes = try RequestEncoder.encode(method: "GET", target: try target("http://h/"), fields: [],
+                                              defaults: [("Content-Length", "9"), ("Transfer-Encoding", "chunked"), ("A", "b")],
+                                              framing: .none, body: nil)
+        #expect(String(decoding: bytes, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nA: b\r\n\r\n")
     }
 
     @Test func callerHostWins() throws {

@@ -5,8 +5,8 @@ import Testing
 @testable import UVNetworking
 
 @Suite struct EventLoopTests {
-    @Test func jobsFromManyThreadsAllRunOnTheLoopThreadInPerThreadOrder() {
-        let loop = EventLoop(name: "test.loop")
+    @Test func jobsFromManyThreadsAllRunOnTheLoopThreadInPerThreadOrder() throws {
+        let loop = try EventLoop(name: "test.loop")
         let seen = Mutex([Int: [Int]]())
         let offLoop = Mutex(0)
         let done = DispatchGroup()
@@ -34,8 +34,8 @@ import Testing
         loop.shutdown()
     }
 
-    @Test func shutdownClosesEveryHandleJoinsTheThreadAndRefusesLaterJobs() {
-        let loop = EventLoop(name: "test.loop.shutdown")
+    @Test func shutdownClosesEveryHandleJoinsTheThreadAndRefusesLaterJobs() throws {
+        let loop = try EventLoop(name: "test.loop.shutdown")
         let armed = DispatchSemaphore(value: 0)
         loop.execute {
             // A timer left armed: shutdown must close it rather than wait for it.
@@ -50,8 +50,8 @@ import Testing
         loop.shutdown()  // idempotent
     }
 
-    @Test func timersFireOnceAtTheirDeadlineAndCanBeRearmedOrDisarmed() {
-        let loop = EventLoop(name: "test.loop.timers")
+    @Test func timersFireOnceAtTheirDeadlineAndCanBeRearmedOrDisarmed() throws {
+        let loop = try EventLoop(name: "test.loop.timers")
         let fired = Mutex([String]())
         let done = DispatchSemaphore(value: 0)
         loop.execute {
@@ -83,16 +83,16 @@ import Testing
         loop.shutdown()
     }
 
-    @Test func workDeferredFromAJobRunsWithoutWaitingForAnotherEvent() {
-        let loop = EventLoop(name: "test.loop.deferred")
+    @Test func workDeferredFromAJobRunsWithoutWaitingForAnotherEvent() throws {
+        let loop = try EventLoop(name: "test.loop.deferred")
         let done = DispatchSemaphore(value: 0)
         loop.execute { loop.runAfterIO { loop.runAfterIO { done.signal() } } }
         #expect(done.wait(timeout: .now() + 2) == .success)
         loop.shutdown()
     }
 
-    @Test func emptyWakeUpsAreHarmless() {
-        let loop = EventLoop(name: "test.loop.empty")
+    @Test func emptyWakeUpsAreHarmless() throws {
+        let loop = try EventLoop(name: "test.loop.empty")
         // Many jobs queued at once coalesce into fewer wake-ups; a drained queue must not trip it.
         let count = Mutex(0)
         for _ in 0..<10_000 { loop.execute { count.withLock { $0 += 1 } } }
@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func numericHostsSkipTheResolverAndNamesResolve() throws {
-        let loop = EventLoop(name: "test.loop.dns")
+        let loop = try EventLoop(name: "test.loop.dns")
         let resolver = LoopBound(DNSResolver(loop: loop, ttlMilliseconds: 30_000), loop: loop)
         let v4 = try #require(try resolve("127.0.0.1", port: 8080, on: loop, resolver: resolver)?.get())
         #expect(v4.map(\.description) == ["127.0.0.1:8080"])

@@ -140,4 +140,44 @@ import Testing
         #expect(close(makeWriter(empty, pool: .shared, notices: Notices()), .complete)?.size == 0)
         #expect(FileManager.default.fileExists(atPath: empty))
     }
+
+    /// A body written from its start has no name until it is kept, so nothing is left if the
+    /// process dies meanwhile.
+    @Test(arguments: [DownloadFileWriter.Ending.complete, .keepPartial])
+    func aBodyGetsItsNameOnlyWhenKept(ending: DownloadFileWriter.Ending) throws {
+        let path = DownloadTemporaryFile.makeURL().path
+        defer { POSIXFile.remove(path) }
+        let writer = makeWriter(path, pool: .shared, notices: Notices())
+        writer.start(.fromBeginning)
+        _ = writer.push(chunk(1))
+        // Written (the start and the chunk run in order, before this job).
+        let written = DispatchSemaphore(value: 0)
+        WorkerPool.shared.submit { written.signal() }
+        #expect(written.wait(timeout: .now() + 5) == .success)
+        usleep(50_000)
+        #expect(!FileManager.default.fileExists(atPath: path), "named before it was kept")
+        let closed = try #require(close(writer, ending))
+        #expect(closed.error == nil)
+        #expect(closed.size == Int64(64 << 10))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(chunk(1)))
+    }
+
+    /// A resumed download the server restarts from byte 0 replaces its partial file when kept,
+    /// and removes it when not.
+    @Test func aBodyStartedOverReplacesThePartialFile() throws {
+        let path = DownloadTemporaryFile.makeURL().path
+        defer { POSIXFile.remove(path) }
+        try Data("old partial".utf8).write(to: URL(fileURLWithPath: path))
+        let writer = makeWriter(path, pool: .shared, notices: Notices())
+        writer.start(.fromBeginning)
+        _ = writer.push(Array("new".utf8))
+        #expect(try #require(close(writer, .complete)).size == 3)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "new")
+
+        let failed = makeWriter(path, pool: .shared, notices: Notices())
+        failed.start(.fromBeginning)
+        _ = failed.push(Array("newer".utf8))
+        #expect(try #require(close(failed, .discard)).error == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
 }

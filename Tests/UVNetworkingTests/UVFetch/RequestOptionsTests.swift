@@ -34,6 +34,13 @@ import UVNetworking
         #expect(!options.isIdempotent)
     }
 
+    @Test func timeoutIsAWholeRequestLimitAsCurlsMaxTime() throws {
+        let request = try RequestOptions.parse(["--timeout", "2.5"]).makeRequest(for: URL(string: "http://h/")!, body: nil)
+        #expect(request.totalTimeoutInterval == 2.5)
+        #expect(request.timeoutInterval == .infinity, "no inactivity timeout, as curl has none")
+        #expect(try RequestOptions.parse([]).makeRequest(for: URL(string: "http://h/")!, body: nil).totalTimeoutInterval == 60)
+    }
+
     @Test func badValuesAreUsageErrors() {
         #expect(throws: (any Error).self) { try RequestOptions.parse(["-H", "no colon"]) }
         #expect(throws: (any Error).self) { try RequestOptions.parse(["-u", "nopassword"]) }

@@ -53,7 +53,7 @@ enum DownloadDelivery {
             } else {
                 outcome.object = file
                 // Valid while the handler runs, as URLSession's: then removed, off the queue.
-                outcome.afterHandler = { workers.submit { removeFile(atPath: file.path) } }
+                outcome.afterHandler = { workers.run { removeFile(atPath: file.path) } }
             }
         } else {
             let error = NetworkingError(.malformedResponse, "the download ended without a response", failingURL: task.currentRequest.url)

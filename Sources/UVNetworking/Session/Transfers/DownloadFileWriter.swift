@@ -14,9 +14,15 @@ import Synchronization
 ///
 /// A write that fails (a full disk) makes the writer drop every later chunk and call
 /// `onFailed` once; the task then fails. `close` always comes last and reports the file's size.
+///
+/// A body written from its start goes to an unnamed file (O_TMPFILE) that gets its name, `path`,
+/// only when the writer closes and keeps it (complete, or partial for resume data): a task that
+/// fails or is cancelled leaves nothing by closing it, and neither does a process that dies in
+/// the middle (a crash, ^C). Where the file system cannot make unnamed files, the file is named
+/// from the start and removed when it is not kept.
 final class DownloadFileWriter: @unchecked Sendable {
-    // @unchecked: `state` is a Mutex. `fd`, `position` and `opened` are touched only by the one
-    // job in flight (`State.draining` hands them from job to job under the mutex).
+    // @unchecked: `state` is a Mutex. `fd`, `position`, `opened` and `isUnnamed` are touched only
+    // by the one job in flight (`State.draining` hands them from job to job under the mutex).
 
     /// Reading pauses while this many bytes wait to be written.
     static let pauseThreshold = 1 << 20
@@ -79,6 +85,8 @@ final class DownloadFileWriter: @unchecked Sendable {
     private var fd: Int32 = -1
     private var position: Int64 = 0
     private var opened = false
+    /// `fd` is an unnamed file, to be linked to `path` if it is kept.
+    private var isUnnamed = false
 
     /// A writer for `path`. `onDrained` and `onFailed` run on a worker thread.
     init(path: String, workers: WorkerPool, onDrained: @escaping @Sendable () -> Void,
@@ -147,7 +155,7 @@ final class DownloadFileWriter: @unchecked Sendable {
             state.draining = true
             return (startJob, pause)
         }
-        if startJob { workers.submit { self.drain() } }
+        if startJob { workers.run { self.drain() } }
         return pause
     }
 
@@ -208,12 +216,18 @@ final class DownloadFileWriter: @unchecked Sendable {
             fd = -1
         }
         opened = true
+        isUnnamed = false
         switch start {
         case .keepingFile:
             return nil
         case .fromBeginning:
-            fd = POSIXFile.openForWriting(path, create: true)
-            guard fd >= 0 else { return .file(.cannotCreateFile, "cannot create the download file \(path)", errno: errno) }
+            fd = POSIXFile.openUnnamed(inDirectory: (path as NSString).deletingLastPathComponent)
+            if fd >= 0 {
+                isUnnamed = true
+            } else {
+                fd = POSIXFile.openForWriting(path, create: true)
+                guard fd >= 0 else { return .file(.cannotCreateFile, "cannot create the download file \(path)", errno: errno) }
+            }
             position = 0
             return nil
         case .appending(let offset):
@@ -245,6 +259,10 @@ final class DownloadFileWriter: @unchecked Sendable {
         var error = failure
         var size: Int64?
         if fd >= 0 {
+            if isUnnamed && error == nil && ending != .discard, let code = POSIXFile.link(unnamed: fd, to: path) {
+                error = .file(.cannotWriteToFile, "naming the download file \(path) failed", errno: code)
+            }
+            isUnnamed = false
             if let code = POSIXFile.closeDescriptor(fd), error == nil {
                 error = .file(.cannotWriteToFile, "closing the download file \(path) failed", errno: code)
             }
@@ -253,6 +271,8 @@ final class DownloadFileWriter: @unchecked Sendable {
         }
         switch ending {
         case .discard:
+            // An unnamed file went with its descriptor; a named one (or a resumed download's
+            // partial file) is removed.
             POSIXFile.remove(path)
             return Closed(size: nil, error: error)
         case .complete, .keepPartial:

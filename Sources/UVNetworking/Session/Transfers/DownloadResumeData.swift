@@ -62,8 +62,9 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
 
     /// Reads resume data back; throws `invalidResumeData` for bytes this library did not make
     /// (not JSON of this shape, another version, no validator, a negative count, a URL that is
-    /// not http(s), a partial file outside the temporary directory).
-    static func decode(_ data: Data) throws(NetworkingError) -> DownloadResumeData {
+    /// not http(s), a partial file outside `directory`: the session's download directory, nil for
+    /// the temporary directory).
+    static func decode(_ data: Data, directory: URL? = nil) throws(NetworkingError) -> DownloadResumeData {
         let decoded: DownloadResumeData
         do {
             decoded = try JSONDecoder().decode(DownloadResumeData.self, from: data)
@@ -80,7 +81,7 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
         guard let scheme = decoded.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw NetworkingError(.invalidResumeData, "the resume data's URL \(decoded.url.absoluteString) is not http or https")
         }
-        guard DownloadTemporaryFile.isDownloadFile(decoded.temporaryFilePath) else {
+        guard DownloadTemporaryFile.isDownloadFile(decoded.temporaryFilePath, in: directory) else {
             throw NetworkingError(.invalidResumeData, "the resume data names \(decoded.temporaryFilePath), which is not a download file of this library")
         }
         return decoded

@@ -55,6 +55,13 @@ public final class DownloadTask: SessionTask, @unchecked Sendable {
     /// (`Accept-Ranges: none`) and no Content-Encoding decoded. Otherwise, or when the task had
     /// already completed, the handler gets nil and the partial file is removed. Called again, a
     /// later handler gets nil at once.
+    ///
+    /// The kept file stays in the temporary directory (`UVNetworking-Download-….tmp`) until a
+    /// task made with `downloadTask(withResumeData:)` is done with it (that task delivers,
+    /// moves or removes it as any download's file), or until you call
+    /// `SessionManager.discardResumeData(_:)`: resume data dropped without either leaves the
+    /// file behind. Only this cancel keeps a file: a download that fails produces no resume data
+    /// and leaves nothing.
     public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
         let installed = resumeDataHandler.withLock { handler -> Bool in
             guard handler == nil else { return false }

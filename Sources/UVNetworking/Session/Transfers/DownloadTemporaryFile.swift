@@ -1,25 +1,31 @@
 import Foundation
 
 /// Where download bodies are written while they arrive: a new file per task, directly in
-/// FileManager's temporary directory, under a name only this library makes.
+/// FileManager's temporary directory (or the session's `downloadDirectory`), under a name only
+/// this library makes.
 enum DownloadTemporaryFile {
     static let namePrefix = "UVNetworking-Download-"
 
-    /// A fresh path (no file is created here: the writer creates it on a worker).
-    static func makeURL() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent(namePrefix + UUID().uuidString + ".tmp")
+    /// The directory download files go to: `directory`, else FileManager's temporary directory.
+    static func directory(_ directory: URL? = nil) -> URL {
+        directory ?? FileManager.default.temporaryDirectory
+    }
+
+    /// A fresh path in `directory` (no file is created here: the writer creates it on a worker).
+    static func makeURL(in directory: URL? = nil) -> URL {
+        Self.directory(directory).appendingPathComponent(namePrefix + UUID().uuidString + ".tmp")
     }
 
     /// Whether `path` could be one of ours. Resume data names the file it appends to; a path
     /// anywhere else (which a forged or corrupted blob could name) is refused, so resuming never
     /// truncates, appends to or removes a file the library did not create.
-    static func isDownloadFile(_ path: String) -> Bool {
+    static func isDownloadFile(_ path: String, in directory: URL? = nil) -> Bool {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let name = url.lastPathComponent
-        let directory = url.deletingLastPathComponent().standardizedFileURL.path
-        let temporary = FileManager.default.temporaryDirectory.standardizedFileURL.path
+        let parent = url.deletingLastPathComponent().standardizedFileURL.path
+        let temporary = Self.directory(directory).standardizedFileURL.path
         return name.hasPrefix(namePrefix) && name.count > namePrefix.count
-            && directory.trimmingSuffix("/") == temporary.trimmingSuffix("/")
+            && parent.trimmingSuffix("/") == temporary.trimmingSuffix("/")
     }
 }
 

@@ -12,8 +12,15 @@ import HTTPTypes
 /// handler gets the temporary file, which is removed once the handler returns (move or open it
 /// there, as with URLSession).
 ///
+/// What stays in the temporary directory: nothing once a task has ended, but the partial file
+/// of resume data (see `DownloadTask.cancel(byProducingResumeData:)`). A failed or cancelled
+/// download's file is removed as the task ends, before its completion handler runs; a body
+/// being written has no name in the directory until it is complete (Linux's O_TMPFILE, where
+/// the file system has it), so a process that dies mid-download leaves nothing either.
+///
 /// A failed move posts `networkingDownloadTaskDidFailToMoveFile` (with `postsTaskNotifications`)
-/// and completes the task with `cannotMoveFile`, the response, and no URL. The response
+/// and completes the task with `cannotMoveFile`, the response, and no URL; the temporary file is
+/// removed first. The response
 /// serializer is not run: a 404's page is downloaded like any body, so check
 /// `response.status`. Progress runs from the bytes received to Content-Length (for a resumed
 /// download, over the whole file).
@@ -22,7 +29,7 @@ extension SessionManager {
     public func downloadTask(with request: Request, progress: (@Sendable (Progress) -> Void)? = nil,
                              destination: DownloadTask.Destination? = nil,
                              completionHandler: DownloadTask.DownloadCompletionHandler? = nil) -> DownloadTask {
-        let plan = DownloadTask.Plan(temporaryFile: DownloadTemporaryFile.makeURL(), resumeOffset: nil, resumedFrom: nil)
+        let plan = DownloadTask.Plan(temporaryFile: DownloadTemporaryFile.makeURL(in: configuration.downloadDirectory), resumeOffset: nil, resumedFrom: nil)
         return makeDownloadTask(request, plan: plan, progress: progress, destination: destination, completionHandler: completionHandler)
     }
 
@@ -37,12 +44,17 @@ extension SessionManager {
     /// file is already complete (the task succeeds with the 416 response and the file as it
     /// is); any other 416 drops the partial file's claim and fetches the whole body once more.
     ///
+    /// The task takes the partial file over: it is the task's file from then on, delivered or
+    /// moved when the body is complete, removed when the task fails or is cancelled (unless that
+    /// cancel produces resume data again, which then names the same file). Resume data is good
+    /// for one task: a second task from the same data finds the file gone or changed.
+    ///
     /// Throws `invalidResumeData` when the data is not resume data of this library or its
     /// partial file is gone; this is checked here, on the calling thread.
     public func downloadTask(withResumeData resumeData: Data, progress: (@Sendable (Progress) -> Void)? = nil,
                              destination: DownloadTask.Destination? = nil,
                              completionHandler: DownloadTask.DownloadCompletionHandler? = nil) throws(NetworkingError) -> DownloadTask {
-        let resume = try DownloadResumeData.decode(resumeData)
+        let resume = try DownloadResumeData.decode(resumeData, directory: configuration.downloadDirectory)
         guard let status = POSIXFile.status(atPath: resume.temporaryFilePath), status.isRegularFile else {
             throw NetworkingError(.invalidResumeData, "the partial download \(resume.temporaryFilePath) of the resume data is gone")
         }
@@ -53,6 +65,17 @@ extension SessionManager {
                                      resumedFrom: resume)
         return makeDownloadTask(resume.request(resumingAt: offset), plan: plan, progress: progress, destination: destination,
                                 completionHandler: completionHandler)
+    }
+
+    /// Removes the partial file that `resumeData` keeps, for resume data that will not be
+    /// resumed (nothing else removes it). Runs on the calling thread; a file already gone is not
+    /// an error.
+    ///
+    /// Throws `invalidResumeData`, and removes nothing, when the data is not resume data of this
+    /// library: only a file this library made in the temporary directory is ever removed.
+    public func discardResumeData(_ resumeData: Data) throws(NetworkingError) {
+        let resume = try DownloadResumeData.decode(resumeData, directory: configuration.downloadDirectory)
+        POSIXFile.remove(resume.temporaryFilePath)
     }
 
     /// The download tasks among `tasks`.

@@ -131,7 +131,7 @@ extension TaskRunner {
         let manager = task.manager
         let loop = self.loop
         let runner = LoopBound(self, loop: loop)
-        manager.workers.submit {
+        manager.workers.run {
             let outcome: RedirectOutcome
             do throws(NetworkingError) {
                 let prepared = try PreparedRequest(request, additionalFields: manager.defaultRequestFields) { (host) throws(NetworkingError) in
@@ -156,6 +156,7 @@ extension TaskRunner {
         let path = download.writer.path
         let loop = self.loop
         let runner = LoopBound(self, loop: loop)
+        let task = self.task
         download.writer.close(ending) { closed in
             var finished = DownloadFinish()
             var failure = error
@@ -171,7 +172,12 @@ extension TaskRunner {
             }
             let result = finished
             let finalError = failure
-            _ = loop.execute { runner.value.downloadClosed(result, error: finalError) }
+            guard !loop.execute({ runner.value.downloadClosed(result, error: finalError) }) else { return }
+            // The loop shut down while the file closed: the task ends here, and no file is
+            // handed over, so none is left behind.
+            if let file = result.fileURL { POSIXFile.remove(file.path) }
+            if result.resumeData != nil { POSIXFile.remove(path) }
+            task.completeWithoutLoop(NetworkingError(.loopShutDown, loop.shutDownDetail))
         }
     }
 

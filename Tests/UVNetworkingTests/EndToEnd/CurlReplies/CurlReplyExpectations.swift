@@ -20,8 +20,7 @@
 //   (dnsFailure, answered by hostAddressOverrides, never by DNS). 1029/1261 redirect to a part
 //   the corpus lacks: the server closes without a byte (connectionClosed).
 //   187, 1641-1643: a redirect whose body ends only at close, on a server that keeps the
-//   connection open. Issue #12 item 3 makes the client close and follow at once; until that
-//   change is merged these run into the timeout, which the test reports as a known issue.
+//   connection open: the client closes that connection and follows at once (issue #12 item 3).
 // - Content-Encoding: gzip, x-gzip and deflate (zlib or raw) are decoded, several members of
 //   gzip too (2305), and a list is undone last-applied first (230: "deflate, identity, gzip",
 //   RFC 9110 §8.4). Corrupt data fails (221, 223: contentDecodingFailed). A coding we cannot
@@ -56,7 +55,7 @@ enum CurlReplyExpectation: CustomStringConvertible {
     case response(status: Int, bytes: Int)
     /// The task fails with this code.
     case failure(NetworkingError.Code)
-    /// The reply never ends: the task fails when its timeoutInterval runs out.
+    /// The reply stalls before its end: the task fails when no byte came for its timeoutInterval.
     case timedOut
 
     /// The code a task's own timeoutInterval ends it with.
@@ -83,11 +82,6 @@ enum CurlReplyExpectation: CustomStringConvertible {
 }
 
 enum CurlReplyExpectations {
-    /// Redirects whose body ends only when the connection closes, on a server that keeps it
-    /// open. Issue #12 item 3 (redirect bodies) closes the connection and follows at once; until
-    /// it is merged they time out, reported as a known issue. Empty this set then.
-    static let awaitingRedirectBodyChange: Set<Int> = [187, 1641, 1642, 1643]
-
     /// curl test number -> outcome. The comment is curl's title for the test.
     static let table: [Int: CurlReplyExpectation] = [
         // MARK: Redirects
