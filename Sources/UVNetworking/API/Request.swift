@@ -21,6 +21,11 @@ import HTTPTypes
 /// carry a body: it is framed like any other.
 public struct Request: Sendable, Equatable {
     /// The URL to fetch: http or https.
+    ///
+    /// A user and password in it (`http://user:password@host/`, escaped as a URL writes them)
+    /// are sent as `Authorization: Basic`, decoded to their bytes, as curl and URLSession do,
+    /// unless the request or the session's `httpAdditionalHeaders` sets Authorization. They never
+    /// go into the request line or Host, and a redirect to another origin does not carry them.
     public var url: URL
     /// The request method.
     public var method: HTTPRequest.Method

@@ -69,6 +69,14 @@ struct PreparedRequest: Sendable {
            let value = cookies.cookieHeaderValue(for: target) {
             fields.append(("Cookie", value))
         }
+        // The URL's user and password, as curl and URLSession send them, unless the request or
+        // the session sets Authorization itself. A redirect's URL carries them only within
+        // their origin (RedirectPlanner), so they never reach another server.
+        if let userinfo = target.userinfo, let authorization = URLCredentials.basic(userinfo: userinfo),
+           !fields.contains(where: { RequestEncoder.sameName($0.name, "Authorization") }),
+           !additionalFields.contains(where: { RequestEncoder.sameName($0.name, "Authorization") }) {
+            fields.append(("Authorization", authorization))
+        }
         let proxy = proxies.proxy(forScheme: target.scheme, host: target.host)
         if let proxy, target.scheme == "http" {
             // Through a proxy, an http request names its whole URL (RFC 9112 §3.2.2) and carries

@@ -10,6 +10,9 @@ struct RequestTarget: Equatable, Sendable {
     var authority: String
     /// origin-form: path and query, "/" when the URL has no path. The fragment is dropped.
     var path: String
+    /// The userinfo before "@" as written (escaped), nil without one: it becomes credentials
+    /// (`URLCredentials`), never part of the target or Host.
+    var userinfo: String?
 
     enum ParseError: Error, Equatable { case invalid(String), unsupportedScheme(String) }
 
@@ -91,6 +94,8 @@ struct RequestTarget: Equatable, Sendable {
         self.port = port
         let hostForHeader = hasColon ? "[\(host)]" : host
         self.authority = port == defaultPort ? hostForHeader : "\(hostForHeader):\(port)"
+        // Nothing allocated for the usual URL without one.
+        self.userinfo = authorityStart > restStart ? string(restStart, authorityStart - 1) : nil
         if pathEnd == authorityEnd {
             self.path = "/"
         } else if bytes[authorityEnd] == 0x3F {

@@ -69,6 +69,17 @@ enum RedirectPlanner {
             return .failure(NetworkingError(.tooManyRedirects, "more than \(limits.maximumRedirects) redirects", failingURL: from))
         }
 
+        let sameOrigin = isSameOrigin(from, target)
+        // The URL's credentials stay with their origin: a relative Location keeps them already
+        // (RFC 3986 resolution), an absolute one to the same origin gets them as curl does;
+        // another origin gets only what its Location itself says.
+        if sameOrigin, target.user(percentEncoded: true) == nil, let user = from.user(percentEncoded: true),
+           var components = URLComponents(url: target, resolvingAgainstBaseURL: false) {
+            components.percentEncodedUser = user
+            components.percentEncodedPassword = from.password(percentEncoded: true)
+            target = components.url ?? target
+        }
+
         var next = request
         next.url = target
         // 303 always, and 301/302 after a POST (what every browser does, which RFC 9110 allows),
@@ -83,7 +94,7 @@ enum RedirectPlanner {
                 return name.hasPrefix("content-") || name == "transfer-encoding"
             }
         }
-        if !isSameOrigin(from, target) {
+        if !sameOrigin {
             // Credentials meant for one origin must not reach another.
             next.headerFields.removeAll { field in
                 let name = field.name.lowercased()

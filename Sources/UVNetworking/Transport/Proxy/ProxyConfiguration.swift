@@ -56,9 +56,9 @@ public struct ProxyConfiguration: Sendable, Hashable {
         if bypassesLoopback && Self.isLoopback(lowered) { return nil }
         if noProxy.contains(where: { Self.matches(pattern: $0, host: lowered) }) { return nil }
         var authorization: String?
-        if let user = url.user {
-            let credentials = "\(user.removingPercentEncoding ?? user):\((url.password ?? "").removingPercentEncoding ?? "")"
-            authorization = "Basic " + Data(credentials.utf8).base64EncodedString()
+        // As written in the URL, decoded once here (Foundation's `user` is already decoded).
+        if let user = url.user(percentEncoded: true) {
+            authorization = URLCredentials.basic(user: user, password: url.password(percentEncoded: true))
         }
         let bracketless = proxyHost.hasPrefix("[") ? String(proxyHost.dropFirst().dropLast()) : proxyHost
         return ProxyEndpoint(host: bracketless, port: url.port ?? 1080, authorization: authorization)
