@@ -59,8 +59,18 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         }
     }
 
-    /// The URL as given.
+    /// The URL exactly as the input gave it (the line trimmed of the spaces and tabs around it,
+    /// or the argument), not as the URL parser re-encodes it. Bytes that are not UTF-8, which
+    /// JSON cannot carry, are U+FFFD here and given exactly by `urlBase64`.
     public var url: String
+    /// The input's bytes in base64 when they are not valid UTF-8; nil when `url` is exact.
+    public var urlBase64: String?
+    /// The URL requested: `url` parsed and percent-encoded (spaces and bytes outside ASCII
+    /// escaped, an IDN host in punycode).
+    public var requestURL: String
+    /// Where the last request went: `requestURL` after the redirects followed (curl's
+    /// `url_effective`).
+    public var effectiveURL: String
     /// The final response's status; nil when no response arrived.
     public var status: Int?
     /// Body bytes received (after decompression).
@@ -69,15 +79,22 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     public var timings: Timings
     /// Why it failed; nil on success.
     public var error: Failure?
-    /// Requests sent for this URL: 1 plus the retries.
+    /// Requests sent for this URL, which is what the servers received: every try (1 plus the
+    /// retries), each counting the requests it sent, redirects followed and the library's
+    /// replays on a fresh connection (a reused connection the server closed as the request
+    /// arrived) included. A try that sent nothing (no connection) counts as one.
     public var attempts: Int
     /// Where `--out-dir` kept the body; nil without it, or when the URL failed (a failed URL's
     /// body is not kept, so an error page never takes the name of the resource).
     public var file: String?
 
-    /// Creates a record.
-    public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil) {
+    /// Creates a record; `requestURL` and `effectiveURL` are `url` unless given.
+    public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil,
+                urlBase64: String? = nil, requestURL: String? = nil, effectiveURL: String? = nil) {
         self.url = url
+        self.urlBase64 = urlBase64
+        self.requestURL = requestURL ?? url
+        self.effectiveURL = effectiveURL ?? requestURL ?? url
         self.status = status
         self.bytes = bytes
         self.timings = timings
@@ -97,6 +114,9 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(url, forKey: .url)
+        try container.encode(urlBase64, forKey: .urlBase64)
+        try container.encode(requestURL, forKey: .requestURL)
+        try container.encode(effectiveURL, forKey: .effectiveURL)
         try container.encode(status, forKey: .status)
         try container.encode(bytes, forKey: .bytes)
         try container.encode(timings, forKey: .timings)

@@ -94,13 +94,13 @@ public final class FetchRunner: Sendable {
             case .malformed(let place, let text):
                 statistics.withLock { $0.addMalformed() }
                 report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
-            case .url(let url):
+            case .url(let url, let text, let bytes):
                 slots.wait()
                 group.enter()
                 var request = template
                 request.url = url
-                let fetch = Fetch(url: url, request: request, begin: .now())
-                start(fetch, attempt: 1, in: run)
+                let fetch = Fetch(url: url, text: text, bytes: bytes, request: request, begin: .now())
+                start(fetch, attempt: 1, requestsSent: 0, in: run)
             }
         }
         // Now exact, whatever the count said (the file may have changed since).
@@ -167,6 +167,9 @@ public final class FetchRunner: Sendable {
     /// One URL across its attempts.
     private struct Fetch: Sendable {
         let url: URL
+        /// The input as given, for the record (`URLInput.Entry.url`).
+        let text: String
+        let bytes: [UInt8]?
         let request: Request
         let begin: DispatchTime
     }
@@ -204,24 +207,29 @@ public final class FetchRunner: Sendable {
         var bytes: Int
         /// The body's temporary file (downloads only), valid until the handler returns.
         var file: URL?
+        /// Where the task's last request went, after its redirects.
+        var effectiveURL: URL?
     }
 
-    private func start(_ fetch: Fetch, attempt: Int, in run: Run) {
+    /// Starts try number `attempt` of `fetch`, after earlier tries sent `requestsSent` requests.
+    private func start(_ fetch: Fetch, attempt: Int, requestsSent: Int, in run: Run) {
         // The handler learns its task through this box, filled before `resume()` and emptied
         // by the handler: the task holds the handler, so a box still holding the task would
         // keep both alive forever.
         let box = TaskBox()
         let completed: @Sendable (Attempt, SessionTask?) -> Void = { [self] outcome, task in
             let taskIdentifier = task?.taskIdentifier ?? -1
+            let taskMetrics = metrics.withLock { $0.removeValue(forKey: taskIdentifier) }
+            let sent = requestsSent + Self.requestsSent(by: taskMetrics)
             if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
-                metrics.withLock { _ = $0.removeValue(forKey: taskIdentifier) }
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
-                    start(fetch, attempt: attempt + 1, in: run)
+                    start(fetch, attempt: attempt + 1, requestsSent: sent, in: run)
                 }
                 return
             }
-            finish(fetch, outcome, attempts: attempt, metrics: metrics.withLock { $0.removeValue(forKey: taskIdentifier) },
-                   progress: run.progress)
+            var outcome = outcome
+            outcome.effectiveURL = task?.currentRequest.url
+            finish(fetch, outcome, attempts: sent, metrics: taskMetrics, progress: run.progress)
             run.done()
         }
         let task: SessionTask
@@ -248,6 +256,13 @@ public final class FetchRunner: Sendable {
         task.resume()
     }
 
+    /// The requests one task sent: each exchange its metrics list that got as far as a
+    /// connection (redirects, and the library's replay after a reused connection closed); at
+    /// least one, and one when the task was not measured (no JSON Lines).
+    private static func requestsSent(by metrics: TaskMetrics?) -> Int {
+        max(1, metrics?.transactions.count { $0.requestStartDate != nil } ?? 1)
+    }
+
     /// Keeps the body (with `--out-dir`), then records, counts and prints the URL's result.
     private func finish(_ fetch: Fetch, _ outcome: Attempt, attempts: Int, metrics: TaskMetrics?, progress: ProgressLine?) {
         var error = outcome.error
@@ -261,16 +276,20 @@ public final class FetchRunner: Sendable {
             }
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
-        let record = FetchRecord(url: fetch.url.absoluteString, status: outcome.response?.status.code, bytes: outcome.bytes,
+        let requestURL = fetch.url.absoluteString
+        let record = FetchRecord(url: fetch.text, status: outcome.response?.status.code, bytes: outcome.bytes,
                                  timings: .init(total: total, metrics: metrics),
-                                 error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile)
+                                 error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
+                                 urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
+                                 effectiveURL: outcome.effectiveURL?.absoluteString ?? requestURL)
         statistics.withLock { $0.add(record) }
         writer?.write(record)
         guard settings.printsLines else { return }
         progress?.clear()
         let statusText = record.status.map(String.init) ?? "-"
         let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
-        print("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.url) \(result)")
+        // The requested URL: percent-encoded, so the line's fields stay split by spaces.
+        print("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.requestURL) \(result)")
     }
 }
 

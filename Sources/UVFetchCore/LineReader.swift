@@ -40,14 +40,25 @@ public final class LineReader {
     }
 
     /// The next line without its line terminator (`\n` or `\r\n`), or nil at end of input.
+    /// Bytes that are not UTF-8 are replaced by U+FFFD.
     public func nextLine() -> String? {
+        nextLineKeepingBytes()?.text
+    }
+
+    /// The next line as `nextLine()` gives it, with its bytes as well when they are not valid
+    /// UTF-8 (the text has U+FFFD in their place), so the caller can still tell what was
+    /// written; nil at end of input.
+    public func nextLineKeepingBytes() -> (text: String, invalidUTF8: [UInt8]?)? {
         let length = getline(&buffer, &capacity, file)
         guard length >= 0, let buffer else { return nil }
         var end = length
         if end > 0, buffer[end - 1] == 0x0A { end -= 1 }
         if end > 0, buffer[end - 1] == 0x0D { end -= 1 }
         return buffer.withMemoryRebound(to: UInt8.self, capacity: end) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: end), as: UTF8.self)
+            let bytes = UnsafeBufferPointer(start: $0, count: end)
+            // One validation either way; the bytes are copied only for a line that fails it.
+            if let text = String(validating: bytes, as: UTF8.self) { return (text, nil) }
+            return (String(decoding: bytes, as: UTF8.self), Array(bytes))
         }
     }
 }

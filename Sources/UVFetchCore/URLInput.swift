@@ -5,11 +5,17 @@ import Foundation
 public struct URLInput: Sequence, Sendable {
     /// One input entry.
     public enum Entry: Equatable, Sendable {
-        /// A URL to fetch.
-        case url(URL)
+        /// A URL to fetch and the text it was read from, trimmed of the spaces and tabs around
+        /// it: the record repeats the text as given, whatever the URL parser made of it. `bytes`
+        /// are that text's bytes when they are not valid UTF-8 (`text` then has U+FFFD in their
+        /// place, and the URL has them percent-escaped); nil otherwise.
+        case url(URL, text: String, bytes: [UInt8]? = nil)
         /// A line (or argument) that is not an absolute http(s) URL: where it was and its text.
         /// Arguments are numbered as "argument N", file lines as "line N".
         case malformed(place: String, text: String)
+
+        /// A URL given as its own text (generated URLs such as the demo's).
+        public static func url(_ url: URL) -> Entry { .url(url, text: url.absoluteString) }
     }
 
     /// The arguments parsed once: `--repeat` over a short list would otherwise parse the same
@@ -45,10 +51,29 @@ public struct URLInput: Sequence, Sendable {
     public static func entry(for text: String, place: @autoclosure () -> String) -> Entry? {
         guard let trimmed = trimmed(text), trimmed.utf8.first != UInt8(ascii: "#") else { return nil }
         let candidate = String(trimmed)
-        guard let url = URL(string: candidate), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
-        else { return .malformed(place: place(), text: candidate) }
-        return .url(url)
+        guard let url = httpURL(URLTextEscaping.parseable(candidate)) else { return .malformed(place: place(), text: candidate) }
+        return .url(url, text: candidate)
+    }
+
+    /// `entry(for:place:)` for a line whose bytes are not valid UTF-8 (`LineReader`'s
+    /// `invalidUTF8`): the URL is parsed with those bytes percent-escaped, so the request
+    /// carries them rather than U+FFFD's, and the entry keeps them.
+    static func entry(for text: String, invalidUTF8 bytes: [UInt8]?, place: @autoclosure () -> String) -> Entry? {
+        guard let bytes else { return entry(for: text, place: place()) }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let start = bytes.firstIndex(where: { !isBlank($0) }), bytes[start] != UInt8(ascii: "#"),
+              let last = bytes.lastIndex(where: { !isBlank($0) }) else { return nil }
+        let trimmed = Array(bytes[start...last])
+        let text = String(decoding: trimmed, as: UTF8.self)
+        guard let url = httpURL(URLTextEscaping.parseable(bytes: trimmed)) else { return .malformed(place: place(), text: text) }
+        return .url(url, text: text, bytes: trimmed)
+    }
+
+    /// `text` as an absolute http(s) URL with a host; nil for anything else.
+    private static func httpURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else { return nil }
+        return url
     }
 
     /// `text` without leading and trailing spaces and tabs; nil when nothing else is left.
@@ -109,9 +134,11 @@ public struct URLInput: Sequence, Sendable {
                     reader = input.inputPath.flatMap { try? LineReader(path: $0) }
                     lineNumber = 0
                 }
-                while let line = reader?.nextLine() {
+                while let line = reader?.nextLineKeepingBytes() {
                     lineNumber += 1
-                    if let entry = URLInput.entry(for: line, place: "line \(lineNumber)") { return entry }
+                    if let entry = URLInput.entry(for: line.text, invalidUTF8: line.invalidUTF8, place: "line \(lineNumber)") {
+                        return entry
+                    }
                 }
                 reader = nil
                 inFile = false
