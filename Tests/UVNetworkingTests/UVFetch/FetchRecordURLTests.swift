@@ -73,7 +73,10 @@ import UVFetchCore
         #expect(last["url"] as? String == "http://bytes.test/\u{FFFD}\u{FFFD}z")
         #expect((last["urlBase64"] as? String).flatMap { Data(base64Encoded: $0) } == Data(invalid))
         #expect(last["requestURL"] as? String == "http://bytes.test/%FF%80z")
-        #expect(targets.list.withLock { $0 }.contains("http://bytes.test/%FF%80z"))
+        let received = targets.list.withLock { $0 }
+        #expect(received.contains("http://bytes.test/%FF%80z"))
+        // The escapes written beside a space are sent as written, not escaped again (%2520).
+        #expect(received.contains("http://spaces.test/a%20b/c%20d?q=x%20y&r=%41"))
     }
 
     @Test func everyRecordHasEveryKey() throws {
