@@ -19,7 +19,10 @@ public struct TaskMetrics: Sendable, Hashable, CustomStringConvertible {
     /// The TLS facts of the connection the response came on (https only; nil when no response
     /// head arrived).
     public var tls: TLSMetrics?
-    /// Every exchange, in order: one per redirect followed, then the final one.
+    /// Every exchange, in order: one per redirect followed, one per request replayed on a fresh
+    /// connection (a reused connection the server closed as the request arrived, retried once
+    /// without telling the caller), then the final one. Those with a `requestStartDate` got a
+    /// connection and are the requests the task sent, as URLSession lists every transaction.
     public var transactions: [TransactionMetrics]
 
     public init(taskInterval: DateInterval, redirectCount: Int = 0, isReusedConnection: Bool? = nil, tls: TLSMetrics? = nil,
