@@ -76,9 +76,18 @@ import UVFetchCore
     /// Root can give one process a view without /proc/self (a tmpfs over its /proc/PID, in its
     /// own mount namespace), so the library cannot name unnamed files and writes named ones,
     /// as on a file system without O_TMPFILE. CI runs as root.
-    private static let canHideProc = getuid() == 0
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter")
+    private static let canHideProc: Bool = {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter") else { return false }
+        // A container without CAP_SYS_ADMIN refuses the namespace even to root.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--mount", "--propagation", "private", "mount", "-t", "tmpfs", "none", "/mnt"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
 
     /// Starts uvfetch in a mount namespace of its own; `hideProc` then hides its /proc/PID.
     private func startInOwnNamespace(_ arguments: [String], environment: [String: String]) throws -> Process {
