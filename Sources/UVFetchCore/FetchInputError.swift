@@ -1,18 +1,20 @@
 /// Why `uvfetch` could not read its input or create its output; these end the run with `ExitStatus.usage`.
 public enum FetchInputError: Error, Equatable, CustomStringConvertible {
-    /// The input file could not be opened.
+    /// The input file could not be opened, or is a directory.
     case unreadable(path: String, reason: String)
     /// The `--jsonl` file could not be created.
     case unwritable(path: String)
-    /// Standard input can be read once only, so it cannot be repeated.
-    case stdinRepeated
+    /// `--repeat` with input that can be read only once (standard input or another pipe, a
+    /// FIFO, a terminal: anything but a regular file); `name` is its path or "standard input".
+    case notRepeatable(name: String)
 
     /// The message printed after "uvfetch: ".
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .unwritable(let path): return "cannot create \(path)"
-        case .stdinRepeated: return "--repeat needs the URLs again, so it cannot be used with -i -"
+        case .notRepeatable(let name):
+            return "--repeat needs the URLs again, but \(name) is not a regular file and can be read only once: save the list to a file first"
         }
     }
 }
