@@ -46,6 +46,16 @@ public final class FetchRunner: Sendable {
     private let expectedTotal = Atomic<Int>(-1)
     /// The run in progress: when it started, its progress line and its session, for `interrupt`.
     private let current = Mutex<(started: DispatchTime, progress: ProgressLine?, manager: SessionManager)?>(nil)
+    /// Set once `interrupt` stops the run: results that arrive after it are not reported.
+    private let stopping = Atomic<Bool>(false)
+    /// The session's completion group: empty once every result it delivered has been handled.
+    private let completions = DispatchGroup()
+    /// Set when the session stopped by `interrupt` has no task left: every result it will
+    /// deliver is in `completions` by then.
+    private let invalidated = Atomic<Bool>(false)
+    /// What results handled after the stop owe the run (`Run.done`), paid once the interrupt's
+    /// handler has returned, if it does: the run must not end first. On `queue` only.
+    private let heldDones = Mutex<[@Sendable () -> Void]>([])
 
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
@@ -120,21 +130,35 @@ public final class FetchRunner: Sendable {
     /// unnamed, a process that exits first would leave it behind).
     public func interrupt(settleSeconds: Double = 2, _ handler: @escaping @Sendable (Outcome) -> Void) {
         queue.async { [self] in
+            stopping.store(true, ordering: .releasing)
             let run = current.withLock { $0 }
-            if let manager = run?.manager {
-                manager.invalidateSessionCancelingTasks(true, resetSession: false)
-                // A task leaves `tasks` once it has ended, its file closed or removed; the
-                // completions themselves wait on this queue and are never reported.
-                let deadline = DispatchTime.now() + settleSeconds
-                while !manager.tasks.isEmpty && DispatchTime.now() < deadline { usleep(5_000) }
+            run?.manager.sessionDidBecomeInvalid = { [self] in invalidated.store(true, ordering: .releasing) }
+            run?.manager.invalidateSessionCancelingTasks(true, resetSession: false)
+            settle(run != nil, until: .now() + settleSeconds) { [self] in
+                run?.progress?.clear()
+                // Out before the handler writes to stderr, which is not buffered.
+                fflush(nil)
+                let started = run?.started ?? .now()
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+                handler(Outcome(statistics: statistics.withLock { $0 }, seconds: seconds))
+                let dones = heldDones.withLock { held in
+                    defer { held.removeAll() }
+                    return held
+                }
+                for done in dones { done() }
             }
-            run?.progress?.clear()
-            // Out before the handler writes to stderr, which is not buffered.
-            fflush(nil)
-            let started = run?.started ?? .now()
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            handler(Outcome(statistics: statistics.withLock { $0 }, seconds: seconds))
         }
+    }
+
+    /// Calls `done` on the queue once the stopped session has no task left (a download's file
+    /// is closed or removed by then) and every result it delivered has been handled, or at
+    /// `deadline`. It polls without holding the queue, so the results delivered meanwhile run
+    /// in between: unreported, each drops its body, which a download finished just before the
+    /// stop already holds under a name in the temporary directory.
+    private func settle(_ running: Bool, until deadline: DispatchTime, then done: @escaping @Sendable () -> Void) {
+        let settled = !running || (invalidated.load(ordering: .acquiring) && completions.wait(timeout: .now()) == .success)
+        if settled || DispatchTime.now() >= deadline { return done() }
+        queue.asyncAfter(deadline: .now() + .milliseconds(5)) { [self] in settle(running, until: deadline, then: done) }
     }
 
     private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?) -> ProgressLine {
@@ -180,6 +204,7 @@ public final class FetchRunner: Sendable {
         options.apply(to: &configuration)
         let manager = SessionManager(configuration: configuration)
         manager.completionQueue = queue
+        manager.completionGroup = completions
         manager.responseSerializer = HTTPResponseSerializer()
         if let policy = options.securityPolicy() { try manager.setSecurityPolicy(policy) }
         // Only with JSON Lines: the hook makes the session measure every task, which the plain
@@ -220,8 +245,14 @@ public final class FetchRunner: Sendable {
         let completed: @Sendable (Attempt, SessionTask?) -> Void = { [self] outcome, task in
             let taskIdentifier = task?.taskIdentifier ?? -1
             let taskMetrics = metrics.withLock { $0.removeValue(forKey: taskIdentifier) }
+            if stopping.load(ordering: .acquiring) {
+                Self.dropBody(outcome)
+                heldDones.withLock { $0.append(run.done) }
+                return
+            }
             let sent = requestsSent + Self.requestsSent(by: taskMetrics)
             if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
+                Self.dropBody(outcome)
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
                     start(fetch, attempt: attempt + 1, requestsSent: sent, in: run)
                 }
@@ -230,6 +261,7 @@ public final class FetchRunner: Sendable {
             var outcome = outcome
             outcome.effectiveURL = task?.currentRequest.url
             finish(fetch, outcome, attempts: sent, metrics: taskMetrics, progress: run.progress)
+            Self.dropBody(outcome)
             run.done()
         }
         let task: SessionTask
@@ -254,6 +286,13 @@ public final class FetchRunner: Sendable {
         }
         box.fill(task)
         task.resume()
+    }
+
+    /// Removes a download's body unless `finish` kept it (moved it away). It is ours while the
+    /// handler runs, and goes now rather than after the handler on a worker: a process that
+    /// ends with its last result, or with ^C, does not wait for that.
+    private static func dropBody(_ outcome: Attempt) {
+        if let file = outcome.file { unlink(file.path) }
     }
 
     /// The requests one task sent: each exchange its metrics list that got as far as a
