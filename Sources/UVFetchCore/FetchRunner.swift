@@ -127,7 +127,9 @@ public final class FetchRunner: Sendable {
     /// so far. The handler is expected to report it and exit the process. Requests in flight
     /// are cancelled, and given up to `settleSeconds` to end, not reported: a cancelled
     /// download removes its partial file as it ends (where the file system cannot keep it
-    /// unnamed, a process that exits first would leave it behind).
+    /// unnamed, a process that exits first would leave it behind), and the results that were
+    /// already on their way run, unreported, only to drop their bodies (complete, hence named
+    /// in the temporary directory). If the handler returns, the run then ends too.
     public func interrupt(settleSeconds: Double = 2, _ handler: @escaping @Sendable (Outcome) -> Void) {
         queue.async { [self] in
             stopping.store(true, ordering: .releasing)
