@@ -25,22 +25,18 @@ enum URLTextEscaping {
     /// Where the path, query or fragment starts: the first `/`, `?` or `#` after "://"; nil
     /// without "://" (not a URL: the parser refuses it anyway) or without a path.
     private static func pathStart<C: Collection>(_ bytes: C) -> C.Index? where C.Element == UInt8 {
+        let separator = Array("://".utf8)
         var index = bytes.startIndex
-        var sawColon = 0
-        var afterScheme: C.Index?
-        while index != bytes.endIndex {
+        var matched = 0
+        while index != bytes.endIndex && matched < separator.count {
             let byte = bytes[index]
-            if afterScheme == nil {
-                // "://": a colon then two slashes.
-                if byte == UInt8(ascii: ":") { sawColon = 1 }
-                else if byte == UInt8(ascii: "/") && sawColon > 0 { sawColon += 1; if sawColon == 3 { afterScheme = index } }
-                else { sawColon = 0 }
-            } else if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
-                return index
-            }
+            matched = byte == separator[matched] ? matched + 1 : (byte == separator[0] ? 1 : 0)
             index = bytes.index(after: index)
         }
-        return nil
+        guard matched == separator.count else { return nil }
+        return bytes[index...].firstIndex {
+            $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+        }
     }
 
     private static func needsEscaping<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
