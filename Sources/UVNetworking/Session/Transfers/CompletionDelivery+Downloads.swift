@@ -6,7 +6,8 @@ import HTTPTypes
 /// With a destination, the file is moved where the closure says (no existing file is replaced;
 /// the move fails instead, as AFNetworking's does); the move posts its notification, and a
 /// failure completes the task with `cannotMoveFile` (and no URL) after the temporary file is
-/// removed. Without one, the handler gets the temporary file, removed once it returns. The
+/// removed. Without one, the handler gets the temporary file, removed once it returns (inside
+/// the completion group). The
 /// serializer does not run. A resume-data handler is called just before the completion handler.
 enum DownloadDelivery {
     static func run(_ finished: SessionEngine.FinishedTask, with target: DeliveryTarget) {
@@ -52,8 +53,17 @@ enum DownloadDelivery {
                 }
             } else {
                 outcome.object = file
-                // Valid while the handler runs, as URLSession's: then removed, off the queue.
-                outcome.afterHandler = { workers.run { removeFile(atPath: file.path) } }
+                // Valid while the handler runs, as URLSession's: then removed, off the queue but
+                // inside the completion group, so a program that waits on the group before it
+                // exits leaves no file behind.
+                let group = target.group
+                outcome.afterHandler = {
+                    group.enter()
+                    workers.run {
+                        removeFile(atPath: file.path)
+                        group.leave()
+                    }
+                }
             }
         } else {
             let error = NetworkingError(.malformedResponse, "the download ended without a response", failingURL: task.currentRequest.url)
