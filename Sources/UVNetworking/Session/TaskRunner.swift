@@ -79,9 +79,11 @@ final class TaskRunner {
     // MARK: Caller events (arrive through the loop's queue)
 
     func resume() {
-        let wasSuspended = machine.isSuspended
+        // The first resume starts the task: enqueue sets the clock and arms (through the pool,
+        // or poolAssigned), so only a resume after a suspension has a timer to set here.
+        let resumesStartedTask = machine.isSuspended && machine.state != .idle
         perform(machine.resume())
-        guard wasSuspended, machine.isRunning, !machine.isSuspended else { return }
+        guard resumesStartedTask, machine.isRunning, !machine.isSuspended else { return }
         // A suspended task is not subject to the inactivity timeout; it starts afresh.
         lastByteAt = LoopTimer.now(loop)
         armTimer()
@@ -190,6 +192,11 @@ final class TaskRunner {
     /// Sets the next deadline on whoever holds the task: its connection while it has one, its
     /// pool while it waits. The holder calls `timerFired`, which re-checks every deadline, so an
     /// early or stale firing is harmless.
+    ///
+    /// Called only where a deadline may come earlier than the one the timer holds (a connection
+    /// assigned: the head timeout starts; a resume: inactivity counts again; a firing): the
+    /// holder's timer only ever moves earlier, and a deadline that moved later (a byte, the
+    /// request written) is found by the re-check when the timer fires.
     private func armTimer() {
         let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
         guard deadline != .max else { return }
@@ -198,6 +205,14 @@ final class TaskRunner {
         } else if machine.state == .waitingForConnection {
             pool?.waiterDeadlineChanged(deadline)
         }
+    }
+
+    /// The body begins: of the deadlines `armTimer` weighs, only the idle one is new (the head
+    /// deadline no longer counts, the total one stays, inactivity only moved later), so only it
+    /// can need an earlier firing. Off by default, so most bodies touch nothing here.
+    private func armIdleTimer() {
+        guard timeouts.idle != .max, machine.state == .receivingBody, !pausedForConsumer, let connection else { return }
+        connection.armExchangeTimer(at: LoopDuration.deadline(lastByteAt, plus: timeouts.idle))
     }
 
     private var timerMoments: TaskTimeouts.Moments {
@@ -272,7 +287,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         lastByteAt = LoopTimer.now(loop)
         headDeadline = LoopDuration.deadline(lastByteAt, plus: timeouts.responseHead)
         perform(machine.requestWritten())
-        armTimer()
+        // No arming: the head and inactivity deadlines only moved later since poolAssigned armed
+        // the timer for them (see armTimer).
     }
 
     func exchangeSentBody(totalBytes: Int64) {
@@ -332,7 +348,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         task.recordResponse(head, expectedLength: expectedLength)
         lastByteAt = LoopTimer.now(loop)
         perform(machine.headReceived())
-        armTimer()
+        armIdleTimer()
         hookResponseReceived(head)
     }
 

@@ -79,7 +79,9 @@ struct TaskTimeouts: Equatable, Sendable {
     /// the runner asks again when the phase changes).
     func nextDeadline(_ moments: Moments, _ phase: Phase) -> UInt64 {
         guard phase.state != .idle, !phase.state.isTerminal else { return .max }
-        return min(moments.deadline, headDeadline(moments, phase), idleDeadline(moments, phase), inactivityDeadline(moments, phase))
+        // Nested two-argument mins: the variadic min(_:_:_:_:) builds an array on every call.
+        return min(min(moments.deadline, headDeadline(moments, phase)),
+                   min(idleDeadline(moments, phase), inactivityDeadline(moments, phase)))
     }
 
     private func headDeadline(_ moments: Moments, _ phase: Phase) -> UInt64 {
