@@ -22,6 +22,9 @@ struct TaskTimeouts: Equatable, Sendable {
         self.idle = idle
     }
 
+    // Inlined so that a runner's init reads the four intervals in place instead of copying the
+    // whole request (and retaining its fields) to pass it.
+    @inline(__always)
     init(request: Request, configuration: SessionConfiguration) {
         self.init(inactivity: LoopDuration.timeout(request.timeoutInterval),
                   total: LoopDuration.timeout(request.totalTimeoutInterval ?? .infinity),
