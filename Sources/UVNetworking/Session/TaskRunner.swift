@@ -46,10 +46,24 @@ final class TaskRunner {
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The head in hand is a redirect being followed: its body is not the task's.
     @exclusivity(unchecked) var followingRedirect = false
+    /// `redirectBody` and `plannedRedirect`, boxed: most tasks never follow a redirect, and a nil
+    /// reference costs their runner's init and deinit nothing, where two optional structs of
+    /// non-trivial layout cost generic value-witness calls in both.
+    @exclusivity(unchecked) private var redirectState: RedirectState?
     /// That body while the redirect is planned, then drained (TaskRunner+RedirectBodies.swift).
-    @exclusivity(unchecked) var redirectBody: RedirectBodyState?
+    var redirectBody: RedirectBodyState? {
+        get { redirectState?.body }
+        set {
+            if let redirectState { redirectState.body = newValue } else if newValue != nil { redirectState = RedirectState(body: newValue) }
+        }
+    }
     /// The plan made while the redirect's body arrived, applied once the body is done with.
-    @exclusivity(unchecked) var plannedRedirect: RedirectOutcome?
+    var plannedRedirect: RedirectOutcome? {
+        get { redirectState?.planned }
+        set {
+            if let redirectState { redirectState.planned = newValue } else if newValue != nil { redirectState = RedirectState(planned: newValue) }
+        }
+    }
     /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
@@ -468,5 +482,17 @@ extension TaskRunner {
         lastByteAt = LoopTimer.now(loop)
         if !machine.isSuspended { connection?.resumeReading() }
         armTimer()
+    }
+}
+
+/// The box behind `TaskRunner.redirectBody` and `plannedRedirect`, made at a task's first
+/// redirect. Loop-confined, like its runner.
+private final class RedirectState {
+    var body: RedirectBodyState?
+    var planned: RedirectOutcome?
+
+    init(body: RedirectBodyState? = nil, planned: RedirectOutcome? = nil) {
+        self.body = body
+        self.planned = planned
     }
 }
