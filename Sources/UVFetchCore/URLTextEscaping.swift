@@ -25,15 +25,16 @@ enum URLTextEscaping {
     /// Where the path, query or fragment starts: the first `/`, `?` or `#` after "://"; nil
     /// without "://" (not a URL: the parser refuses it anyway) or without a path.
     private static func pathStart<C: Collection>(_ bytes: C) -> C.Index? where C.Element == UInt8 {
-        let separator = Array("://".utf8)
+        // Every line passes here: bytes compared one by one, nothing allocated.
         var index = bytes.startIndex
         var matched = 0
-        while index != bytes.endIndex && matched < separator.count {
+        while index != bytes.endIndex && matched < 3 {
             let byte = bytes[index]
-            matched = byte == separator[matched] ? matched + 1 : (byte == separator[0] ? 1 : 0)
+            let expected = matched == 0 ? UInt8(ascii: ":") : UInt8(ascii: "/")
+            matched = byte == expected ? matched + 1 : (byte == UInt8(ascii: ":") ? 1 : 0)
             index = bytes.index(after: index)
         }
-        guard matched == separator.count else { return nil }
+        guard matched == 3 else { return nil }
         return bytes[index...].firstIndex {
             $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
         }
