@@ -32,9 +32,15 @@ import UVFetchCore
         let urls = (0..<16).map { $0 % 4 == 3 ? "\(base)/busy/\($0)" : "\(base)/ok/\($0)" }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("uvfetch-attempts-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = root.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
         var arguments = ["--concurrency", "1", "--retries", "2", "--jsonl", "-"]
-        if outDir { arguments += ["--out-dir", root.path] }
-        let result = try runUVFetch(arguments + urls)
+        if outDir { arguments += ["--out-dir", root.appendingPathComponent("out").path] }
+        let result = try runUVFetch(arguments + urls, environment: environment)
+        // The 503 bodies of the tries retried and of the last ones are gone too.
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) == [])
         let records = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
