@@ -32,6 +32,8 @@ public final class FetchRunner: Sendable {
         public var statistics: FetchStatistics
         /// Wall-clock seconds of the run.
         public var seconds: Double
+        /// The write that stopped the run, if one failed.
+        public var writeFailure: WriteFailure? = nil
     }
 
     private let options: RequestOptions
@@ -46,6 +48,13 @@ public final class FetchRunner: Sendable {
     private let expectedTotal = Atomic<Int>(-1)
     /// The run in progress: when it started, its progress line and its session, for `interrupt`.
     private let current = Mutex<(started: DispatchTime, progress: ProgressLine?, manager: SessionManager)?>(nil)
+    /// Set once the run is being stopped (interrupt or write error): no request starts or is
+    /// reported after it.
+    private let stopping = Atomic<Bool>(false)
+    /// The write that failed, if one did.
+    private let writeFailure = Mutex<WriteFailure?>(nil)
+    /// Reports a failed write and ends the process (the command's handler), or nil.
+    private let onWriteFailure: (@Sendable (Outcome) -> Void)?
 
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
@@ -53,9 +62,15 @@ public final class FetchRunner: Sendable {
     /// Creates a runner that keeps bodies in `outputDirectory` (as downloads, never whole in
     /// memory) or, when it is nil, counts and drops them as they arrive. `diagnostics` receives the lines meant for standard error (malformed
     /// input), without the trailing newline.
+    ///
+    /// A failed write (a record, or a line on standard output) stops the run as `interrupt`
+    /// does, then calls `onWriteFailure` with what finished (its `writeFailure` set); the
+    /// handler is expected to report it and exit. Without one, `run` returns that outcome once
+    /// the requests in flight have ended.
     public init(options: RequestOptions, settings: Settings, writer: RecordWriter?, outputDirectory: OutputDirectory? = nil,
-                diagnostics: @escaping @Sendable (String) -> Void) {
+                onWriteFailure: (@Sendable (Outcome) -> Void)? = nil, diagnostics: @escaping @Sendable (String) -> Void) {
         self.options = options
+        self.onWriteFailure = onWriteFailure
         self.settings = settings
         self.writer = writer
         self.outputDirectory = outputDirectory
@@ -88,7 +103,7 @@ public final class FetchRunner: Sendable {
             group.leave()
         }
         var entries = 0
-        for entry in input {
+        reading: for entry in input {
             entries += 1
             switch entry {
             case .malformed(let place, let text):
@@ -96,6 +111,10 @@ public final class FetchRunner: Sendable {
                 report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
             case .url(let url):
                 slots.wait()
+                if stopping.load(ordering: .acquiring) {
+                    slots.signal()
+                    break reading
+                }
                 group.enter()
                 var request = template
                 request.url = url
@@ -109,32 +128,51 @@ public final class FetchRunner: Sendable {
         progress?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds)
+        return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
     }
 
-    /// Ends the run early, for ^C: on the completion queue, between two results, so no record
-    /// or line is half-written; the progress line is cleared and `handler` gets what finished
-    /// so far. The handler is expected to report it and exit the process. Requests in flight
-    /// are cancelled, and given up to `settleSeconds` to end, not reported: a cancelled
-    /// download removes its partial file as it ends (where the file system cannot keep it
-    /// unnamed, a process that exits first would leave it behind).
+    /// What has finished so far, from any thread: for a process that must exit without waiting
+    /// for the completion queue (blocked writing to a pipe nobody reads).
+    public func outcomeSoFar() -> Outcome {
+        let started = current.withLock { $0?.started } ?? .now()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
+    }
+
+    /// Ends the run early, for ^C and SIGTERM: requests in flight are cancelled at once and
+    /// never reported; then, on the completion queue, between two results, so no record or line
+    /// is half-written, they get up to `settleSeconds` to end (a cancelled download removes its
+    /// partial file as it ends; where the file system cannot keep it unnamed, a process that
+    /// exits first would leave it behind), the progress line is cleared and `handler` gets what
+    /// finished so far. The handler is expected to report it and exit the process. Only the
+    /// first stop (interrupt or write error) calls its handler.
+    ///
+    /// The completion queue may be stuck writing to a pipe nobody reads: the caller must not
+    /// count on `handler` running, and should exit on its own after a bounded wait.
     public func interrupt(settleSeconds: Double = 2, _ handler: @escaping @Sendable (Outcome) -> Void) {
+        stop(settleSeconds: settleSeconds, handler)
+    }
+
+    private func stop(settleSeconds: Double, _ handler: @escaping @Sendable (Outcome) -> Void) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let run = current.withLock { $0 }
+        run?.manager.invalidateSessionCancelingTasks(true, resetSession: false)
         queue.async { [self] in
-            let run = current.withLock { $0 }
             if let manager = run?.manager {
-                manager.invalidateSessionCancelingTasks(true, resetSession: false)
                 // A task leaves `tasks` once it has ended, its file closed or removed; the
                 // completions themselves wait on this queue and are never reported.
                 let deadline = DispatchTime.now() + settleSeconds
                 while !manager.tasks.isEmpty && DispatchTime.now() < deadline { usleep(5_000) }
             }
             run?.progress?.clear()
-            // Out before the handler writes to stderr, which is not buffered.
-            fflush(nil)
-            let started = run?.started ?? .now()
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            handler(Outcome(statistics: statistics.withLock { $0 }, seconds: seconds))
+            handler(outcomeSoFar())
         }
+    }
+
+    /// Stops the run after a failed write, on the completion queue.
+    private func fail(_ failure: WriteFailure) {
+        writeFailure.withLock { if $0 == nil { $0 = failure } }
+        stop(settleSeconds: 2) { [onWriteFailure] outcome in onWriteFailure?(outcome) }
     }
 
     private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?) -> ProgressLine {
@@ -213,9 +251,12 @@ public final class FetchRunner: Sendable {
         let box = TaskBox()
         let completed: @Sendable (Attempt, SessionTask?) -> Void = { [self] outcome, task in
             let taskIdentifier = task?.taskIdentifier ?? -1
-            if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
+            if !stopping.load(ordering: .acquiring),
+               run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
                 metrics.withLock { _ = $0.removeValue(forKey: taskIdentifier) }
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
+                    // A stop since: no new request.
+                    guard !stopping.load(ordering: .acquiring) else { return run.done() }
                     start(fetch, attempt: attempt + 1, in: run)
                 }
                 return
@@ -250,6 +291,8 @@ public final class FetchRunner: Sendable {
 
     /// Keeps the body (with `--out-dir`), then records, counts and prints the URL's result.
     private func finish(_ fetch: Fetch, _ outcome: Attempt, attempts: Int, metrics: TaskMetrics?, progress: ProgressLine?) {
+        // Cancelled by a stop, or finished after it: not reported.
+        guard !stopping.load(ordering: .acquiring) else { return }
         var error = outcome.error
         var savedFile: String?
         if error == nil, let file = outcome.file, let outputDirectory {
@@ -265,12 +308,17 @@ public final class FetchRunner: Sendable {
                                  timings: .init(total: total, metrics: metrics),
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile)
         statistics.withLock { $0.add(record) }
-        writer?.write(record)
-        guard settings.printsLines else { return }
-        progress?.clear()
-        let statusText = record.status.map(String.init) ?? "-"
-        let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
-        print("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.url) \(result)")
+        do {
+            try writer?.write(record)
+            guard settings.printsLines else { return }
+            progress?.clear()
+            let statusText = record.status.map(String.init) ?? "-"
+            let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
+            // One write(2) a line: never buffered, so a stop leaves only whole lines.
+            try LineOutput.standardOutput.write("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.url) \(result)\n")
+        } catch let failure {
+            fail(failure)
+        }
     }
 }
 
