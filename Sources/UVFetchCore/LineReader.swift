@@ -3,40 +3,29 @@ import Glibc
 #endif
 import Foundation
 
-/// Reads a file or standard input one line at a time, so an input list of any length costs only
-/// the longest line in memory.
+/// Reads an open file one line at a time, so an input list of any length costs only the longest
+/// line in memory.
 ///
 /// Built on `getline(3)` because `FileHandle` offers no line reading and reading the whole file
 /// is exactly what a ten-million-line list must not do.
 public final class LineReader {
     private let file: UnsafeMutablePointer<FILE>
-    private let closesFile: Bool
     private var buffer: UnsafeMutablePointer<CChar>?
     private var capacity = 0
 
-    /// Opens `path` for reading; `-` means standard input.
-    /// - Throws: `FetchInputError.unreadable` when the file cannot be opened.
-    public init(path: String) throws(FetchInputError) {
-        if path == "-" {
-            // Its own FILE over descriptor 0 (the global `stdin` is shared mutable state to
-            // Swift 6); never closed, so standard input stays open for the rest of the process.
-            guard let opened = fdopen(STDIN_FILENO, "r") else {
-                throw .unreadable(path: "standard input", reason: String(cString: strerror(errno)))
-            }
-            file = opened
-            closesFile = false
-            return
-        }
-        guard let opened = fopen(path, "r") else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+    /// Reads `descriptor` from its current offset and closes it when done; nil (with the
+    /// descriptor closed) when no stream can be made over it.
+    public init?(descriptor: Int32) {
+        guard let opened = fdopen(descriptor, "r") else {
+            close(descriptor)
+            return nil
         }
         file = opened
-        closesFile = true
     }
 
     deinit {
         free(buffer)
-        if closesFile { fclose(file) }
+        fclose(file)
     }
 
     /// The next line without its line terminator (`\n` or `\r\n`), or nil at end of input.

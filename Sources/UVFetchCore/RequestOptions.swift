@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import Foundation
 import HTTPTypes
@@ -74,23 +77,57 @@ public struct RequestOptions: ParsableArguments, Sendable {
         return url
     }
 
-    /// The request body: `-d` text, `--data-binary` text, or the file named after `@`.
-    /// - Throws: `FetchInputError.unreadable` when the `@file` cannot be read.
-    public func body() throws(FetchInputError) -> Data? {
-        if let data { return Data(data.utf8) }
+    /// The body every request of a run sends, made once from the options.
+    public enum Body: Sendable {
+        /// Bytes in memory, shared by every request: `Data` is copy-on-write, and the session
+        /// sends a body larger than one write from it in chunks, never copying it per request.
+        case data(Data)
+        /// A large file, read by each request from the file opened once (`FileBody`).
+        case file(StreamedBody)
+    }
+
+    /// `--data-binary @FILE` of a regular file up to this size is read into memory once, so a
+    /// small body still leaves with its request head in one write; a larger one is streamed
+    /// from the file by each request, so a file of any size costs no memory.
+    static let largestFileBodyInMemory = 1 << 20
+
+    /// The request body: `-d` text, `--data-binary` text, or the file named after `@`, opened
+    /// here once. A large regular file is streamed from the open file by every request; a small
+    /// one, or one that can be read only once (`@/dev/stdin`, a FIFO, `@<(cmd)`), is read whole.
+    /// - Throws: `FetchInputError.unreadable` when the `@file` cannot be opened or read, or is
+    ///   a directory.
+    public func body() throws(FetchInputError) -> Body? {
+        if let data { return .data(Data(data.utf8)) }
         guard let dataBinary else { return nil }
-        guard dataBinary.hasPrefix("@") else { return Data(dataBinary.utf8) }
+        guard dataBinary.hasPrefix("@") else { return .data(Data(dataBinary.utf8)) }
         let path = String(dataBinary.dropFirst())
-        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT != S_IFDIR else {
+            let reason = status.st_mode & S_IFMT == S_IFDIR ? EISDIR : errno
+            close(descriptor)
+            throw .unreadable(path: path, reason: String(cString: strerror(reason)))
+        }
+        if status.st_mode & S_IFMT == S_IFREG && status.st_size > Self.largestFileBodyInMemory {
+            return .file(FileBody(path: path, descriptor: descriptor, length: Int64(status.st_size)).streamedBody)
+        }
+        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do { return .data(try file.readToEnd() ?? Data()) } catch {
             throw .unreadable(path: path, reason: "\(error.localizedDescription)")
         }
     }
 
-    /// The request for `url`, with `body` from `body()` (read once, shared by every request).
-    public func makeRequest(for url: URL, body: Data?) -> Request {
+    /// The request for `url`, with `body` from `body()` (made once, shared by every request).
+    public func makeRequest(for url: URL, body: Body?) -> Request {
         let name = method ?? (body == nil ? "GET" : "POST")
+        var request = Request(url: url, method: HTTPRequest.Method(name) ?? .get, timeoutInterval: .infinity)
+        switch body {
+        case .data(let data): request.body = data
+        case .file(let stream): request.bodyStream = stream
+        case nil: break
+        }
         // curl's --max-time: a limit on the whole request, and no inactivity timeout besides.
-        var request = Request(url: url, method: HTTPRequest.Method(name) ?? .get, body: body, timeoutInterval: .infinity)
         request.totalTimeoutInterval = timeout
         // curl's default for -d, which servers such as httpbin use to decide how to read the body.
         if data != nil { request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type") }

@@ -15,23 +15,21 @@ public struct URLInput: Sequence, Sendable {
     /// The arguments parsed once: `--repeat` over a short list would otherwise parse the same
     /// URLs again for every request.
     private let arguments: [Entry?]
-    private let inputPath: String?
+    private let inputFile: InputFile?
     private let repeatCount: Int
 
-    /// Checks the input can be read before anything runs, so a bad path fails fast.
-    /// - Throws: `FetchInputError` for an unreadable file, or stdin with `repeatCount > 1`.
+    /// Opens the input file (`-` for standard input) before anything runs, so a bad path fails
+    /// fast; it stays open, and is never opened again, until the last copy of this value goes.
+    /// - Throws: `FetchInputError` for a file that cannot be opened or is a directory, or for
+    ///   `repeatCount > 1` with input that can be read only once (not a regular file: a pipe,
+    ///   a FIFO, a terminal).
     public init(arguments: [String], inputPath: String?, repeatCount: Int = 1) throws(FetchInputError) {
-        if let inputPath {
-            if inputPath == "-" {
-                if repeatCount > 1 { throw .stdinRepeated }
-            } else {
-                _ = try LineReader(path: inputPath)
-            }
-        }
+        let inputFile = try inputPath.map { path throws(FetchInputError) in try InputFile(path: path) }
+        if let inputFile, repeatCount > 1, !inputFile.isRegularFile { throw .notRepeatable(name: inputFile.name) }
         self.arguments = arguments.enumerated().map { index, text in
             URLInput.entry(for: text, place: "argument \(index + 1)")
         }
-        self.inputPath = inputPath
+        self.inputFile = inputFile
         self.repeatCount = repeatCount
     }
 
@@ -59,25 +57,17 @@ public struct URLInput: Sequence, Sendable {
         return text[start...last]
     }
 
-    /// How many entries (URLs and malformed lines) a full pass yields, for the progress line's
-    /// total; nil for standard input, which can be read only once. Reads the file through once
-    /// more without parsing URLs, so call it off the path that feeds requests.
+    /// How many entries (URLs and malformed lines) all passes yield, for the progress line's
+    /// total; nil when the input file is not a regular file (a pipe, a FIFO, a terminal), which
+    /// only the passes may read. Reads the open file through once more, without parsing URLs
+    /// and without moving the passes' offset, so call it off the path that feeds requests.
     public func countEntries() -> Int? {
         var perPass = arguments.count { $0 != nil }
-        if let inputPath {
-            guard inputPath != "-", let reader = try? LineReader(path: inputPath) else { return nil }
-            while let line = reader.nextLine() {
-                if Self.isEntry(line) { perPass += 1 }
-            }
+        if let inputFile {
+            guard let inFile = inputFile.countEntries() else { return nil }
+            perPass += inFile
         }
         return perPass * repeatCount
-    }
-
-    /// Whether a line is an entry at all: not blank and not a `#` comment, judged as
-    /// `entry(for:place:)` judges it but without parsing a URL.
-    private static func isEntry(_ line: String) -> Bool {
-        guard let trimmed = trimmed(line) else { return false }
-        return trimmed.utf8.first != UInt8(ascii: "#")
     }
 
     /// A fresh pass over the input.
@@ -85,7 +75,7 @@ public struct URLInput: Sequence, Sendable {
         Iterator(input: self)
     }
 
-    /// Walks arguments then file lines, reopening the file for every repetition.
+    /// Walks arguments then file lines, reading the file from its start for every repetition.
     public struct Iterator: IteratorProtocol {
         private let input: URLInput
         private var pass = 0
@@ -105,8 +95,7 @@ public struct URLInput: Sequence, Sendable {
                         if let entry = input.arguments[argumentIndex - 1] { return entry }
                     }
                     inFile = true
-                    // Opened per pass: the init already proved the path readable.
-                    reader = input.inputPath.flatMap { try? LineReader(path: $0) }
+                    reader = input.inputFile?.makeReader()
                     lineNumber = 0
                 }
                 while let line = reader?.nextLine() {

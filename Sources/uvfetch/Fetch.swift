@@ -24,7 +24,7 @@ struct Fetch: ParsableCommand {
     @Option(name: .long, help: "Connections per host.")
     var perHost: Int = 64
 
-    @Option(name: [.customLong("repeat")], help: "Fetch the list this many times.")
+    @Option(name: [.customLong("repeat")], help: "Fetch the list this many times (-i must then be a regular file, which is read again).")
     var repeatCount: Int = 1
 
     @Flag(name: .shortAndLong, help: "Print only the summary: no line per URL, no progress line.")

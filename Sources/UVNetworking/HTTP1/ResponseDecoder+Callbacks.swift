@@ -136,6 +136,14 @@ extension ResponseDecoder {
     /// §8.6: "6, 6" is what a proxy makes of two fields). Every value of every field must agree.
     /// Returns why the value cannot frame a body, or nil.
     private func noteContentLength(_ value: UnsafeBufferPointer<UInt8>) -> String? {
+        // The usual value, one number of at most 18 digits (so below Int64.max), in one pass
+        // without the list walk; anything else takes the general path below.
+        if !value.isEmpty && value.count <= 18 && value.allSatisfy(DecoderASCII.isDigit) {
+            let parsed = value.reduce(UInt64(0)) { $0 * 10 + UInt64($1 &- UInt8(ascii: "0")) }
+            if let contentLength, contentLength != parsed { return "Content-Length fields with differing values" }
+            contentLength = parsed
+            return nil
+        }
         var number: UInt64?
         var elementStart = 0
         for index in 0...value.count where index == value.count || value[index] == UInt8(ascii: ",") {

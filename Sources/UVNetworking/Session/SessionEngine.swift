@@ -80,8 +80,11 @@ final class SessionEngine {
         runningCount += 1
         if !observesLoop {
             observesLoop = true
-            // Weak: an engine that is gone has nothing left open.
-            loop.addShutdownObserver(self) { [weak self] in self?.loopShuttingDown() }
+            // Strong, not weak: a weak reference would give the engine a side table, and every
+            // retain and release of it (several per request) would take the slow path. The loop
+            // drops the closure when it shuts down, and the engine removes it when its manager
+            // is released or its invalidation is done, so the cycle does not outlive either.
+            loop.addShutdownObserver(self) { [self] in self.loopShuttingDown() }
         }
         if loopShutDown || workers.isShutDown {
             runner.invalidate(.loopShutDown)

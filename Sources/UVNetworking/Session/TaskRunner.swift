@@ -46,10 +46,24 @@ final class TaskRunner {
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The head in hand is a redirect being followed: its body is not the task's.
     @exclusivity(unchecked) var followingRedirect = false
+    /// `redirectBody` and `plannedRedirect`, boxed: most tasks never follow a redirect, and a nil
+    /// reference costs their runner's init and deinit nothing, where two optional structs of
+    /// non-trivial layout cost generic value-witness calls in both.
+    @exclusivity(unchecked) private var redirectState: RedirectState?
     /// That body while the redirect is planned, then drained (TaskRunner+RedirectBodies.swift).
-    @exclusivity(unchecked) var redirectBody: RedirectBodyState?
+    var redirectBody: RedirectBodyState? {
+        get { redirectState?.body }
+        set {
+            if let redirectState { redirectState.body = newValue } else if newValue != nil { redirectState = RedirectState(body: newValue) }
+        }
+    }
     /// The plan made while the redirect's body arrived, applied once the body is done with.
-    @exclusivity(unchecked) var plannedRedirect: RedirectOutcome?
+    var plannedRedirect: RedirectOutcome? {
+        get { redirectState?.planned }
+        set {
+            if let redirectState { redirectState.planned = newValue } else if newValue != nil { redirectState = RedirectState(planned: newValue) }
+        }
+    }
     /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
@@ -79,9 +93,11 @@ final class TaskRunner {
     // MARK: Caller events (arrive through the loop's queue)
 
     func resume() {
-        let wasSuspended = machine.isSuspended
+        // The first resume starts the task: enqueue sets the clock and arms (through the pool,
+        // or poolAssigned), so only a resume after a suspension has a timer to set here.
+        let resumesStartedTask = machine.isSuspended && machine.state != .idle
         perform(machine.resume())
-        guard wasSuspended, machine.isRunning, !machine.isSuspended else { return }
+        guard resumesStartedTask, machine.isRunning, !machine.isSuspended else { return }
         // A suspended task is not subject to the inactivity timeout; it starts afresh.
         lastByteAt = LoopTimer.now(loop)
         armTimer()
@@ -190,6 +206,11 @@ final class TaskRunner {
     /// Sets the next deadline on whoever holds the task: its connection while it has one, its
     /// pool while it waits. The holder calls `timerFired`, which re-checks every deadline, so an
     /// early or stale firing is harmless.
+    ///
+    /// Called only where a deadline may come earlier than the one the timer holds (a connection
+    /// assigned: the head timeout starts; a resume: inactivity counts again; a firing): the
+    /// holder's timer only ever moves earlier, and a deadline that moved later (a byte, the
+    /// request written) is found by the re-check when the timer fires.
     private func armTimer() {
         let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
         guard deadline != .max else { return }
@@ -198,6 +219,14 @@ final class TaskRunner {
         } else if machine.state == .waitingForConnection {
             pool?.waiterDeadlineChanged(deadline)
         }
+    }
+
+    /// The body begins: of the deadlines `armTimer` weighs, only the idle one is new (the head
+    /// deadline no longer counts, the total one stays, inactivity only moved later), so only it
+    /// can need an earlier firing. Off by default, so most bodies touch nothing here.
+    private func armIdleTimer() {
+        guard timeouts.idle != .max, machine.state == .receivingBody, !pausedForConsumer, let connection else { return }
+        connection.armExchangeTimer(at: LoopDuration.deadline(lastByteAt, plus: timeouts.idle))
     }
 
     private var timerMoments: TaskTimeouts.Moments {
@@ -272,7 +301,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         lastByteAt = LoopTimer.now(loop)
         headDeadline = LoopDuration.deadline(lastByteAt, plus: timeouts.responseHead)
         perform(machine.requestWritten())
-        armTimer()
+        // No arming: the head and inactivity deadlines only moved later since poolAssigned armed
+        // the timer for them (see armTimer).
     }
 
     func exchangeSentBody(totalBytes: Int64) {
@@ -332,7 +362,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         task.recordResponse(head, expectedLength: expectedLength)
         lastByteAt = LoopTimer.now(loop)
         perform(machine.headReceived())
-        armTimer()
+        armIdleTimer()
         hookResponseReceived(head)
     }
 
@@ -452,5 +482,17 @@ extension TaskRunner {
         lastByteAt = LoopTimer.now(loop)
         if !machine.isSuspended { connection?.resumeReading() }
         armTimer()
+    }
+}
+
+/// The box behind `TaskRunner.redirectBody` and `plannedRedirect`, made at a task's first
+/// redirect. Loop-confined, like its runner.
+private final class RedirectState {
+    var body: RedirectBodyState?
+    var planned: RedirectOutcome?
+
+    init(body: RedirectBodyState? = nil, planned: RedirectOutcome? = nil) {
+        self.body = body
+        self.planned = planned
     }
 }

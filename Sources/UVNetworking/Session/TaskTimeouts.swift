@@ -22,6 +22,9 @@ struct TaskTimeouts: Equatable, Sendable {
         self.idle = idle
     }
 
+    // Inlined so that a runner's init reads the four intervals in place instead of copying the
+    // whole request (and retaining its fields) to pass it.
+    @inline(__always)
     init(request: Request, configuration: SessionConfiguration) {
         self.init(inactivity: LoopDuration.timeout(request.timeoutInterval),
                   total: LoopDuration.timeout(request.totalTimeoutInterval ?? .infinity),
@@ -79,7 +82,9 @@ struct TaskTimeouts: Equatable, Sendable {
     /// the runner asks again when the phase changes).
     func nextDeadline(_ moments: Moments, _ phase: Phase) -> UInt64 {
         guard phase.state != .idle, !phase.state.isTerminal else { return .max }
-        return min(moments.deadline, headDeadline(moments, phase), idleDeadline(moments, phase), inactivityDeadline(moments, phase))
+        // Nested two-argument mins: the variadic min(_:_:_:_:) builds an array on every call.
+        return min(min(moments.deadline, headDeadline(moments, phase)),
+                   min(idleDeadline(moments, phase), inactivityDeadline(moments, phase)))
     }
 
     private func headDeadline(_ moments: Moments, _ phase: Phase) -> UInt64 {

@@ -40,6 +40,25 @@ import Testing
         #expect(decoded.wholeRequest().value(forHTTPHeaderField: "If-Range") == nil)
     }
 
+    /// Every timeout a request may carry survives the round trip: a total limit, and values JSON
+    /// has no number for (infinity meant "no timeout" and made the data empty).
+    @Test func keepsEveryTimeout() throws {
+        var request = Request(url: URL(string: "http://h/file")!, timeoutInterval: .infinity)
+        request.totalTimeoutInterval = 30
+        let path = DownloadTemporaryFile.makeURL().path
+        let resume = try #require(DownloadResumeData(request: request, entityTag: "\"v1\"", lastModified: nil, temporaryFilePath: path))
+        let decoded = try DownloadResumeData.decode(resume.encoded())
+        #expect(decoded.wholeRequest().timeoutInterval == .infinity)
+        #expect(decoded.request(resumingAt: 1).totalTimeoutInterval == 30)
+        request.timeoutInterval = .nan
+        request.totalTimeoutInterval = -.infinity
+        let odd = try #require(DownloadResumeData(request: request, entityTag: "\"v1\"", lastModified: nil, temporaryFilePath: path))
+        let oddRequest = try DownloadResumeData.decode(odd.encoded()).wholeRequest()
+        // Both mean "none" (LoopDuration.timeout), whatever the value.
+        #expect(LoopDuration.timeout(oddRequest.timeoutInterval) == .max)
+        #expect(LoopDuration.timeout(oddRequest.totalTimeoutInterval ?? .infinity) == .max)
+    }
+
     @Test func validators() {
         #expect(sample(etag: "W/\"weak\"", lastModified: nil) == nil)
         #expect(sample(etag: nil, lastModified: nil) == nil)

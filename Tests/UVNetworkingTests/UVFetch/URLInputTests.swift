@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import UVFetchCore
 
@@ -43,9 +44,52 @@ import UVFetchCore
         #expect(Array(try URLInput(arguments: [], inputPath: file.path)).count == 2)
     }
 
-    @Test func unreadableFileAndRepeatedStdinAreErrors() {
+    @Test func unreadableFileAndDirectoryAreErrors() throws {
         #expect(throws: FetchInputError.self) { try URLInput(arguments: [], inputPath: "/nonexistent/urls.txt") }
-        #expect(throws: FetchInputError.stdinRepeated) { try URLInput(arguments: [], inputPath: "-", repeatCount: 2) }
+        let directory = try TestServers.makeTemporaryDirectory(prefix: "urlinput")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(throws: FetchInputError.unreadable(path: directory, reason: "Is a directory")) {
+            try URLInput(arguments: [], inputPath: directory)
+        }
+    }
+
+    /// A pipe holding `text`, closed for writing, named as `<(cmd)` names one: /dev/fd/N.
+    private func pipeHolding(_ text: String) throws -> (path: String, descriptor: Int32) {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let bytes = Array(text.utf8)
+        try #require(Glibc.write(ends[1], bytes, bytes.count) == bytes.count)
+        close(ends[1])
+        return ("/dev/fd/\(ends[0])", ends[0])
+    }
+
+    @Test func aPipeIsReadOnceAndNeverCountedAhead() throws {
+        let (path, descriptor) = try pipeHolding("http://a.example/1\nhttp://a.example/2\n")
+        defer { close(descriptor) }
+        let input = try URLInput(arguments: [], inputPath: path)
+        // Counting would have to read the pipe, taking the lines from the pass.
+        #expect(input.countEntries() == nil)
+        #expect(Array(input).count == 2)
+    }
+
+    @Test func repeatNeedsARegularFile() throws {
+        let (path, descriptor) = try pipeHolding("http://a.example/\n")
+        defer { close(descriptor) }
+        #expect(throws: FetchInputError.notRepeatable(name: path)) { try URLInput(arguments: [], inputPath: path, repeatCount: 2) }
+        let file = try write("http://a.example/\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(Array(try URLInput(arguments: [], inputPath: file.path, repeatCount: 2)).count == 2)
+    }
+
+    @Test func theCountReadsTheFileThatWasOpened() throws {
+        // The path replaced after the open: passes and count both read what was opened.
+        let file = try write("http://a.example/1\nhttp://a.example/2\n")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let input = try URLInput(arguments: [], inputPath: file.path)
+        try FileManager.default.removeItem(at: file)
+        try Data("http://b.example/\n".utf8).write(to: file)
+        #expect(input.countEntries() == 2)
+        #expect(Array(input).count == 2)
     }
 
     @Test func countsTheEntriesAPassYields() throws {
@@ -54,8 +98,6 @@ import UVFetchCore
         let input = try URLInput(arguments: ["http://arg.example/", "", "bad"], inputPath: file.path, repeatCount: 2)
         #expect(input.countEntries() == Array(input).count)
         #expect(input.countEntries() == 10)
-        // Standard input can be read only once: it is not counted ahead.
-        #expect(try URLInput(arguments: ["http://a.example/"], inputPath: "-").countEntries() == nil)
     }
 
     @Test func aLongListIsStreamed() throws {

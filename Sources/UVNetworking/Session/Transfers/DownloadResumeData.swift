@@ -23,7 +23,10 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
     /// The request's header fields, without Range and If-Range (credentials for another origin
     /// were already dropped by the redirect rules).
     var headerFields: [Field]
-    var timeoutInterval: TimeInterval
+    /// The request's timeouts; nil where the request had none a JSON number can carry
+    /// (infinite or NaN both mean "no timeout"; JSONEncoder refuses them).
+    var timeoutInterval: TimeInterval?
+    var totalTimeoutInterval: TimeInterval?
     /// The response's strong ETag, when it had one.
     var entityTag: String?
     /// The response's Last-Modified, when it had one.
@@ -45,7 +48,8 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
         self.headerFields = request.headerFields
             .filter { $0.name.caseInsensitiveCompare("Range") != .orderedSame && $0.name.caseInsensitiveCompare("If-Range") != .orderedSame }
             .map { Field(name: $0.name, value: $0.value) }
-        self.timeoutInterval = request.timeoutInterval
+        self.timeoutInterval = request.timeoutInterval.isFinite ? request.timeoutInterval : nil
+        self.totalTimeoutInterval = request.totalTimeoutInterval.flatMap { $0.isFinite ? $0 : nil }
         self.entityTag = strongTag
         self.lastModified = lastModified
         self.bytesReceived = 0
@@ -89,7 +93,8 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
 
     /// The request for the whole body: GET with the original fields.
     func wholeRequest() -> Request {
-        var request = Request(url: url, method: .get, timeoutInterval: timeoutInterval)
+        var request = Request(url: url, method: .get, timeoutInterval: timeoutInterval ?? .infinity)
+        request.totalTimeoutInterval = totalTimeoutInterval
         request.headerFields = headerFields.map { ($0.name, $0.value) }
         return request
     }

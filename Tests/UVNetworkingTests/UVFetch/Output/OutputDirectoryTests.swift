@@ -43,6 +43,44 @@ import UVFetchCore
         #expect(try String(contentsOf: directory.url.appendingPathComponent("data.json.3"), encoding: .utf8) == "body 2")
     }
 
+    @Test func aSymlinkIsATakenNameEvenWhenDangling() throws {
+        let directory = try OutputDirectory(path: temporaryFile("out").path)
+        defer { try? FileManager.default.removeItem(at: directory.url) }
+        let link = directory.url.appendingPathComponent("page").path
+        #expect(symlink("missing/target", link) == 0)
+        let body = temporaryFile("body")
+        try Data("body".utf8).write(to: body)
+        let kept = try directory.keep(body, for: URL(string: "http://h.example/page")!)
+        #expect(kept.lastPathComponent == "page.1")
+        #expect(try String(contentsOf: kept, encoding: .utf8) == "body")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "missing/target")
+        #expect(!FileManager.default.fileExists(atPath: body.path), "the temporary name is gone")
+    }
+
+    /// Whether the tests' temporary directory and /dev/shm are on different file systems, where
+    /// a hard link from one to the other fails with EXDEV.
+    private static let sharedMemoryIsAnotherFileSystem: Bool = {
+        var temporary = stat(), shared = stat()
+        return stat(FileManager.default.temporaryDirectory.path, &temporary) == 0 && stat("/dev/shm", &shared) == 0
+            && access("/dev/shm", W_OK) == 0 && temporary.st_dev != shared.st_dev
+    }()
+
+    @Test(.enabled(if: sharedMemoryIsAnotherFileSystem))
+    func fromAnotherFileSystemTheBodyIsCopiedUnderAFreeName() throws {
+        let directory = try OutputDirectory(path: "/dev/shm/uvfetch-out-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory.url) }
+        try Data("already here".utf8).write(to: directory.url.appendingPathComponent("data.json"))
+        #expect(symlink("nowhere", directory.url.appendingPathComponent("data.json.1").path) == 0)
+        let body = temporaryFile("body")
+        let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try bytes.write(to: body)
+        let kept = try directory.keep(body, for: URL(string: "http://h.example/data.json")!)
+        #expect(kept.lastPathComponent == "data.json.2")
+        #expect(try Data(contentsOf: kept) == bytes)
+        #expect(try String(contentsOf: directory.url.appendingPathComponent("data.json"), encoding: .utf8) == "already here")
+        #expect(!FileManager.default.fileExists(atPath: body.path), "the temporary file is removed")
+    }
+
     @Test func keptFilesAreReadableLikeAnyNewFile() throws {
         let directory = try OutputDirectory(path: temporaryFile("out").path)
         defer { try? FileManager.default.removeItem(at: directory.url) }
