@@ -2,8 +2,10 @@
 public enum FetchInputError: Error, Equatable, CustomStringConvertible {
     /// The input file could not be opened, or is a directory.
     case unreadable(path: String, reason: String)
-    /// The `--jsonl` file could not be created.
+    /// The `--out-dir` directory could not be created or written to.
     case unwritable(path: String)
+    /// A file to write (`--jsonl`) could not be opened, with open(2)'s reason.
+    case cannotCreate(path: String, reason: String)
     /// `--repeat` with input that can be read only once (standard input or another pipe, a
     /// FIFO, a terminal: anything but a regular file); `name` is its path or "standard input".
     case notRepeatable(name: String)
@@ -13,6 +15,7 @@ public enum FetchInputError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .unwritable(let path): return "cannot create \(path)"
+        case .cannotCreate(let path, let reason): return "cannot create \(path): \(reason)"
         case .notRepeatable(let name):
             return "--repeat needs the URLs again, but \(name) is not a regular file and can be read only once: save the list to a file first"
         }

@@ -32,6 +32,8 @@ public final class FetchRunner: Sendable {
         public var statistics: FetchStatistics
         /// Wall-clock seconds of the run.
         public var seconds: Double
+        /// The write that stopped the run, if one failed.
+        public var writeFailure: WriteFailure? = nil
     }
 
     private let options: RequestOptions
@@ -46,16 +48,21 @@ public final class FetchRunner: Sendable {
     private let expectedTotal = Atomic<Int>(-1)
     /// The run in progress: when it started, its progress line and its session, for `interrupt`.
     private let current = Mutex<(started: DispatchTime, progress: ProgressLine?, manager: SessionManager)?>(nil)
-    /// Set once `interrupt` stops the run: results that arrive after it are not reported.
+    /// Set once the run is being stopped (interrupt or write error): no request starts or is
+    /// reported after it.
     private let stopping = Atomic<Bool>(false)
+    /// The write that failed, if one did.
+    private let writeFailure = Mutex<WriteFailure?>(nil)
+    /// Reports a failed write and ends the process (the command's handler), or nil.
+    private let onWriteFailure: (@Sendable (Outcome) -> Void)?
     /// The session's completion group: empty once every result it delivered has been handled.
     private let completions = DispatchGroup()
-    /// Set when the session stopped by `interrupt` has no task left: every result it will
-    /// deliver is in `completions` by then.
+    /// Set when the session stopped by `stop` has no task left: every result it will deliver is
+    /// in `completions` by then.
     private let invalidated = Atomic<Bool>(false)
-    /// What results handled after the stop owe the run (`Run.done`), paid once the interrupt's
-    /// handler has returned, if it does: the run must not end first. On `queue` only.
-    private let heldDones = Mutex<[@Sendable () -> Void]>([])
+    /// What URLs ended after the stop owe the run (`Run.done`), paid once the stop's handler has
+    /// returned, if it does: the run must not end first. nil once paid: later ones pay at once.
+    private let heldDones = Mutex<[@Sendable () -> Void]?>([])
 
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
@@ -63,9 +70,15 @@ public final class FetchRunner: Sendable {
     /// Creates a runner that keeps bodies in `outputDirectory` (as downloads, never whole in
     /// memory) or, when it is nil, counts and drops them as they arrive. `diagnostics` receives the lines meant for standard error (malformed
     /// input), without the trailing newline.
+    ///
+    /// A failed write (a record, or a line on standard output) stops the run as `interrupt`
+    /// does, then calls `onWriteFailure` with what finished (its `writeFailure` set); the
+    /// handler is expected to report it and exit. Without one, `run` returns that outcome once
+    /// the requests in flight have ended.
     public init(options: RequestOptions, settings: Settings, writer: RecordWriter?, outputDirectory: OutputDirectory? = nil,
-                diagnostics: @escaping @Sendable (String) -> Void) {
+                onWriteFailure: (@Sendable (Outcome) -> Void)? = nil, diagnostics: @escaping @Sendable (String) -> Void) {
         self.options = options
+        self.onWriteFailure = onWriteFailure
         self.settings = settings
         self.writer = writer
         self.outputDirectory = outputDirectory
@@ -98,7 +111,7 @@ public final class FetchRunner: Sendable {
             group.leave()
         }
         var entries = 0
-        for entry in input {
+        reading: for entry in input {
             entries += 1
             switch entry {
             case .malformed(let place, let text):
@@ -106,6 +119,10 @@ public final class FetchRunner: Sendable {
                 report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
             case .url(let url, let text, let bytes):
                 slots.wait()
+                if stopping.load(ordering: .acquiring) {
+                    slots.signal()
+                    break reading
+                }
                 group.enter()
                 var request = template
                 request.url = url
@@ -119,33 +136,44 @@ public final class FetchRunner: Sendable {
         progress?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds)
+        return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
     }
 
-    /// Ends the run early, for ^C: on the completion queue, between two results, so no record
-    /// or line is half-written; the progress line is cleared and `handler` gets what finished
-    /// so far. The handler is expected to report it and exit the process. Requests in flight
-    /// are cancelled, and given up to `settleSeconds` to end, not reported: a cancelled
-    /// download removes its partial file as it ends (where the file system cannot keep it
-    /// unnamed, a process that exits first would leave it behind), and the results that were
-    /// already on their way run, unreported, only to drop their bodies (complete, hence named
-    /// in the temporary directory). If the handler returns, the run then ends too.
+    /// What has finished so far, from any thread: for a process that must exit without waiting
+    /// for the completion queue (blocked writing to a pipe nobody reads).
+    public func outcomeSoFar() -> Outcome {
+        let started = current.withLock { $0?.started } ?? .now()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
+    }
+
+    /// Ends the run early, for ^C and SIGTERM: requests in flight are cancelled at once and
+    /// never reported; then, on the completion queue, between two results, so no record or line
+    /// is half-written, they get up to `settleSeconds` to end (a cancelled download removes its
+    /// partial file as it ends; where the file system cannot keep it unnamed, a process that
+    /// exits first would leave it behind; results already on their way run, unreported, only to
+    /// drop their bodies), the progress line is cleared and `handler` gets what finished so
+    /// far. The handler is expected to report it and exit the process. Only the
+    /// first stop (interrupt or write error) calls its handler.
+    ///
+    /// The completion queue may be stuck writing to a pipe nobody reads: the caller must not
+    /// count on `handler` running, and should exit on its own after a bounded wait.
     public func interrupt(settleSeconds: Double = 2, _ handler: @escaping @Sendable (Outcome) -> Void) {
+        stop(settleSeconds: settleSeconds, handler)
+    }
+
+    private func stop(settleSeconds: Double, _ handler: @escaping @Sendable (Outcome) -> Void) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let run = current.withLock { $0 }
+        run?.manager.sessionDidBecomeInvalid = { [self] in invalidated.store(true, ordering: .releasing) }
+        run?.manager.invalidateSessionCancelingTasks(true, resetSession: false)
         queue.async { [self] in
-            stopping.store(true, ordering: .releasing)
-            let run = current.withLock { $0 }
-            run?.manager.sessionDidBecomeInvalid = { [self] in invalidated.store(true, ordering: .releasing) }
-            run?.manager.invalidateSessionCancelingTasks(true, resetSession: false)
             settle(run != nil, until: .now() + settleSeconds) { [self] in
                 run?.progress?.clear()
-                // Out before the handler writes to stderr, which is not buffered.
-                fflush(nil)
-                let started = run?.started ?? .now()
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-                handler(Outcome(statistics: statistics.withLock { $0 }, seconds: seconds))
+                handler(outcomeSoFar())
                 let dones = heldDones.withLock { held in
-                    defer { held.removeAll() }
-                    return held
+                    defer { held = nil }
+                    return held ?? []
                 }
                 for done in dones { done() }
             }
@@ -161,6 +189,23 @@ public final class FetchRunner: Sendable {
         let settled = !running || (invalidated.load(ordering: .acquiring) && completions.wait(timeout: .now()) == .success)
         if settled || DispatchTime.now() >= deadline { return done() }
         queue.asyncAfter(deadline: .now() + .milliseconds(5)) { [self] in settle(running, until: deadline, then: done) }
+    }
+
+    /// Pays a URL's `done` after a stop: held until the stop's handler has returned, at once if
+    /// it has.
+    private func holdUntilStopped(_ done: @escaping @Sendable () -> Void) {
+        let held = heldDones.withLock { held -> Bool in
+            guard held != nil else { return false }
+            held!.append(done)
+            return true
+        }
+        if !held { done() }
+    }
+
+    /// Stops the run after a failed write, on the completion queue.
+    private func fail(_ failure: WriteFailure) {
+        writeFailure.withLock { if $0 == nil { $0 = failure } }
+        stop(settleSeconds: 2) { [onWriteFailure] outcome in onWriteFailure?(outcome) }
     }
 
     private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?) -> ProgressLine {
@@ -249,13 +294,15 @@ public final class FetchRunner: Sendable {
             let taskMetrics = metrics.withLock { $0.removeValue(forKey: taskIdentifier) }
             if stopping.load(ordering: .acquiring) {
                 Self.dropBody(outcome)
-                heldDones.withLock { $0.append(run.done) }
+                holdUntilStopped(run.done)
                 return
             }
             let sent = requestsSent + Self.requestsSent(by: taskMetrics)
             if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
                 Self.dropBody(outcome)
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
+                    // A stop since: no new request.
+                    guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
                     start(fetch, attempt: attempt + 1, requestsSent: sent, in: run)
                 }
                 return
@@ -306,6 +353,8 @@ public final class FetchRunner: Sendable {
 
     /// Keeps the body (with `--out-dir`), then records, counts and prints the URL's result.
     private func finish(_ fetch: Fetch, _ outcome: Attempt, attempts: Int, metrics: TaskMetrics?, progress: ProgressLine?) {
+        // Cancelled by a stop, or finished after it: not reported.
+        guard !stopping.load(ordering: .acquiring) else { return }
         var error = outcome.error
         var savedFile: String?
         if error == nil, let file = outcome.file, let outputDirectory {
@@ -324,13 +373,18 @@ public final class FetchRunner: Sendable {
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: outcome.effectiveURL?.absoluteString ?? requestURL)
         statistics.withLock { $0.add(record) }
-        writer?.write(record)
-        guard settings.printsLines else { return }
-        progress?.clear()
-        let statusText = record.status.map(String.init) ?? "-"
-        let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
-        // The requested URL: percent-encoded, so the line's fields stay split by spaces.
-        print("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.requestURL) \(result)")
+        do {
+            try writer?.write(record)
+            guard settings.printsLines else { return }
+            progress?.clear()
+            let statusText = record.status.map(String.init) ?? "-"
+            let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
+            // The requested URL: percent-encoded, so the line's fields stay split by spaces. One
+            // write(2) a line: never buffered, so a stop leaves only whole lines.
+            try LineOutput.standardOutput.write("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.requestURL) \(result)\n")
+        } catch let failure {
+            fail(failure)
+        }
     }
 }
 

@@ -3,35 +3,29 @@ import Foundation
 /// Writes `FetchRecord`s as JSON Lines: one object per line, keys sorted so lines diff cleanly.
 /// Called from the runner's serial completion queue only, so it needs no lock of its own.
 public final class RecordWriter: @unchecked Sendable {
-    private let handle: FileHandle
-    private let closesHandle: Bool
+    /// Where the lines go.
+    public let output: LineOutput
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
 
-    /// Writes to `path`, created or truncated; `-` means standard output.
-    /// - Throws: `FetchInputError.unwritable` when the file cannot be created.
+    /// Writes to `path`, opened as `LineOutput.open(path:)` opens it (as `curl -o` does); `-`
+    /// or `/dev/stdout` mean standard output.
+    /// - Throws: `FetchInputError.cannotCreate` when the file cannot be opened.
     public init(path: String) throws(FetchInputError) {
-        if path == "-" {
-            handle = .standardOutput
-            closesHandle = false
-            return
-        }
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let opened = FileHandle(forWritingAtPath: path)
-        else { throw .unwritable(path: path) }
-        handle = opened
-        closesHandle = true
+        output = try LineOutput.open(path: path)
     }
 
-    deinit { if closesHandle { try? handle.close() } }
+    /// Whether the records go to standard output, which then carries nothing else.
+    public var isStandardOutput: Bool { output.isStandardOutput }
 
-    /// Appends one line.
-    public func write(_ record: FetchRecord) {
+    /// Appends one line, written whole.
+    /// - Throws: `WriteFailure` when the write fails; the lines before it stay complete.
+    public func write(_ record: FetchRecord) throws(WriteFailure) {
         guard var line = try? encoder.encode(record) else { return }
         line.append(0x0A)
-        handle.write(line)
+        try output.write(line)
     }
 }

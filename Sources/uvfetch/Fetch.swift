@@ -50,22 +50,13 @@ struct Fetch: ParsableCommand {
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
     }
 
-    /// The summary on stdout, or on stderr when stdout carries the JSON Lines.
-    private static func printSummary(_ outcome: FetchRunner.Outcome, toStandardError: Bool) {
-        let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
-        if toStandardError {
-            FileHandle.standardError.write(Data(summary.utf8))
-        } else {
-            print(summary, terminator: "")
-            fflush(nil)
-        }
-    }
-
     func run() throws {
-        let recordsOnStdout = jsonl == "-"
+        let ending = RunEnding()
         do {
             let input = try URLInput(arguments: urls, inputPath: inputPath, repeatCount: repeatCount)
             let writer = try jsonl.map { path throws(FetchInputError) in try RecordWriter(path: path) }
+            // `-`, `/dev/stdout` or the file stdout already is.
+            let recordsOnStdout = writer?.isStandardOutput ?? false
             let directory = try outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
             var settings = FetchRunner.Settings()
             settings.concurrency = concurrency
@@ -73,23 +64,40 @@ struct Fetch: ParsableCommand {
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !quiet && !recordsOnStdout
             settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal
-            let runner = FetchRunner(options: request, settings: settings, writer: writer, outputDirectory: directory) { message in
-                FileHandle.standardError.write(Data((message + "\n").utf8))
+            let runner = FetchRunner(options: request, settings: settings, writer: writer, outputDirectory: directory,
+                                     onWriteFailure: { outcome in
+                                         if let failure = outcome.writeFailure { ending.afterWriteFailure(failure, outcome) }
+                                     }) { message in
+                LineOutput.standardError.writeWithin(seconds: 5, message + "\n")
             }
-            // ^C: the summary of what finished, then the shell's code for a SIGINT death.
-            signal(SIGINT, SIG_IGN)
-            let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-            interrupts.setEventHandler {
-                runner.interrupt { outcome in
-                    FileHandle.standardError.write(Data("uvfetch: interrupted\n".utf8))
-                    Self.printSummary(outcome, toStandardError: recordsOnStdout)
-                    Glibc.exit(ExitStatus.interrupted)
+            // ^C and SIGTERM: the summary of what finished, then the shell's code for that death.
+            let signals = [(SIGINT, "interrupted", ExitStatus.interrupted), (SIGTERM, "terminated", ExitStatus.terminated)].map { number, word, status in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    runner.interrupt { outcome in ending.afterSignal(word, status: status, outcome) }
+                    // The completion queue may be stuck writing to a pipe nobody reads: exit
+                    // without it. A line there is one write(2) of at most PIPE_BUF bytes, which
+                    // a pipe takes whole or not at all.
+                    DispatchQueue.global().asyncAfter(deadline: .now() + RunEnding.fallbackSeconds) {
+                        ending.afterSignal(word, status: status, runner.outcomeSoFar(), forced: true)
+                    }
                 }
+                source.resume()
+                return source
             }
-            interrupts.resume()
             let outcome = try runner.run(input, count: { input.countEntries() })
-            interrupts.cancel()
-            Self.printSummary(outcome, toStandardError: recordsOnStdout)
+            if let failure = outcome.writeFailure { ending.afterWriteFailure(failure, outcome) }
+            let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
+            // On stdout unless stdout carries the JSON Lines.
+            do {
+                try (recordsOnStdout ? LineOutput.standardError : LineOutput.standardOutput).write(summary)
+            } catch let failure {
+                var failed = outcome
+                failed.writeFailure = failure
+                ending.afterWriteFailure(failure, failed)
+            }
+            signals.forEach { $0.cancel() }
             if outcome.statistics.exitStatus != ExitStatus.success { throw ExitCode(outcome.statistics.exitStatus) }
         } catch let error as FetchInputError {
             FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))

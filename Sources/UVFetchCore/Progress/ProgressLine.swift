@@ -65,11 +65,10 @@ final class ProgressLine: @unchecked Sendable {
         isDrawn = true
     }
 
-    /// Through `print`, the same buffered stream as the per-URL lines, so everything reaches the
-    /// terminal in the order it was written; `fflush(nil)` (all streams) pushes the unterminated
-    /// line out, as Swift 6 will not name the C `stdout` global.
+    /// With write(2), as the per-URL lines are written, so everything reaches the terminal in
+    /// the order it was written. A failed write is left to the next per-URL line to report.
     private func write(_ text: String) {
-        print(text, terminator: "")
+        try? LineOutput.standardOutput.write(text)
     }
 
     /// Columns of the terminal; 80 when it will not say.
