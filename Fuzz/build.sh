@@ -32,6 +32,7 @@ sources=(
   "$decoder/ResponseDecoder.swift"
   "$decoder/ResponseDecoder+Callbacks.swift"
   "$decoder/ChunkLineScanner.swift"
+  "$decoder/HexDigit.swift"
   "$here/ResponseDecoderFuzzer.swift"
 )
 

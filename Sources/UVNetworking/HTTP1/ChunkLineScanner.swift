@@ -55,7 +55,7 @@ struct ChunkLineScanner {
             }
             let byte = bytes[index]
             if position == .sizeLine && inSizeDigits && !sawCR {
-                if let digit = Self.hexValue(byte) {
+                if let digit = hexDigitValue(byte) {
                     // llhttp refuses a size past 64 bits at this digit.
                     guard remaining >> 60 == 0 else { isActive = false; return nil }
                     remaining = remaining << 4 | UInt64(digit)
@@ -92,15 +92,6 @@ struct ChunkLineScanner {
             inSizeDigits = true
         case .data:
             break
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }

@@ -59,7 +59,7 @@ enum EmbedProbe {
 }
 
 /// Reads a pipe to its end on a background queue.
-private final class PipeDrain: @unchecked Sendable {
+final class PipeDrain: @unchecked Sendable {
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
 

@@ -28,27 +28,9 @@ func runUVFetch(_ arguments: [String], stdin: String? = nil, environment: [Strin
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
     // stderr drained on the side: a full pipe would stall the process before stdout ends.
-    let errorData = ErrorDrain(errors.fileHandleForReading)
+    let errorData = PipeDrain(errors.fileHandleForReading)
     let out = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return UVFetchResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
                          stderr: String(decoding: errorData.wait(), as: UTF8.self))
-}
-
-/// Reads a pipe to its end on a background queue.
-private final class ErrorDrain: @unchecked Sendable {
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        DispatchQueue.global().async { [self] in
-            data = handle.readDataToEndOfFile()
-            done.signal()
-        }
-    }
-
-    func wait() -> Data {
-        done.wait()
-        return data
-    }
 }
