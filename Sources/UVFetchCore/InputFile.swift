@@ -27,15 +27,22 @@ final class InputFile: Sendable {
         // Standard input is duplicated, so closing ours leaves descriptor 0 to the process.
         let descriptor = isStandardInput ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path: name, reason: String(cString: strerror(errno))) }
+        let status = try Self.status(of: descriptor, name: name)
+        self.descriptor = descriptor
+        isRegularFile = status.st_mode & S_IFMT == S_IFREG
+        start = isRegularFile ? max(0, lseek(descriptor, 0, SEEK_CUR)) : 0
+    }
+
+    /// What fstat(2) says of a file just opened for reading, which must not be a directory (it
+    /// opens, but read(2) fails): otherwise `descriptor` is closed and `unreadable` thrown.
+    static func status(of descriptor: Int32, name: String) throws(FetchInputError) -> stat {
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT != S_IFDIR else {
             let reason = status.st_mode & S_IFMT == S_IFDIR ? EISDIR : errno
             close(descriptor)
             throw .unreadable(path: name, reason: String(cString: strerror(reason)))
         }
-        self.descriptor = descriptor
-        isRegularFile = status.st_mode & S_IFMT == S_IFREG
-        start = isRegularFile ? max(0, lseek(descriptor, 0, SEEK_CUR)) : 0
+        return status
     }
 
     deinit { close(descriptor) }

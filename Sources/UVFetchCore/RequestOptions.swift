@@ -103,12 +103,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
         let path = String(dataBinary.dropFirst())
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT != S_IFDIR else {
-            let reason = status.st_mode & S_IFMT == S_IFDIR ? EISDIR : errno
-            close(descriptor)
-            throw .unreadable(path: path, reason: String(cString: strerror(reason)))
-        }
+        let status = try InputFile.status(of: descriptor, name: path)
         if status.st_mode & S_IFMT == S_IFREG && status.st_size > Self.largestFileBodyInMemory {
             return .file(FileBody(path: path, descriptor: descriptor, length: Int64(status.st_size)).streamedBody)
         }
