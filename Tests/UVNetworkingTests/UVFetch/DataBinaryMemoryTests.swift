@@ -92,17 +92,10 @@ import UVFetchCore
         // send the file that was opened.
         let server = try checkingServer(expecting: bytes) { try? Data("replaced".utf8).write(to: file, options: .atomic) }
         defer { server.stop() }
-        let process = Process()
-        process.executableURL = uvfetchExecutable
-        process.arguments = ["--concurrency", "4", "--repeat", "12", "--data-binary", "@\(file.path)",
-                             "http://127.0.0.1:\(server.port)/upload"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == ExitStatus.success, "\(text)")
+        let result = try runUVFetch(["--concurrency", "4", "--repeat", "12", "--data-binary", "@\(file.path)",
+                                     "http://127.0.0.1:\(server.port)/upload"])
+        let text = result.stdout
+        #expect(result.status == ExitStatus.success, "\(text)")
         #expect(text.contains("12 requests in ") && text.contains("12 succeeded"), "\(text)")
     }
 

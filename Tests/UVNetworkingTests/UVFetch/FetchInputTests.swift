@@ -81,17 +81,9 @@ import UVFetchCore
         let list = temporaryFile("urls.txt")
         defer { try? FileManager.default.removeItem(at: list) }
         try Data("\(base)/hello?a\n\(base)/hello?b\n".utf8).write(to: list)
-        let process = Process()
-        process.executableURL = uvfetchExecutable
-        process.arguments = ["--repeat", "3", "-i", "-"]
-        process.standardInput = try FileHandle(forReadingFrom: list)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == ExitStatus.success)
+        let result = try runUVFetch(["--repeat", "3", "-i", "-"], stdinFile: list)
+        let text = result.stdout
+        #expect(result.status == ExitStatus.success)
         #expect(text.contains("6 requests in "), "\(text)")
     }
 

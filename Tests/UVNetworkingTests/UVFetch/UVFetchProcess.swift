@@ -14,8 +14,10 @@ struct UVFetchResult {
 }
 
 /// Runs `uvfetch` with pipes for its standard streams (so standard output is not a terminal),
-/// feeding it `stdin` when given.
-func runUVFetch(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> UVFetchResult {
+/// feeding it `stdin` when given, or with `stdinFile` (a regular file, not a pipe) as its standard
+/// input.
+func runUVFetch(_ arguments: [String], stdin: String? = nil, stdinFile: URL? = nil,
+                environment: [String: String]? = nil) throws -> UVFetchResult {
     let process = Process()
     process.executableURL = uvfetchExecutable
     process.arguments = arguments
@@ -23,7 +25,7 @@ func runUVFetch(_ arguments: [String], stdin: String? = nil, environment: [Strin
     let output = Pipe(), errors = Pipe(), input = Pipe()
     process.standardOutput = output
     process.standardError = errors
-    process.standardInput = input
+    process.standardInput = try stdinFile.map { try FileHandle(forReadingFrom: $0) } ?? input
     try process.run()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
