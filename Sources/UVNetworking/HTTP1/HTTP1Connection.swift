@@ -32,6 +32,8 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var timer: LoopTimer?
     /// When an idle connection should close (the pool's idle timeout).
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
+    /// When an idle connection gives its transport's spare memory back (TLS record buffers).
+    @exclusivity(unchecked) private var memoryReleaseDeadline: UInt64 = .max
     @exclusivity(unchecked) private var addresses: [SocketAddress] = []
     @exclusivity(unchecked) private var addressIndex = 0
     @exclusivity(unchecked) private var events: [ResponseEvent] = []
@@ -181,10 +183,14 @@ final class HTTP1Connection {
         case .idle:
             // The pool's idle timeout, unless this is an early firing left from an exchange.
             let now = LoopTimer.now(loop)
+            if now >= memoryReleaseDeadline {
+                memoryReleaseDeadline = .max
+                transport.releaseIdleMemory()
+            }
             if now >= idleDeadline {
                 perform(machine.closeRequested())
             } else if idleDeadline != .max {
-                timer?.arm(at: idleDeadline)
+                timer?.arm(at: min(idleDeadline, memoryReleaseDeadline))
             }
         case .active:
             if continueDeadline != .max && LoopTimer.now(loop) >= continueDeadline {
@@ -216,6 +222,7 @@ final class HTTP1Connection {
         loop.assertInLoop()
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
+        memoryReleaseDeadline = .max
         exchange = delegate
         exchangeBytesWritten = Int64(request.count)
         exchangeBytesRead = 0
@@ -252,9 +259,22 @@ final class HTTP1Connection {
 
     /// Starts the idle timer (the pool parked this connection).
     func parkIdle(timeout: Double) {
-        idleDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: LoopDuration.clamped(timeout))
-        timer?.armNoLaterThan(idleDeadline)
+        let now = LoopTimer.now(loop)
+        idleDeadline = LoopDuration.deadline(now, plus: LoopDuration.clamped(timeout))
+        var wake = idleDeadline
+        if tls != nil {
+            // A TLS connection keeps OpenSSL's record buffers (about 34 KiB) from one exchange
+            // to the next, which saves allocating and freeing both per request; once it has
+            // been idle for a while it gives them back, so idle connections stay small.
+            memoryReleaseDeadline = LoopDuration.deadline(now, plus: Self.memoryReleaseDelay)
+            wake = min(wake, memoryReleaseDeadline)
+        }
+        timer?.armNoLaterThan(wake)
     }
+
+    /// How long an idle connection keeps its transport's spare memory, in milliseconds: long
+    /// enough to span the gap between a response and the next request of a busy client.
+    static let memoryReleaseDelay: UInt64 = 1_000
 
     /// Closes an idle connection (pool shutdown or making room).
     func close() {
