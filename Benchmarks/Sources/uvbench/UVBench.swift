@@ -42,6 +42,9 @@ struct UVBench: ParsableCommand {
     @Option(help: "Idle keep-alive connections opened to measure the heap one costs (0 skips it).")
     var idleConnections: Int = 500
 
+    @Flag(help: "Only measure the heap of --idle-connections idle connections (for heap profilers).")
+    var idleOnly = false
+
     @Option(help: "Also run this uvfetch executable against wrk, taking turns (`uvfetch URL --repeat N`).")
     var uvfetch: String?
 
@@ -99,8 +102,8 @@ struct UVBench: ParsableCommand {
         guard seconds > 0, rounds > 0, warmup >= 0, connections > 0, allocRequests >= 0, idleConnections >= 0 else {
             throw ValidationError("--seconds, --rounds and --connections must be positive")
         }
-        if (url != nil || requests != nil || cacert != nil) && !oursOnly {
-            throw ValidationError("--url, --requests and --cacert are for --ours-only runs")
+        if (requests != nil || cacert != nil || (url != nil && !idleOnly)) && !oursOnly {
+            throw ValidationError("--url, --requests and --cacert are for --ours-only runs (and --url for --idle-only)")
         }
         guard downloadGib >= 0, downloadRepeats > 0, handshakeConcurrency > 0 else {
             throw ValidationError("--download-gib must not be negative, --download-repeats and --handshake-concurrency must be positive")
@@ -114,7 +117,9 @@ struct UVBench: ParsableCommand {
         Cleanup.installSignalHandlers()
         defer { Cleanup.runNow() }
         do {
-            if serveOnly {
+            if idleOnly {
+                _ = try runIdleMemory()
+            } else if serveOnly {
                 let server = try NginxServer(executable: nginx, https: https, largeFileBytes: downloadBytes)
                 server.warmLargeFile()
                 say("uvbench: nginx (master pid \(server.masterPID), worker pid \(server.workerPID.map(String.init) ?? "?")) serving \(server.url.absoluteString); stop with SIGINT or SIGTERM")
@@ -211,9 +216,10 @@ struct UVBench: ParsableCommand {
 
     /// The heap an idle plain connection holds (goal: at most 4 KiB, issue #14).
     private func runIdleMemory() throws -> (markdown: String, invalid: InvalidRun?) {
-        let server = try NginxServer(executable: nginx)
-        defer { server.stop() }
-        let idle = try IdleMemory.measure(url: server.url, connections: idleConnections)
+        let server = try url == nil ? NginxServer(executable: nginx) : nil
+        defer { server?.stop() }
+        guard let target = server?.url ?? url.flatMap(URL.init(string:)) else { throw ValidationError("bad --url") }
+        let idle = try IdleMemory.measure(url: target, connections: idleConnections)
         say(String(format: "uvbench: %d idle connections: %.0f bytes of heap each (goal ≤ 4096)", idle.connections, idle.bytesPerConnection))
         return (idle.markdown(goal: 4096), nil)
     }
