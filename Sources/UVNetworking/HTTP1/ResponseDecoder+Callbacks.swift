@@ -1,7 +1,8 @@
 import CLLHTTP
 
-// llhttp's callbacks. They are plain C function pointers that capture nothing: each finds its
-// decoder through `parser.data` and calls one method here. A method returns 0 to go on,
+// llhttp's callbacks: head complete, body, chunk header, message complete, and one per field name
+// that stays in C-level code. They are plain C function pointers that capture nothing: each finds
+// its decoder through `parser.data` and calls one method here. A method returns 0 to go on,
 // HPE_PAUSED to stop llhttp at a boundary the decoding loop handles, or `failCallback`'s code
 // after storing the error to throw.
 
@@ -263,7 +264,7 @@ extension ResponseDecoder {
 
     // MARK: - Body and end
 
-    /// Body bytes, after chunked decoding: gathered until the feed ends, up to the body limit.
+    /// Body bytes, after chunked decoding: handed to the consumer as they come, up to the body limit.
     func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         var accepted = length
         var overflow = false

@@ -3,16 +3,19 @@ import CLLHTTP
 // Sans-I/O HTTP/1.1 response decoder on top of llhttp 8.1 (strict mode).
 //
 // Theory of operation
-// - Bytes in (`feed`, `finish`), events out; no socket, no clock. One decoder serves one
-//   connection; `expectResponse` arms it for the response to each request in turn.
-// - llhttp does the tokenising. Its callbacks (ResponseDecoder+Callbacks.swift) accumulate names,
-//   values and body bytes and apply the checks that need decoded data (empty names, framing,
-//   limits, upgrades).
-// - llhttp 8.1 lets some things through that we refuse, and it cannot tell us where a line ended.
-//   So a `FieldSectionScanner` walks the raw bytes of each field section (a head, or the trailer
-//   section) just ahead of llhttp: it checks line endings, the status-line shape and the byte
-//   limit. When it finds a problem at byte i, llhttp is first run on the bytes before i, so that
-//   whichever problem comes first in the stream wins however the stream was split.
+// - Bytes in (`feed`, `finish`); heads, body bytes and the end out, handed to a consumer (the
+//   connection) as they are decoded; no socket, no clock. One decoder serves one connection;
+//   `expectResponse` arms it for the response to each request in turn.
+// - One pass over a head. A `FieldSectionScanner` walks the raw bytes of each field section (a
+//   head, or the trailer section) just ahead of llhttp: it checks what llhttp 8.1 lets through
+//   (line endings, the status-line shape, empty names) and the byte limit, and copies the section
+//   once into `record`, noting where each line and colon lies. When it finds a problem at byte i,
+//   llhttp is first run on the bytes before i, so that whichever problem comes first in the
+//   stream wins however the stream was split.
+// - llhttp validates, with no callback for the status line, names or values. At headers-complete
+//   (ResponseDecoder+Callbacks.swift) the head is built from the record (one `ResponseHead`, one
+//   byte array), framing is read from it, and the checks that need the whole head (framing,
+//   upgrades) are applied. Body bytes go to the consumer as views of the fed bytes.
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
 //   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
 //   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
@@ -23,8 +26,9 @@ import CLLHTTP
 //   had anyway.
 // - Content-Length is read here, not by llhttp, which refuses a repeat of the same value and a
 //   list ("6, 6") that RFC 9110 §8.6 lets a recipient take as one value. The field-complete
-//   callback turns llhttp's own Content-Length parsing off for the field (header_state back to
-//   "general"); the head-complete callback hands llhttp the value.
+//   callback (the one per-field callback left, plain C-level work) turns llhttp's own
+//   Content-Length parsing off for the field (header_state back to "general"); the head-complete
+//   callback reads the values from the record and hands llhttp the result.
 // - Every message ends in a pause (on_message_complete returns HPE_PAUSED), and the trailer section
 //   starts with one (on_chunk_header of the last chunk). A pause tells us exactly where we are in
 //   the buffer: after a 1xx the parser is reset for the next head on the same buffer, after the
@@ -37,7 +41,8 @@ import CLLHTTP
 // - Nothing is buffered beyond the limits: a head or trailer section stops at maxHeaderBytes raw
 //   bytes, a body at maxBodyBytes.
 
-/// Decodes the HTTP/1.1 responses received on one connection into `ResponseEvent`s.
+/// Decodes the HTTP/1.1 responses received on one connection, handing heads, body bytes and
+/// ends to a `ResponseDecoderConsumer`.
 ///
 /// Not thread-safe and not re-entrant: one connection's loop thread owns it.
 final class ResponseDecoder {
@@ -353,8 +358,8 @@ final class ResponseDecoder {
     }
 }
 
-/// A growable byte buffer that keeps its storage when emptied: names, values and the reason
-/// phrase are gathered here piece by piece, then copied out once each. Cheaper than an
+/// A growable byte buffer that keeps its storage when emptied: a field section's raw bytes are
+/// gathered here read by read, then copied out once. Cheaper than an
 /// [UInt8] (no uniqueness checks, emptying only resets the count); its size is bounded by the
 /// head limit, which the scanner enforces before llhttp sees the bytes.
 struct ByteAccumulator: ~Copyable {
