@@ -106,24 +106,30 @@ struct FieldSectionScanner {
             if !sawCR {
                 if !onStatusLine {
                     if inName {
-                        // Names are short: byte by byte to the colon.
                         let stop = min(end, index + (limit - byteCount))
-                        while index < stop {
-                            let byte = bytes[index]
-                            if byte == DecoderASCII.cr || byte == DecoderASCII.lf { break }
-                            if byte == DecoderASCII.colon {
-                                // RFC 9110 §5.1: a name is a token, never empty (llhttp 8.1 takes ": value").
-                                if column == 0 { return (ScanStop(index: index, problem: .malformed("empty field name")), index) }
-                                colon = Int32(truncatingIfNeeded: byteCount)
-                                inName = false
-                            } else if column == 0 && DecoderASCII.isWhitespace(byte) {
+                        if column == 0 && index < stop {
+                            let first = bytes[index]
+                            // RFC 9110 §5.1: a name is a token, never empty (llhttp 8.1 takes ": value").
+                            if first == DecoderASCII.colon { return (ScanStop(index: index, problem: .malformed("empty field name")), index) }
+                            if DecoderASCII.isWhitespace(first) {
+                                // An obs-fold continuation line: no name, its value joins the previous one.
                                 colon = SectionRecord.Line.continuation
                                 inName = false
                             }
-                            column += 1
-                            byteCount += 1
-                            index += 1
-                            if !inName { break }
+                        }
+                        if inName {
+                            // The name ends at its colon; a CR or LF first makes a line llhttp refuses.
+                            let next = Self.nextNameEnd(bytes, from: index, before: stop)
+                            column += next - index
+                            byteCount += next - index
+                            index = next
+                            if index < stop && bytes[index] == DecoderASCII.colon {
+                                colon = Int32(truncatingIfNeeded: byteCount)
+                                inName = false
+                                column += 1
+                                byteCount += 1
+                                index += 1
+                            }
                         }
                         if index == end { return (nil, end) }
                     }
@@ -209,6 +215,31 @@ struct FieldSectionScanner {
             while index < wordEnd {
                 let byte = base.load(fromByteOffset: index, as: UInt8.self)
                 if byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
+                index &+= 1
+            }
+        }
+        return stop
+    }
+
+    /// The index of the first colon, CR or LF in bytes[start..<stop], or `stop`. Eight bytes at
+    /// a time, like `nextLineByte`, while no byte of a word is a colon or below 14.
+    private static func nextNameEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
+        guard let base = bytes.baseAddress else { return stop }
+        var index = start
+        while index < stop {
+            while index &+ 8 <= stop {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let colons = word ^ 0x3A3A_3A3A_3A3A_3A3A
+                // A high bit set where some byte is below 0x0E, or (after the XOR) zero: a colon.
+                let low = (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word
+                let zero = (colons &- 0x0101_0101_0101_0101) & ~colons
+                if (low | zero) & 0x8080_8080_8080_8080 != 0 { break }
+                index &+= 8
+            }
+            let wordEnd = min(stop, index &+ 8)
+            while index < wordEnd {
+                let byte = base.load(fromByteOffset: index, as: UInt8.self)
+                if byte == DecoderASCII.colon || byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
                 index &+= 1
             }
         }
