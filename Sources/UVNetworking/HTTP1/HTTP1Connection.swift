@@ -36,7 +36,8 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var memoryReleaseDeadline: UInt64 = .max
     @exclusivity(unchecked) private var addresses: [SocketAddress] = []
     @exclusivity(unchecked) private var addressIndex = 0
-    @exclusivity(unchecked) private var events: [ResponseEvent] = []
+    /// The decoder handed on the response's end during the current feed or finish.
+    @exclusivity(unchecked) private var decodedEnd = false
     @exclusivity(unchecked) private var reportedReady = false
     @exclusivity(unchecked) private var reportedEnd = false
 
@@ -103,7 +104,6 @@ final class HTTP1Connection {
             setupError = error
         }
         self.decoder = ResponseDecoder(limits: decoderLimits)
-        events.reserveCapacity(4)
         transport.delegate = self
     }
 
@@ -438,37 +438,33 @@ final class HTTP1Connection {
         readyChunk = []
         bodyError = nil
     }
+}
 
-    /// Passes the decoded events on and empties `events` (keeping its storage); returns whether
-    /// the response ended.
-    private func deliverEvents() -> Bool {
-        var pending: [ResponseEvent] = []
-        swap(&pending, &events)
-        defer { swap(&pending, &events) }
-        // Each event is moved out (popLast after one reverse) rather than iterated: iterating
-        // copies every event, and emptying the array afterwards destroys each one through the
-        // runtime's generic value witnesses, which together cost more than decoding the head.
-        pending.reverse()
-        var ended = false
-        while let event = pending.popLast() {
-            switch consume event {
-            case .informational(let head):
-                // Other 1xx (102, 103) say nothing about the body.
-                if head.status == 100 { perform(machine.continueToBody()) }
-            case .head(let head):
-                if machine.isAwaitingContinue {
-                    // The server answered without a 100: it does not want the body.
-                    continueDeadline = .max
-                    perform(machine.finalHeadReceived())
-                }
-                exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
-            case .body(let bytes):
-                exchange?.exchangeReceivedBody(bytes)
-            case .end:
-                ended = true
-            }
+extension HTTP1Connection: ResponseDecoderConsumer {
+    // Called by the decoder from inside `feed`/`finish`: each piece goes straight to the exchange
+    // (which may abort the connection meanwhile: `exchange` is then nil and the rest is dropped).
+    // The end only sets a flag, acted on once the decoder has returned.
+
+    func decoderReceivedInterim(_ head: ResponseHead) {
+        // Other 1xx (102, 103) say nothing about the body.
+        if head.status == 100 { perform(machine.continueToBody()) }
+    }
+
+    func decoderReceivedHead(_ head: ResponseHead) {
+        if machine.isAwaitingContinue {
+            // The server answered without a 100: it does not want the body.
+            continueDeadline = .max
+            perform(machine.finalHeadReceived())
         }
-        return ended
+        exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
+    }
+
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) {
+        exchange?.exchangeReceivedBody(bytes)
+    }
+
+    func decoderReceivedEnd(trailers: ReceivedFields) {
+        decodedEnd = true
     }
 }
 
@@ -506,14 +502,14 @@ extension HTTP1Connection: TransportDelegate {
         responseStarted = true
         exchangeBytesRead &+= Int64(bytes.count)
         let consumed: Int
+        decodedEnd = false
         do {
-            consumed = try decoder.feed(bytes, into: &events)
+            consumed = try decoder.feed(bytes, to: self)
         } catch {
-            _ = deliverEvents()
             failed(NetworkingError(error.networkingCode, error.reason))
             return
         }
-        guard deliverEvents() else { return }
+        guard decodedEnd else { return }
         reportedEnd = true
         // Leftover bytes after the response belong to no request: do not reuse the connection.
         perform(machine.responseEnded(keepAlive: decoder.keepAlive && consumed == bytes.count))
@@ -531,14 +527,14 @@ extension HTTP1Connection: TransportDelegate {
             failed(NetworkingError(.connectionClosed, "the server closed the connection"))
             return
         }
+        decodedEnd = false
         do {
-            try decoder.finish(into: &events)
+            try decoder.finish(to: self)
         } catch {
-            _ = deliverEvents()
             failed(NetworkingError(error.networkingCode, error.reason))
             return
         }
-        if deliverEvents() {
+        if decodedEnd {
             reportedEnd = true
             perform(machine.responseEnded(keepAlive: false))
         } else {

@@ -135,7 +135,7 @@ extension TaskRunner {
         acceptFinalHead(head, bodyLength: state.bodyLength)
         for chunk in state.held {
             guard !machine.state.isTerminal else { return }
-            exchangeReceivedBody(chunk)
+            receivedBody(chunk)
         }
         guard !machine.state.isTerminal else { return }
         if state.ended {

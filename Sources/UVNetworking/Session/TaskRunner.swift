@@ -366,7 +366,13 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         hookResponseReceived(head)
     }
 
-    func exchangeReceivedBody(_ received: [UInt8]) {
+    func exchangeReceivedBody(_ bytes: UnsafeRawBufferPointer) {
+        // The view is valid only during the call; the structure work replaces this copy.
+        receivedBody(Array(bytes))
+    }
+
+    /// Body bytes of the response, owned (replayed redirect bodies come this way too).
+    func receivedBody(_ received: [UInt8]) {
         if followingRedirect {
             lastByteAt = LoopTimer.now(loop)
             redirectBodyReceived(received)
