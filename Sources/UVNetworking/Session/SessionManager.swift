@@ -24,8 +24,11 @@ public class SessionManager: @unchecked Sendable {
     public let loop: EventLoop
     /// The threads that run this session's serializers.
     public let workers: WorkerPool
-    /// `configuration.defaultRequestFields`, computed once.
-    let defaultRequestFields: [(name: String, value: String)]
+    /// `configuration.defaultRequestFields`, checked and encoded once: each request copies
+    /// their bytes.
+    let defaultRequestFields: EncodedFields
+    /// The last request prepared, reused by an equal one (`PreparedRequestCache`).
+    let preparedRequests = PreparedRequestCache()
     /// `configuration.cookieStore` and `.proxy`, read per task without copying the configuration.
     let cookieStore: CookieStore?
     let proxies: ProxyConfiguration
@@ -56,7 +59,7 @@ public class SessionManager: @unchecked Sendable {
     /// Creates a session on the shared loop and worker pool.
     public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
         self.configuration = configuration
-        self.defaultRequestFields = configuration.defaultRequestFields
+        self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
         self.loop = loop
@@ -123,8 +126,7 @@ public class SessionManager: @unchecked Sendable {
                          completionHandler: SessionTask.CompletionHandler? = nil) -> DataTask {
         registerTask { identifier in
             DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
-                     downloadProgress: downloadProgress, completionHandler: completionHandler,
-                     additionalFields: defaultRequestFields)
+                     downloadProgress: downloadProgress, completionHandler: completionHandler)
         }
     }
 
