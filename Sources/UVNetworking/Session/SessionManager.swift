@@ -120,6 +120,11 @@ public class SessionManager: @unchecked Sendable {
     /// Creates a suspended data task; call `resume()` to start it. `completionHandler` runs exactly
     /// once: with the serialized object, or with the error (a failed response's body is in the
     /// error).
+    ///
+    /// The request is checked and encoded here, on the calling thread, with the cookies of this
+    /// moment. Sending one `Request` value over and over is cheap: the session reuses the last
+    /// request's encoding for an equal request while its cookies and security policy are
+    /// unchanged.
     public func dataTask(with request: Request,
                          uploadProgress: (@Sendable (Progress) -> Void)? = nil,
                          downloadProgress: (@Sendable (Progress) -> Void)? = nil,
