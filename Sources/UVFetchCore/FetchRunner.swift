@@ -113,7 +113,10 @@ public final class FetchRunner: Sendable {
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
                                readAhead: max(256, 2 * settings.concurrency))
         let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
-                      progress: progress) { driver.fetchEnded() }
+                      progress: progress) { [weak driver] in
+            // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
+            driver?.fetchEnded()
+        }
         driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self] next in
             var request = template
             request.url = next.url
