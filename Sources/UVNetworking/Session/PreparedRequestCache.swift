@@ -28,6 +28,10 @@ final class PreparedRequestCache: Sendable {
             self.request = request
             self.prepared = prepared
         }
+
+        /// Whether `other` equals the kept request; a method, so the kept request is compared
+        /// in place rather than copied out of the entry first.
+        func matches(_ other: Request) -> Bool { request == other }
     }
 
     /// The largest encoding kept (head and in-memory body).
@@ -39,7 +43,7 @@ final class PreparedRequestCache: Sendable {
     /// new one (then kept as the last).
     func prepare(_ request: Request, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
         // The lock covers only the load: the comparison runs outside it.
-        if let entry = last.withLock({ $0 }), entry.request == request, Self.holds(entry.prepared, for: manager) {
+        if let entry = last.withLock({ $0 }), entry.matches(request), Self.holds(entry.prepared, for: manager) {
             return entry.prepared
         }
         let prepared = try PreparedRequest(request, defaults: manager.defaultRequestFields, cookies: manager.cookieStore,
