@@ -7,8 +7,11 @@ import UVNetworking
 /// Fetches every URL of a `URLInput` with at most `concurrency` in flight, writing a record per
 /// URL and counting the results.
 ///
-/// The input is pulled one entry at a time and the pull blocks while all slots are taken, so the
-/// memory a run needs is bounded by `concurrency`, not by the length of the list.
+/// The run is driven from the completion queue: each URL's result starts the next URL's
+/// request there, with no thread waiting per request. The calling thread reads the input ahead
+/// of the requests into an `EntryFeed` that holds a bounded number of entries, so the memory a
+/// run needs is bounded by `concurrency`, not by the length of the list, and a slow input (a
+/// pipe) never holds up the results.
 public final class FetchRunner: Sendable {
     /// How a run behaves beyond the requests themselves.
     public struct Settings: Sendable {
@@ -64,6 +67,9 @@ public final class FetchRunner: Sendable {
     /// returned, if it does: the run must not end first. nil once paid: later ones pay at once.
     private let heldDones = Mutex<[@Sendable () -> Void]?>([])
 
+    /// The running run's driver, whose feed a stop closes so that the reading thread stops.
+    private let driverInUse = Mutex<RunDriver?>(nil)
+
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
 
@@ -99,17 +105,27 @@ public final class FetchRunner: Sendable {
         // ArgumentParser option looks up generic metadata, which cost ~2k instructions a URL.
         let template = options.makeRequest(for: URL(string: "http://localhost/")!, body: body)
         let manager = try makeManager()
-        let slots = DispatchSemaphore(value: settings.concurrency)
-        let group = DispatchGroup()
         let started = DispatchTime.now()
         let progress = settings.showsProgress ? makeProgressLine(started: started, count: count) : nil
         current.withLock { $0 = (started, progress, manager) }
         progress?.start()
+        let finished = DispatchSemaphore(value: 0)
+        let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
+                               readAhead: max(256, 2 * settings.concurrency))
         let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
-                      progress: progress) {
-            slots.signal()
-            group.leave()
+                      progress: progress) { [weak driver] in
+            // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
+            driver?.fetchEnded()
         }
+        driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self] next in
+            var request = template
+            request.url = next.url
+            start(Fetch(url: next.url, text: next.text, bytes: next.bytes, request: request, begin: .now()),
+                  attempt: 1, requestsSent: 0, in: run)
+        }
+        driverInUse.withLock { $0 = driver }
+        // A stop that came first closed no feed: close this one now.
+        if stopping.load(ordering: .acquiring) { driver.feed.close() }
         var entries = 0
         reading: for entry in input {
             entries += 1
@@ -118,21 +134,15 @@ public final class FetchRunner: Sendable {
                 statistics.withLock { $0.addMalformed() }
                 report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
             case .url(let url, let text, let bytes):
-                slots.wait()
-                if stopping.load(ordering: .acquiring) {
-                    slots.signal()
-                    break reading
-                }
-                group.enter()
-                var request = template
-                request.url = url
-                let fetch = Fetch(url: url, text: text, bytes: bytes, request: request, begin: .now())
-                start(fetch, attempt: 1, requestsSent: 0, in: run)
+                // Waits only while the feed is full; false once the run stops.
+                guard driver.feed.push(RunDriver.Pending(url: url, text: text, bytes: bytes)) else { break reading }
             }
         }
         // Now exact, whatever the count said (the file may have changed since).
         expectedTotal.store(entries, ordering: .relaxed)
-        group.wait()
+        driver.feed.end()
+        finished.wait()
+        driverInUse.withLock { $0 = nil }
         progress?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
@@ -167,6 +177,11 @@ public final class FetchRunner: Sendable {
         let run = current.withLock { $0 }
         run?.manager.sessionDidBecomeInvalid = { [self] in invalidated.store(true, ordering: .releasing) }
         run?.manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        // No more input: the reading thread stops, and the run ends once its last URL has.
+        if let driver = driverInUse.withLock({ $0 }) {
+            driver.feed.close()
+            queue.async { driver.pump() }
+        }
         queue.async { [self] in
             settle(run != nil, until: .now() + settleSeconds) { [self] in
                 run?.progress?.clear()

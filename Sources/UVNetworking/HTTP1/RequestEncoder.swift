@@ -8,10 +8,30 @@ enum RequestEncoder {
     }
 
     /// Whether two field names are equal, ASCII case-insensitively (names are tokens, so ASCII;
-    /// Foundation's caseInsensitiveCompare costs far more).
+    /// Foundation's caseInsensitiveCompare costs far more). Over the contiguous UTF-8 bytes,
+    /// which native strings always have.
     static func sameName(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        return zip(a.utf8, b.utf8).allSatisfy { x, y in x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A) }
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                for index in 0..<x.count where !sameByte(x[index], y[index]) { return false }
+                return true
+            }
+        }
+        if let fast, let result = fast { return result }
+        return zip(a.utf8, b.utf8).allSatisfy(sameByte)
+    }
+
+    @inline(__always)
+    private static func sameByte(_ x: UInt8, _ y: UInt8) -> Bool {
+        x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+    }
+
+    /// `encode` with the defaults as a list (checked and encoded for this one request).
+    static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
+                       defaults: [(name: String, value: String)], framing: RequestFraming,
+                       body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
+        try encode(method: method, target: target, fields: fields, defaults: EncodedFields(defaults), framing: framing, body: body)
     }
 
     /// Encodes `method target HTTP/1.1`, Host, the caller's fields, the framing field `framing`
@@ -22,37 +42,43 @@ enum RequestEncoder {
     /// The caller's own Content-Length and Transfer-Encoding fields are left out: `framing` was
     /// decided with them (`RequestFraming.decide`), and the library alone writes framing.
     ///
-    /// `defaults` (the session's additional fields) follow the caller's fields, each only when
-    /// the caller did not set a field of that name: merged here, while writing, so that a
-    /// request costs no merged copy of its fields.
+    /// `defaults` (the session's additional fields, encoded once) follow the caller's fields,
+    /// each only when the caller did not set a field of that name: merged here, while writing,
+    /// so that a request costs no merged copy of its fields. When the caller names none of them
+    /// their bytes are copied whole.
     static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
-                       defaults: [(name: String, value: String)] = [], framing: RequestFraming,
+                       defaults: EncodedFields = .empty, framing: RequestFraming,
                        body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
         guard !method.isEmpty, Self.all(method, isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
+        // Whether a caller's field shares its name with a default: the defaults then go one by one.
+        var overridesDefault = false
         var size = method.utf8.count + target.path.utf8.count + target.authority.utf8.count + 64 + (body?.count ?? 0)
-        for field in defaults { size += field.name.utf8.count + field.value.utf8.count + 4 }
+            + defaults.bytes.count
         for field in fields {
             guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
             guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
             size += field.name.utf8.count + field.value.utf8.count + 4
-            if field.name.utf8.count == 4 { hasHost = hasHost || field.name.lowercased() == "host" }
+            if field.name.utf8.count == 4 && !hasHost { hasHost = sameName(field.name, "Host") }
+            if !overridesDefault && !defaults.isEmpty { overridesDefault = defaults.contains(name: field.name) }
         }
 
         var out: [UInt8] = []
         out.reserveCapacity(size)
-        out.append(contentsOf: method.utf8)
+        append(&out, method)
         out.append(0x20)
-        out.append(contentsOf: target.path.utf8)
-        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        append(&out, target.path)
+        append(&out, " HTTP/1.1\r\n")
         if !hasHost { appendField(&out, "Host", target.authority) }
         for field in fields where !RequestFraming.isFramingField(field.name) { appendField(&out, field.name, field.value) }
-        // Framing and Host are the encoder's own; a session default never sets them.
-        for field in defaults where !fields.contains(where: { Self.sameName($0.name, field.name) })
-            && !Self.sameName(field.name, "Host") && !RequestFraming.isFramingField(field.name) {
-            guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
-            guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
-            appendField(&out, field.name, field.value)
+        if defaults.isPlain && !overridesDefault {
+            out.append(contentsOf: defaults.bytes)
+        } else {
+            // Framing and Host are the encoder's own; a session default never sets them.
+            for field in defaults.fields where !field.isReserved && !fields.contains(where: { Self.sameName($0.name, field.name) }) {
+                if let error = field.error { throw error }
+                out.append(contentsOf: defaults.bytes[field.range])
+            }
         }
         switch framing {
         case .none:
@@ -67,23 +93,33 @@ enum RequestEncoder {
         if framing == .chunked {
             // The whole in-memory body as one chunk, then the last chunk and no trailer.
             if body.count > 0 {
-                out.append(contentsOf: String(body.count, radix: 16).utf8)
+                append(&out, String(body.count, radix: 16))
                 out.append(0x0D); out.append(0x0A)
                 out.append(contentsOf: body)
                 out.append(0x0D); out.append(0x0A)
             }
-            out.append(contentsOf: "0\r\n\r\n".utf8)
+            append(&out, "0\r\n\r\n")
         } else if body.count > 0 {
             out.append(contentsOf: body)
         }
         return out
     }
 
-    private static func appendField(_ out: inout [UInt8], _ name: String, _ value: String) {
-        out.append(contentsOf: name.utf8)
+    /// `name: value\r\n`.
+    static func appendField(_ out: inout [UInt8], _ name: String, _ value: String) {
+        append(&out, name)
         out.append(0x3A); out.append(0x20)
-        out.append(contentsOf: value.utf8)
+        append(&out, value)
         out.append(0x0D); out.append(0x0A)
+    }
+
+    /// `text`'s UTF-8 bytes, copied from its contiguous storage (a generic append of a UTF8View
+    /// goes byte by byte).
+    @inline(__always)
+    private static func append(_ out: inout [UInt8], _ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+            out.append(contentsOf: text.utf8)
+        }
     }
 
     /// tchar (RFC 9110 §5.6.2).

@@ -92,8 +92,17 @@ struct RequestTarget: Equatable, Sendable {
         let host = string(hostStart, hostEnd)
         self.host = host
         self.port = port
-        let hostForHeader = hasColon ? "[\(host)]" : host
-        self.authority = port == defaultPort ? hostForHeader : "\(hostForHeader):\(port)"
+        // Host as the Host field writes it: bracketed when it is an IPv6 literal.
+        let hostForHeader = hasColon == bracketed ? string(authorityStart, hostEnd + (bracketed ? 1 : 0))
+            : hasColon ? "[\(host)]" : host
+        if port == defaultPort {
+            self.authority = hostForHeader
+        } else if hasColon == bracketed && bytes[portStart] != 0x30 {
+            // The port as written is its canonical form: the URL's bytes, with no formatting.
+            self.authority = string(authorityStart, authorityEnd)
+        } else {
+            self.authority = "\(hostForHeader):\(port)"
+        }
         // Nothing allocated for the usual URL without one.
         self.userinfo = authorityStart > restStart ? string(restStart, authorityStart - 1) : nil
         if pathEnd == authorityEnd {

@@ -24,8 +24,11 @@ public class SessionManager: @unchecked Sendable {
     public let loop: EventLoop
     /// The threads that run this session's serializers.
     public let workers: WorkerPool
-    /// `configuration.defaultRequestFields`, computed once.
-    let defaultRequestFields: [(name: String, value: String)]
+    /// `configuration.defaultRequestFields`, checked and encoded once: each request copies
+    /// their bytes.
+    let defaultRequestFields: EncodedFields
+    /// The last request prepared, reused by an equal one (`PreparedRequestCache`).
+    let preparedRequests = PreparedRequestCache()
     /// `configuration.cookieStore` and `.proxy`, read per task without copying the configuration.
     let cookieStore: CookieStore?
     let proxies: ProxyConfiguration
@@ -56,7 +59,7 @@ public class SessionManager: @unchecked Sendable {
     /// Creates a session on the shared loop and worker pool.
     public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
         self.configuration = configuration
-        self.defaultRequestFields = configuration.defaultRequestFields
+        self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
         self.loop = loop
@@ -117,14 +120,18 @@ public class SessionManager: @unchecked Sendable {
     /// Creates a suspended data task; call `resume()` to start it. `completionHandler` runs exactly
     /// once: with the serialized object, or with the error (a failed response's body is in the
     /// error).
+    ///
+    /// The request is checked and encoded here, on the calling thread, with the cookies of this
+    /// moment. Sending one `Request` value over and over is cheap: the session reuses the last
+    /// request's encoding for an equal request while its cookies and security policy are
+    /// unchanged.
     public func dataTask(with request: Request,
                          uploadProgress: (@Sendable (Progress) -> Void)? = nil,
                          downloadProgress: (@Sendable (Progress) -> Void)? = nil,
                          completionHandler: SessionTask.CompletionHandler? = nil) -> DataTask {
         registerTask { identifier in
             DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
-                     downloadProgress: downloadProgress, completionHandler: completionHandler,
-                     additionalFields: defaultRequestFields)
+                     downloadProgress: downloadProgress, completionHandler: completionHandler)
         }
     }
 

@@ -76,19 +76,13 @@ public class SessionTask: @unchecked Sendable {
     /// before the task was made; the task then fails with it when resumed, before any socket.
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
-         completionHandler: CompletionHandler?, additionalFields: [(name: String, value: String)],
-         preparationFailure: NetworkingError? = nil) {
+         completionHandler: CompletionHandler?, preparationFailure: NetworkingError? = nil) {
         self.completionHandler = completionHandler
         if var failure = preparationFailure {
             failure.failingURL = failure.failingURL ?? request.url
             self.prepared = .failure(failure)
         } else {
-            self.prepared = Result { () throws(NetworkingError) in
-                try PreparedRequest(request, additionalFields: additionalFields, cookies: manager.cookieStore,
-                                    proxies: manager.proxies) { (host) throws(NetworkingError) in
-                    try manager.securityBinding(forHost: host)
-                }
-            }
+            self.prepared = Result { () throws(NetworkingError) in try manager.preparedRequests.prepare(request, for: manager) }
         }
         self.taskIdentifier = identifier
         self.originalRequest = request

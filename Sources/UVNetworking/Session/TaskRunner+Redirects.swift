@@ -77,7 +77,7 @@ extension TaskRunner {
             next = chosen
         }
         do {
-            let prepared = try PreparedRequest(next, additionalFields: manager.defaultRequestFields,
+            let prepared = try PreparedRequest(next, defaults: manager.defaultRequestFields,
                                                cookies: manager.cookieStore,
                                                proxies: manager.proxies) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)

@@ -50,6 +50,33 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nA: b\r\n\r\n")
     }
 
+    @Test func sessionDefaultsEncodedOnceGoWholeOrOneByOne() throws {
+        let defaults = EncodedFields([("Accept-Encoding", "gzip, deflate"), ("X-Session", "1")])
+        #expect(defaults.isPlain)
+        #expect(String(decoding: defaults.bytes, as: UTF8.self) == "Accept-Encoding: gzip, deflate\r\nX-Session: 1\r\n")
+        let target = try target("http://h/")
+        func head(_ fields: [(name: String, value: String)]) throws -> String {
+            String(decoding: try RequestEncoder.encode(method: "GET", target: target, fields: fields, defaults: defaults,
+                                                       framing: .none, body: nil), as: UTF8.self)
+        }
+        // Whole, after the caller's fields; one by one when the caller names one of them.
+        #expect(try head([]) == "GET / HTTP/1.1\r\nHost: h\r\nAccept-Encoding: gzip, deflate\r\nX-Session: 1\r\n\r\n")
+        #expect(try head([("A", "b")]) == "GET / HTTP/1.1\r\nHost: h\r\nA: b\r\nAccept-Encoding: gzip, deflate\r\nX-Session: 1\r\n\r\n")
+        #expect(try head([("x-session", "2")]) == "GET / HTTP/1.1\r\nHost: h\r\nx-session: 2\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
+    }
+
+    @Test func aBadSessionDefaultFailsOnlyTheRequestsThatWouldSendIt() throws {
+        let defaults = EncodedFields([("X-Bad", "a\r\nInjected: 1"), ("A", "b")])
+        #expect(!defaults.isPlain)
+        let target = try target("http://h/")
+        #expect(throws: RequestEncoder.EncodeError.invalidValue(name: "X-Bad")) {
+            _ = try RequestEncoder.encode(method: "GET", target: target, fields: [], defaults: defaults, framing: .none, body: nil)
+        }
+        let overridden = try RequestEncoder.encode(method: "GET", target: target, fields: [("x-bad", "fine")], defaults: defaults,
+                                                   framing: .none, body: nil)
+        #expect(String(decoding: overridden, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nx-bad: fine\r\nA: b\r\n\r\n")
+    }
+
     @Test func callerHostWins() throws {
         #expect(try encode("GET", "http://h/", [("host", "other")]) == "GET / HTTP/1.1\r\nhost: other\r\n\r\n")
     }
@@ -99,6 +126,18 @@ import Testing
         #expect(target.host == "::1")
         #expect(target.port == 9000)
         #expect(target.authority == "[::1]:9000")
+    }
+
+    @Test func authorityIsCanonicalWhateverThePortLooksLike() throws {
+        #expect(try RequestTarget(absoluteURL: "http://h:08080/").authority == "h:8080")
+        #expect(try RequestTarget(absoluteURL: "http://h:80/").authority == "h")
+        #expect(try RequestTarget(absoluteURL: "http://h:/").authority == "h")
+        #expect(try RequestTarget(absoluteURL: "https://h:443/").authority == "h")
+        #expect(try RequestTarget(absoluteURL: "https://u@H.example:8443/").authority == "H.example:8443")
+        #expect(try RequestTarget(absoluteURL: "http://[::1]/").authority == "[::1]")
+        #expect(try RequestTarget(absoluteURL: "http://[::1]:080/").authority == "[::1]")
+        #expect(try RequestTarget(absoluteURL: "http://[::1]:09000/").authority == "[::1]:9000")
+        #expect(try RequestTarget(absoluteURL: "http://[1.2.3.4]:81/").authority == "1.2.3.4:81")
     }
 
     @Test(arguments: ["http://", "http://:80/", "http://h:0/", "http://h:70000/", "http://h:8a/", "http://[::1/", "notaurl", "http://h h/", "http://h/a b"])

@@ -35,7 +35,7 @@ public final class DownloadTask: SessionTask, @unchecked Sendable {
 
     init(identifier: Int, request: Request, manager: SessionManager, plan: Plan,
          progress: (@Sendable (Progress) -> Void)?, destination: Destination?,
-         completionHandler: DownloadCompletionHandler?, additionalFields: [(name: String, value: String)]) {
+         completionHandler: DownloadCompletionHandler?) {
         self.plan = plan
         self.destination = destination
         var adapted: SessionTask.CompletionHandler?
@@ -43,7 +43,7 @@ public final class DownloadTask: SessionTask, @unchecked Sendable {
             adapted = { response, object, error in completionHandler(response, object as? URL, error) }
         }
         super.init(identifier: identifier, request: request, manager: manager, uploadProgress: nil, downloadProgress: progress,
-                   completionHandler: adapted, additionalFields: additionalFields)
+                   completionHandler: adapted)
     }
 
     /// Cancels the download and hands `completionHandler` (on the completion queue, before the

@@ -103,7 +103,7 @@ extension SessionManager {
                                   completionHandler: DownloadTask.DownloadCompletionHandler?) -> DownloadTask {
         registerTask { identifier in
             DownloadTask(identifier: identifier, request: request, manager: self, plan: plan, progress: progress,
-                         destination: destination, completionHandler: completionHandler, additionalFields: defaultRequestFields)
+                         destination: destination, completionHandler: completionHandler)
         }
     }
 }

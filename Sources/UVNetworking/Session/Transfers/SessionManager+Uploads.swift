@@ -55,7 +55,7 @@ extension SessionManager {
                                 completionHandler: SessionTask.CompletionHandler?, failure: NetworkingError?) -> UploadTask {
         registerTask { identifier in
             UploadTask(identifier: identifier, request: request, manager: self, uploadProgress: progress, downloadProgress: nil,
-                       completionHandler: completionHandler, additionalFields: defaultRequestFields, preparationFailure: failure)
+                       completionHandler: completionHandler, preparationFailure: failure)
         }
     }
 }

@@ -134,7 +134,7 @@ extension TaskRunner {
         manager.workers.run {
             let outcome: RedirectOutcome
             do throws(NetworkingError) {
-                let prepared = try PreparedRequest(request, additionalFields: manager.defaultRequestFields) { (host) throws(NetworkingError) in
+                let prepared = try PreparedRequest(request, defaults: manager.defaultRequestFields) { (host) throws(NetworkingError) in
                     try manager.securityBinding(forHost: host)
                 }
                 outcome = .follow(request, prepared)

@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Made on the caller's thread when the task is created, so the loop thread only looks up the
 /// pool and writes the bytes. Anything wrong with the request is found here, before any socket.
-struct PreparedRequest: Sendable {
+/// Immutable, and a class: a task, its runner and the session's `PreparedRequestCache` share
+/// one instead of copying its fields.
+final class PreparedRequest: Sendable {
     /// The connection pool key: scheme, host, port, the proxy in between if any, and for https
     /// the security binding's id.
     struct Origin: Hashable, Sendable {
@@ -30,14 +32,28 @@ struct PreparedRequest: Sendable {
     let expectsContinue: Bool
     /// For https: the policy and TLS context the request was made under.
     let security: SecurityBinding?
+    /// The request's target, which the cookie store matches cookies against.
+    let target: RequestTarget
+    /// Whether the session's cookie store was asked for a Cookie field (the request handles
+    /// cookies and names no Cookie field, nor do the session's fields), and what it gave: an
+    /// equal request may reuse these bytes only while the store gives the same.
+    let asksCookieStore: Bool
+    let cookie: String?
 
-    /// Validates and encodes `request`, adding `additionalFields` the request does not set.
+    /// `init(_:defaults:cookies:proxies:security:)` with the session's fields as a list.
+    convenience init(_ request: Request, additionalFields: [(name: String, value: String)], cookies: CookieStore? = nil,
+                     proxies: ProxyConfiguration = .none,
+                     security: (String) throws(NetworkingError) -> SecurityBinding = PreparedRequest.refuseHTTPS) throws(NetworkingError) {
+        try self.init(request, defaults: EncodedFields(additionalFields), cookies: cookies, proxies: proxies, security: security)
+    }
+
+    /// Validates and encodes `request`, adding the session's `defaults` the request does not set.
     /// With a cookie store, adds its Cookie field unless the request opted out or has one.
     /// `security` gives an https request's binding for its host (the default refuses https).
     /// Not escaping, so a plain-http task allocates no closure context for it.
-    init(_ request: Request, additionalFields: [(name: String, value: String)], cookies: CookieStore? = nil,
+    init(_ request: Request, defaults additionalFields: EncodedFields, cookies: CookieStore? = nil,
          proxies: ProxyConfiguration = .none,
-         security: (String) throws(NetworkingError) -> SecurityBinding = Self.refuseHTTPS) throws(NetworkingError) {
+         security: (String) throws(NetworkingError) -> SecurityBinding = PreparedRequest.refuseHTTPS) throws(NetworkingError) {
         var target: RequestTarget
         do throws(RequestTarget.ParseError) {
             target = try RequestTarget(absoluteURL: request.url.absoluteString)
@@ -65,19 +81,24 @@ struct PreparedRequest: Sendable {
         // Read now, on the caller's thread: the task sends the cookies of the moment it was made.
         if let cookies, request.httpShouldHandleCookies,
            !fields.contains(where: { RequestEncoder.sameName($0.name, "Cookie") }),
-           !additionalFields.contains(where: { RequestEncoder.sameName($0.name, "Cookie") }),
-           let value = cookies.cookieHeaderValue(for: target) {
-            fields.append(("Cookie", value))
+           !additionalFields.contains(name: "Cookie") {
+            asksCookieStore = true
+            cookie = cookies.cookieHeaderValue(for: target)
+            if let cookie { fields.append(("Cookie", cookie)) }
+        } else {
+            asksCookieStore = false
+            cookie = nil
         }
         // The URL's user and password, as curl and URLSession send them, unless the request or
         // the session sets Authorization itself. A redirect's URL carries them only within
         // their origin (RedirectPlanner), so they never reach another server.
         if let userinfo = target.userinfo, let authorization = URLCredentials.basic(userinfo: userinfo),
            !fields.contains(where: { RequestEncoder.sameName($0.name, "Authorization") }),
-           !additionalFields.contains(where: { RequestEncoder.sameName($0.name, "Authorization") }) {
+           !additionalFields.contains(name: "Authorization") {
             fields.append(("Authorization", authorization))
         }
         let proxy = proxies.proxy(forScheme: target.scheme, host: target.host)
+        self.target = target
         if let proxy, target.scheme == "http" {
             // Through a proxy, an http request names its whole URL (RFC 9112 §3.2.2) and carries
             // the proxy's credentials; https goes through a CONNECT tunnel instead, and the
