@@ -137,6 +137,7 @@ public final class EventLoop: @unchecked Sendable {
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         loopThreadID = pthread_self()
+        Thread.current.threadDictionary[Self.loopThreadKey] = true
         state.withLock { $0.run = .running }
         started.signal()
         uv_run(uv, UV_RUN_DEFAULT)
@@ -156,6 +157,23 @@ public final class EventLoop: @unchecked Sendable {
     public var inLoop: Bool {
         guard let id = loopThreadID else { return false }
         return pthread_equal(id, pthread_self()) != 0
+    }
+
+    /// Marks the threads that run loops (their thread dictionary), for the debug checks of
+    /// blocking calls.
+    private static let loopThreadKey = "uvnetworking.loop"
+
+    /// Whether the caller is the thread of some event loop (this one or another).
+    static var onAnyLoopThread: Bool {
+        Thread.current.threadDictionary[loopThreadKey] != nil
+    }
+
+    /// Traps in debug builds when a call that blocks (`what`) is made on a loop thread: it would
+    /// hold up every connection of that loop, or wait for the loop itself and never return. With
+    /// `SessionManager.deliversOnEventLoop`, handlers run there and must not block.
+    static func assertNotOnLoopThread(_ what: StaticString, file: StaticString = #fileID, line: UInt = #line) {
+        assert(!onAnyLoopThread, "\(what) blocks, and was called on an event loop thread (handlers of a session that delivers on its event loop must not block)",
+               file: file, line: line)
     }
 
     /// Traps in debug builds when called off the loop thread: loop-owned state is not thread-safe.
@@ -239,6 +257,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Asks the loop, from any thread but its own, how many handles are open. Waits for the answer.
     public func openHandleCountFromOutside() -> Int {
         precondition(!inLoop, "would deadlock on the loop thread")
+        Self.assertNotOnLoopThread("EventLoop.openHandleCountFromOutside")
         let result = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         let accepted = execute {
@@ -255,12 +274,14 @@ public final class EventLoop: @unchecked Sendable {
     /// Shuts the loop down and waits for its thread to end: the jobs already submitted run, tasks
     /// still running end with `.loopShutDown` (their completions are delivered), every connection
     /// and handle is closed. Idempotent; later calls wait too. On the loop thread itself (from a
-    /// job) it starts the shutdown and returns at once: the loop stops after that job.
+    /// job) it starts the shutdown and returns at once: the loop stops after that job. On the
+    /// thread of another loop, debug builds trap: waiting there would stall that loop.
     public func shutdown() {
         guard !inLoop else {
             beginShutdown()
             return
         }
+        Self.assertNotOnLoopThread("EventLoop.shutdown()")
         let done = DispatchSemaphore(value: 0)
         whenStopped { done.signal() }
         beginShutdown()
