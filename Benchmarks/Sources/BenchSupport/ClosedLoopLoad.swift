@@ -93,16 +93,16 @@ public final class ClosedLoopLoad: @unchecked Sendable {
             self.latency.reset()
             self.finished = finished
         }
-        let start: @Sendable () -> Void = {
+        let launchAll: @Sendable () -> Void = {
             for _ in 0..<concurrency where self.remainingLaunches > 0 { self.launch() }
             if self.inFlight == 0 { finished.signal() }
         }
         // The state above was written before this hand-off; the semaphore orders the driver's
         // last writes before the read below.
         if deliversOnEventLoop {
-            manager.loop.execute(start)
+            manager.loop.execute(launchAll)
         } else {
-            queue.async(execute: start)
+            queue.async(execute: launchAll)
         }
         finished.wait()
         return queue.sync {

@@ -132,7 +132,7 @@ struct Report {
                      + third(onLoopNginxPerRequest.map { String(format: "%.2f µs", $0) } ?? "n/a"))
         lines.append("\(pad("latency p50", 40))\(lpad(formatMicros(oursP50), 16))\(lpad(optionalMicros(wrkP50), 16))\(third(onLoopPercentile(50)))")
         lines.append("\(pad("latency p99", 40))\(lpad(formatMicros(oursP99), 16))\(lpad(optionalMicros(wrkP99), 16))\(third(onLoopPercentile(99)))")
-        lines.append("\(pad("latency p99.9", 40))\(lpad(formatMicros(oursP999), 16))\(third(onLoopPercentile(99.9)))")
+        lines.append("\(pad("latency p99.9", 40))\(lpad(formatMicros(oursP999), 16))\(onLoop ? lpad("n/a", 16) : "")\(third(onLoopPercentile(99.9)))")
         if let onLoopAllocations {
             lines.append("\(pad("allocations on loop (all threads)", 40))"
                          + "\(lpad(String(format: "%.2f", onLoopAllocations.perRequest(onLoopAllocations.allocations)), 16))")
