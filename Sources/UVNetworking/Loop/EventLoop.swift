@@ -213,9 +213,15 @@ public final class EventLoop: @unchecked Sendable {
         shutdownObservers[ObjectIdentifier(owner)] = nil
     }
 
+    /// The jobs of the current wake-up; its storage goes back to the queue at the next one.
+    /// Loop thread only.
+    private var drainedJobs: [JobQueue.Job] = []
+
     private func runJobs() {
         // Jobs queued while these run get their own wake-up: push() saw an empty queue.
-        for job in jobs.drain() { job() }
+        jobs.drain(into: &drainedJobs)
+        for job in drainedJobs { job() }
+        drainedJobs.removeAll(keepingCapacity: true)
     }
 
     /// Schedules `body` to run on the loop thread after the current iteration's I/O callbacks.

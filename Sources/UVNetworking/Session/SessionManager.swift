@@ -167,17 +167,23 @@ public class SessionManager: @unchecked Sendable {
     /// What a caller can do to a task; carried to the loop as a value so a call costs one job.
     enum TaskOperation: Sendable { case resume, suspend, cancel }
 
-    /// Sends `operation` to the loop, to the engine that runs `task`: the current one, or the one it
-    /// started on before a reset. On the loop thread itself (a handler with `deliversOnEventLoop`,
-    /// or a job) it runs at once: the loop calls out only where its state is consistent, and
-    /// running resume, suspend and cancel all inline keeps them in the order they were made.
+    /// Tells the loop that `task`'s public state changed to what `operation` made it, for the
+    /// engine that runs `task`: the current one, or the one it started on before a reset. On the
+    /// loop thread itself (a handler with `deliversOnEventLoop`, or a job) it runs at once: the
+    /// loop calls out only where its state is consistent, and running resume, suspend and cancel
+    /// all inline keeps them in the order they were made.
+    ///
+    /// The job carries the task alone (a closure whose one capture is the task needs no context
+    /// of its own: no allocation per request) and the loop acts on the task's state when the job
+    /// runs, the latest the caller set: a resume overtaken by a cancel cancels, one overtaken by
+    /// a suspend does not start the task.
     func send(_ operation: TaskOperation, for task: SessionTask) {
         let accepted: Bool
         if loop.inLoop {
             perform(operation, for: task)
             accepted = true
         } else {
-            accepted = loop.execute { [self] in self.perform(operation, for: task) }
+            accepted = loop.execute { task.stateChangedOnLoop() }
         }
         guard accepted else {
             // The loop was shut down (or never started): a task it never ran ends here. One it
@@ -195,7 +201,7 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// Loop thread only.
-    private func perform(_ operation: TaskOperation, for task: SessionTask) {
+    func perform(_ operation: TaskOperation, for task: SessionTask) {
         let engine = task.loopEngine ?? self.engine!
         switch operation {
         case .resume: engine.resume(task)

@@ -213,6 +213,18 @@ public class SessionTask: @unchecked Sendable {
         return changed
     }
 
+    /// `SessionManager.send`'s job, on the loop: hands the public state to the engine.
+    func stateChangedOnLoop() {
+        let operation: SessionManager.TaskOperation
+        switch state {
+        case .running: operation = .resume
+        case .suspended: operation = .suspend
+        case .canceling: operation = .cancel
+        case .completed: return
+        }
+        manager.perform(operation, for: self)
+    }
+
     // MARK: Updates from the loop thread
 
     func recordResponse(_ head: ResponseHead, expectedLength: Int64?) {
