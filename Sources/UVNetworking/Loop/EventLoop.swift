@@ -50,7 +50,10 @@ public final class EventLoop: @unchecked Sendable {
     /// zero timeout, so work deferred from a timer or a job runs in this iteration, not after the
     /// next unrelated event.
     private var idleHandle: UnsafeMutablePointer<uv_idle_t>
-    private var afterIOCallbacks: [() -> Void] = []
+    /// In a struct, so that storing one allocates nothing (see `JobQueue.Entry`).
+    private struct AfterIO { let run: () -> Void }
+    private var afterIOCallbacks: [AfterIO] = []
+    private var spareAfterIO: [AfterIO] = []
     /// Who must end their work when the loop shuts down (sessions' engines). Loop thread only.
     private var shutdownObservers: [ObjectIdentifier: () -> Void] = [:]
 
@@ -215,12 +218,12 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The jobs of the current wake-up; its storage goes back to the queue at the next one.
     /// Loop thread only.
-    private var drainedJobs: [JobQueue.Job] = []
+    private var drainedJobs: [JobQueue.Entry] = []
 
     private func runJobs() {
         // Jobs queued while these run get their own wake-up: push() saw an empty queue.
         jobs.drain(into: &drainedJobs)
-        for job in drainedJobs { job() }
+        for job in drainedJobs { job.run() }
         drainedJobs.removeAll(keepingCapacity: true)
     }
 
@@ -231,14 +234,18 @@ public final class EventLoop: @unchecked Sendable {
         if afterIOCallbacks.isEmpty {
             uv_idle_start(idleHandle) { _ in }
         }
-        afterIOCallbacks.append(body)
+        afterIOCallbacks.append(AfterIO(run: body))
     }
 
     private func runAfterIO() {
         guard !afterIOCallbacks.isEmpty else { return }
-        let callbacks = afterIOCallbacks
-        afterIOCallbacks.removeAll(keepingCapacity: true)
-        for callback in callbacks { callback() }
+        // The pending callbacks out, the previous iteration's emptied array in: no allocation.
+        var callbacks: [AfterIO] = []
+        swap(&callbacks, &spareAfterIO)
+        swap(&callbacks, &afterIOCallbacks)
+        for callback in callbacks { callback.run() }
+        callbacks.removeAll(keepingCapacity: true)
+        spareAfterIO = callbacks
         if afterIOCallbacks.isEmpty { uv_idle_stop(idleHandle) }
     }
 

@@ -25,6 +25,8 @@ final class SessionEngine {
     /// (`loopRunner`): no table to hash into on every task operation.
     @exclusivity(unchecked) private var runningCount = 0
     @exclusivity(unchecked) private var finished: [FinishedTask] = []
+    /// The last batch's size: the next batch's array is made that large at once, not grown.
+    @exclusivity(unchecked) private var lastBatchCount = 0
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private(set) var isInvalidated = false
     @exclusivity(unchecked) private var invalidationWaiter: (() -> Void)?
@@ -164,6 +166,7 @@ final class SessionEngine {
             if isInvalidated && runningCount == 0 { invalidationDone() }
             return
         }
+        if finished.capacity == 0 { finished.reserveCapacity(lastBatchCount) }
         finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
@@ -183,6 +186,7 @@ final class SessionEngine {
         flushScheduled = false
         var batch: [FinishedTask] = []
         swap(&batch, &finished)
+        lastBatchCount = batch.count
         manager.tasksFinished(batch)
         let delivery = manager.deliverySnapshot()
         // The batch is inside the completion group from here until its handlers are queued in
