@@ -109,8 +109,9 @@ public class SessionManager: @unchecked Sendable {
     /// The price: handlers hold up every connection of the loop while they run. They must not
     /// block (no waiting on semaphores, groups, locks held long, synchronous I/O, `sync` calls to
     /// queues that may wait for the loop) and must stay short; hand longer work to a queue of your
-    /// own. Debug builds trap when a blocking call of this library (`EventLoop.shutdown()`,
-    /// `WorkerPool.shutdown()`, `openConnectionCount`) is made on a loop thread. Serializers that
+    /// own. Debug builds trap when a blocking call of this library (`WorkerPool.shutdown()`,
+    /// another loop's `EventLoop.shutdown()`, `openConnectionCount`) is made on a loop thread;
+    /// the loop's own synchronous `shutdown()` only starts the shutdown there, as from any job. Serializers that
     /// need a worker thread still run on the worker pool; their handlers then come back to the
     /// loop. `completionGroup` is entered and left as usual. The async API (`data(for:)`) is not
     /// affected.
