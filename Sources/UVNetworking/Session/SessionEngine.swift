@@ -194,7 +194,9 @@ final class SessionEngine {
         // relies on it).
         if CompletionDelivery.needsWorker(batch, serializer: delivery.serializer) {
             delivery.group.enter()
-            let handed = batch
+            // Consumed, not copied: the last reference (and the tasks' deallocation) goes with
+            // the job, never stays with the loop.
+            let handed = consume batch
             // On a worker; on Dispatch's global queue once the pool is shut down: completions are
             // delivered whatever else stopped.
             workers.run {
@@ -213,7 +215,7 @@ final class SessionEngine {
                 swap(&batch, &finished)
             }
         } else {
-            let handed = batch
+            let handed = consume batch
             delivery.queue.async(group: delivery.group) {
                 CompletionDelivery.run(handed, with: delivery, handlers: .here)
             }
