@@ -23,11 +23,14 @@ public struct LoadResult: Sendable {
 
 /// Drives UVNetworking through its public task API with a fixed number of tasks in flight: each
 /// completion handler checks its response and resumes the next task, until the time or the
-/// request budget runs out. State is touched only on the completion queue (a serial queue), so
-/// the driver itself takes no lock.
+/// request budget runs out. State is touched only where completions run: the completion queue (a
+/// serial queue), or the loop thread with `deliversOnEventLoop`; so the driver itself takes no
+/// lock.
 public final class ClosedLoopLoad: @unchecked Sendable {
     public let manager: SessionManager
     public let queue: DispatchQueue
+    /// Completions run on the session's loop thread, and each resumes the next task there.
+    public let deliversOnEventLoop: Bool
     private let request: Request
     private let expectedBody: Data
 
@@ -45,18 +48,24 @@ public final class ClosedLoopLoad: @unchecked Sendable {
 
     /// GETs `url` with a session with `connections` connections per host, HTTPResponseSerializer (the body as
     /// Data, status validated) and a private serial completion queue.
-    public convenience init(url: URL, connections: Int = 64, expectedBody: String = NginxServer.defaultBody) {
+    /// With `deliversOnEventLoop`, completions run on the loop thread instead of the queue.
+    public convenience init(url: URL, connections: Int = 64, expectedBody: String = NginxServer.defaultBody,
+                            deliversOnEventLoop: Bool = false) {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = connections
-        self.init(request: Request(url: url), configuration: configuration, expectedBody: expectedBody)
+        self.init(request: Request(url: url), configuration: configuration, expectedBody: expectedBody,
+                  deliversOnEventLoop: deliversOnEventLoop)
     }
 
     /// Sends `request` over and over with a session made from `configuration` (the HTTPS runs:
     /// trusted CAs, session resumption, `Connection: close`).
-    public init(request: Request, configuration: SessionConfiguration, expectedBody: String = NginxServer.defaultBody) {
+    public init(request: Request, configuration: SessionConfiguration, expectedBody: String = NginxServer.defaultBody,
+                deliversOnEventLoop: Bool = false) {
         manager = SessionManager(configuration: configuration)
         queue = DispatchQueue(label: "uvbench.completions")
+        self.deliversOnEventLoop = deliversOnEventLoop
         manager.completionQueue = queue
+        manager.deliversOnEventLoop = deliversOnEventLoop
         manager.responseSerializer = HTTPResponseSerializer()
         self.request = request
         self.expectedBody = Data(expectedBody.utf8)
@@ -84,9 +93,16 @@ public final class ClosedLoopLoad: @unchecked Sendable {
             self.latency.reset()
             self.finished = finished
         }
-        queue.async {
+        let launchAll: @Sendable () -> Void = {
             for _ in 0..<concurrency where self.remainingLaunches > 0 { self.launch() }
             if self.inFlight == 0 { finished.signal() }
+        }
+        // The state above was written before this hand-off; the semaphore orders the driver's
+        // last writes before the read below.
+        if deliversOnEventLoop {
+            manager.loop.execute(launchAll)
+        } else {
+            queue.async(execute: launchAll)
         }
         finished.wait()
         return queue.sync {
@@ -95,13 +111,13 @@ public final class ClosedLoopLoad: @unchecked Sendable {
         }
     }
 
-    /// Completion queue only.
+    /// Completion queue (or loop thread) only.
     private func launch() {
         remainingLaunches -= 1
         inFlight += 1
         let started = monotonicNanoseconds()
         let task = manager.dataTask(with: request, completionHandler: { [self] response, object, error in
-            // Already on `queue` (the manager's completion queue).
+            // Already on `queue` (the manager's completion queue), or on the loop thread.
             self.completed(started: started, response: response, object: object, error: error)
         })
         task.resume()

@@ -19,18 +19,55 @@ struct Report {
     var title = "HTTP/1.1 keep-alive GET"
     /// A sentence added to the markdown's description.
     var detail: String?
+    /// The run-on-loop mode's goal and allocations (its figures are in the rounds, when it ran).
+    var onLoopGoal: Double = 1.0
+    var onLoopAllocations: AllocationCount?
+
+    var hasOnLoop: Bool { rounds.contains { $0.onLoop != nil } }
+    var onLoopMedian: Double { median(rounds.compactMap { $0.onLoop?.requestsPerSecond }) }
+    var onLoopRatio: Double { wrkMedian > 0 ? onLoopMedian / wrkMedian : 0 }
+    var onLoopCPUPerRequest: Double {
+        median(rounds.compactMap { round in
+            zip2(round.onLoop, round.onLoopCPU).map { $1.total / Double(max(1, $0.completed)) }
+        })
+    }
+    var onLoopCores: Double {
+        median(rounds.compactMap { round in zip2(round.onLoop, round.onLoopCPU).map { $1.total / 1e6 / max($0.elapsed, 1e-9) } })
+    }
+    var onLoopNginxPerRequest: Double? {
+        let values = rounds.compactMap { round in
+            zip2(round.onLoop, round.onLoopNginxCPU).map { $1 / Double(max(1, $0.completed)) }
+        }
+        return values.isEmpty ? nil : median(values)
+    }
+    /// The run-on-loop rounds' latencies together.
+    var onLoopLatency: Histogram<UInt64>? {
+        var merged: Histogram<UInt64>?
+        for latency in rounds.compactMap(\.onLoop?.latency) {
+            if merged == nil { merged = latency } else { merged!.add(latency) }
+        }
+        return merged
+    }
+    private func onLoopPercentile(_ percentile: Double) -> String {
+        onLoopLatency.map { formatMicros(Double($0.valueAtPercentile(percentile)) / 1e3) } ?? "n/a"
+    }
 
     var wrkMedian: Double { median(rounds.map(\.wrk.requestsPerSecond)) }
     var oursMedian: Double { median(rounds.map(\.ours.requestsPerSecond)) }
     var ratio: Double { wrkMedian > 0 ? oursMedian / wrkMedian : 0 }
-    var errors: Int { rounds.reduce(0) { $0 + $1.ours.errors } }
+    var errors: Int { rounds.reduce(0) { $0 + $1.ours.errors + ($1.onLoop?.errors ?? 0) } }
     var wrkErrors: Int { rounds.reduce(0) { $0 + $1.wrk.errors } }
 
     var verdict: String {
         if errors > 0 { return "INVALID: \(errors) UVNetworking request(s) failed or returned the wrong response" }
         let met = ratio >= goal
-        return (met ? "GOAL MET: " : "goal missed: ")
+        var verdict = (met ? "GOAL MET: " : "goal missed: ")
             + String(format: "UVNetworking/wrk = %.2fx of wrk's median (goal %.2fx)", ratio, goal)
+        if hasOnLoop {
+            verdict += (onLoopRatio >= onLoopGoal ? "; run-on-loop GOAL MET: " : "; run-on-loop goal missed: ")
+                + String(format: "%.2fx (goal %.2fx)", onLoopRatio, onLoopGoal)
+        }
+        return verdict
     }
 
     // Per-request figures (medians over the rounds).
@@ -64,26 +101,42 @@ struct Report {
 
     func text() -> String {
         var lines: [String] = []
-        lines.append("\(pad("", 10))\(lpad("wrk -t1 -c\(connections)", 18))\(lpad("UVNetworking", 18))\(lpad("ratio", 10))")
-        lines.append("\(pad("", 10))\(lpad("req/s", 18))\(lpad("req/s", 18))")
+        let onLoop = hasOnLoop
+        lines.append("\(pad("", 10))\(lpad("wrk -t1 -c\(connections)", 18))\(lpad("UVNetworking", 18))\(lpad("ratio", 10))"
+                     + (onLoop ? "\(lpad("on loop", 18))\(lpad("ratio", 10))" : ""))
+        lines.append("\(pad("", 10))\(lpad("req/s", 18))\(lpad("req/s", 18))\(onLoop ? pad("", 10) + lpad("req/s", 18) : "")")
         for (index, round) in rounds.enumerated() {
-            let flag = round.ours.errors > 0 ? "  INVALID (\(round.ours.errors) errors)" : ""
+            let errors = round.ours.errors + (round.onLoop?.errors ?? 0)
+            let flag = errors > 0 ? "  INVALID (\(errors) errors)" : ""
+            let onLoopColumns = round.onLoop.map {
+                "\(lpad(formatRate($0.requestsPerSecond), 18))"
+                    + "\(lpad(String(format: "%.3f", $0.requestsPerSecond / round.wrk.requestsPerSecond), 10))"
+            } ?? ""
             lines.append("\(pad("round \(index + 1)", 10))\(lpad(formatRate(round.wrk.requestsPerSecond), 18))"
                          + "\(lpad(formatRate(round.ours.requestsPerSecond), 18))"
-                         + "\(lpad(String(format: "%.3f", round.ours.requestsPerSecond / round.wrk.requestsPerSecond), 10))\(flag)")
+                         + "\(lpad(String(format: "%.3f", round.ours.requestsPerSecond / round.wrk.requestsPerSecond), 10))"
+                         + onLoopColumns + flag)
         }
         lines.append("\(pad("median", 10))\(lpad(formatRate(wrkMedian), 18))\(lpad(formatRate(oursMedian), 18))"
-                     + "\(lpad(String(format: "%.3f", ratio), 10))")
+                     + "\(lpad(String(format: "%.3f", ratio), 10))"
+                     + (onLoop ? "\(lpad(formatRate(onLoopMedian), 18))\(lpad(String(format: "%.3f", onLoopRatio), 10))" : ""))
         lines.append("")
-        lines.append("\(pad("per request (medians of rounds)", 40))\(lpad("UVNetworking", 16))\(lpad("wrk", 16))")
+        let third = { (value: String) in onLoop ? self.lpad(value, 16) : "" }
+        lines.append("\(pad("per request (medians of rounds)", 40))\(lpad("UVNetworking", 16))\(lpad("wrk", 16))\(third("on loop"))")
         lines.append("\(pad("client CPU, user+sys, whole process", 40))\(lpad(String(format: "%.2f µs", oursCPUPerRequest), 16))"
-                     + "\(lpad(String(format: "%.2f µs", wrkCPUPerRequest), 16))")
-        lines.append("\(pad("client cores busy", 40))\(lpad(String(format: "%.2f", oursCores), 16))\(lpad(String(format: "%.2f", wrkCores), 16))")
+                     + "\(lpad(String(format: "%.2f µs", wrkCPUPerRequest), 16))\(third(String(format: "%.2f µs", onLoopCPUPerRequest)))")
+        lines.append("\(pad("client cores busy", 40))\(lpad(String(format: "%.2f", oursCores), 16))\(lpad(String(format: "%.2f", wrkCores), 16))"
+                     + third(String(format: "%.2f", onLoopCores)))
         lines.append("\(pad("nginx worker CPU", 40))\(lpad(nginxPerRequestOurs.map { String(format: "%.2f µs", $0) } ?? "n/a", 16))"
-                     + "\(lpad(nginxPerRequestWrk.map { String(format: "%.2f µs", $0) } ?? "n/a", 16))")
-        lines.append("\(pad("latency p50", 40))\(lpad(formatMicros(oursP50), 16))\(lpad(optionalMicros(wrkP50), 16))")
-        lines.append("\(pad("latency p99", 40))\(lpad(formatMicros(oursP99), 16))\(lpad(optionalMicros(wrkP99), 16))")
-        lines.append("\(pad("latency p99.9", 40))\(lpad(formatMicros(oursP999), 16))")
+                     + "\(lpad(nginxPerRequestWrk.map { String(format: "%.2f µs", $0) } ?? "n/a", 16))"
+                     + third(onLoopNginxPerRequest.map { String(format: "%.2f µs", $0) } ?? "n/a"))
+        lines.append("\(pad("latency p50", 40))\(lpad(formatMicros(oursP50), 16))\(lpad(optionalMicros(wrkP50), 16))\(third(onLoopPercentile(50)))")
+        lines.append("\(pad("latency p99", 40))\(lpad(formatMicros(oursP99), 16))\(lpad(optionalMicros(wrkP99), 16))\(third(onLoopPercentile(99)))")
+        lines.append("\(pad("latency p99.9", 40))\(lpad(formatMicros(oursP999), 16))\(onLoop ? lpad("n/a", 16) : "")\(third(onLoopPercentile(99.9)))")
+        if let onLoopAllocations {
+            lines.append("\(pad("allocations on loop (all threads)", 40))"
+                         + "\(lpad(String(format: "%.2f", onLoopAllocations.perRequest(onLoopAllocations.allocations)), 16))")
+        }
         if let allocations {
             lines.append("\(pad("allocations (malloc family, all threads)", 40))"
                          + "\(lpad(String(format: "%.2f", allocations.perRequest(allocations.allocations)), 16))")
@@ -109,30 +162,43 @@ struct Report {
                   + "\(rounds.count) rounds of \(seconds) s per client, alternating in one run\(commit.map { ", commit \($0)" } ?? "").")
         md.append("UVNetworking runs through its public task API: `SessionManager.dataTask` + `resume()`, "
                   + "`HTTPResponseSerializer`, a serial completion queue; each completion checks the response and resumes the next task."
+                  + (hasOnLoop ? " \"On loop\" is the same with `deliversOnEventLoop` (completions on the loop thread, the next "
+                     + "task resumed there inline)." : "")
                   + (detail.map { " " + $0 } ?? ""))
         md.append("")
-        md.append("| round | wrk -t1 -c\(connections) (req/s) | UVNetworking (req/s) | ratio |")
-        md.append("|---|---:|---:|---:|")
+        let onLoop = hasOnLoop
+        md.append("| round | wrk -t1 -c\(connections) (req/s) | UVNetworking (req/s) | ratio |"
+                  + (onLoop ? " on loop (req/s) | ratio |" : ""))
+        md.append("|---|---:|---:|---:|" + (onLoop ? "---:|---:|" : ""))
         for (index, round) in rounds.enumerated() {
+            let onLoopCells = round.onLoop.map {
+                " \(formatRate($0.requestsPerSecond))\($0.errors > 0 ? " (invalid: \($0.errors) errors)" : "") | "
+                    + String(format: "%.3f", $0.requestsPerSecond / round.wrk.requestsPerSecond) + " |"
+            } ?? ""
             md.append("| \(index + 1) | \(formatRate(round.wrk.requestsPerSecond)) | \(formatRate(round.ours.requestsPerSecond))"
                       + "\(round.ours.errors > 0 ? " (invalid: \(round.ours.errors) errors)" : "") | "
-                      + String(format: "%.3f", round.ours.requestsPerSecond / round.wrk.requestsPerSecond) + " |")
+                      + String(format: "%.3f", round.ours.requestsPerSecond / round.wrk.requestsPerSecond) + " |" + onLoopCells)
         }
         md.append("| **median** | **\(formatRate(wrkMedian))** | **\(formatRate(oursMedian))** | **"
-                  + String(format: "%.2f", ratio) + "x** |")
+                  + String(format: "%.2f", ratio) + "x** |"
+                  + (onLoop ? " **\(formatRate(onLoopMedian))** | **" + String(format: "%.2f", onLoopRatio) + "x** |" : ""))
         md.append("")
-        md.append("| per request (median of rounds) | UVNetworking | wrk |")
-        md.append("|---|---:|---:|")
+        let cell = { (value: String) in onLoop ? " \(value) |" : "" }
+        md.append("| per request (median of rounds) | UVNetworking | wrk |" + cell("on loop"))
+        md.append("|---|---:|---:|" + (onLoop ? "---:|" : ""))
         md.append("| client CPU (user+sys, whole process) | " + String(format: "%.2f µs", oursCPUPerRequest)
-                  + " | " + String(format: "%.2f µs", wrkCPUPerRequest) + " |")
-        md.append("| client cores busy | " + String(format: "%.2f", oursCores) + " | " + String(format: "%.2f", wrkCores) + " |")
+                  + " | " + String(format: "%.2f µs", wrkCPUPerRequest) + " |" + cell(String(format: "%.2f µs", onLoopCPUPerRequest)))
+        md.append("| client cores busy | " + String(format: "%.2f", oursCores) + " | " + String(format: "%.2f", wrkCores) + " |"
+                  + cell(String(format: "%.2f", onLoopCores)))
         md.append("| nginx worker CPU | " + (nginxPerRequestOurs.map { String(format: "%.2f µs", $0) } ?? "n/a") + " | "
-                  + (nginxPerRequestWrk.map { String(format: "%.2f µs", $0) } ?? "n/a") + " |")
+                  + (nginxPerRequestWrk.map { String(format: "%.2f µs", $0) } ?? "n/a") + " |"
+                  + cell(onLoopNginxPerRequest.map { String(format: "%.2f µs", $0) } ?? "n/a"))
         md.append("| latency p50 / p99 | \(formatMicros(oursP50)) / \(formatMicros(oursP99)) | "
-                  + "\(optionalMicros(wrkP50)) / \(optionalMicros(wrkP99)) |")
+                  + "\(optionalMicros(wrkP50)) / \(optionalMicros(wrkP99)) |" + cell("\(onLoopPercentile(50)) / \(onLoopPercentile(99))"))
         if let allocations {
             md.append("| allocations (malloc family, all threads) | "
-                      + String(format: "%.2f", allocations.perRequest(allocations.allocations)) + " | n/a |")
+                      + String(format: "%.2f", allocations.perRequest(allocations.allocations)) + " | n/a |"
+                      + cell(onLoopAllocations.map { String(format: "%.2f", $0.perRequest($0.allocations)) } ?? "n/a"))
         }
         md.append("")
         md.append("Verdict: \(verdict).")

@@ -17,10 +17,12 @@ struct UVBench: ParsableCommand {
         commandName: "uvbench",
         abstract: "wrk vs UVNetworking's task model against a private nginx (12-byte body, keep-alive).",
         discussion: """
-        Rounds alternate: wrk, UVNetworking, wrk, UVNetworking, ... each for --seconds, after a warm-up \
-        of each. UVNetworking keeps exactly --connections tasks in flight: every completion handler \
-        checks its response (200, the 12 bytes) and resumes the next task. A run with any error is \
-        invalid (exit status 2). Missing the 0.8x goal is a verdict, not a failure.
+        Rounds alternate: wrk, UVNetworking, UVNetworking on its loop, wrk, ... each for --seconds, after \
+        a warm-up of each. UVNetworking keeps exactly --connections tasks in flight: every completion \
+        handler checks its response (200, the 12 bytes) and resumes the next task; the default mode \
+        runs handlers on a serial completion queue, the run-on-loop mode (deliversOnEventLoop) on the \
+        loop thread. A run with any error is invalid (exit status 2). Missing a goal is a verdict, not \
+        a failure.
         """
     )
 
@@ -53,6 +55,15 @@ struct UVBench: ParsableCommand {
 
     @Option(help: "The goal: UVNetworking's median over wrk's median.")
     var goal: Double = 0.8
+
+    @Option(help: "The goal of the run-on-loop mode (deliversOnEventLoop): its median over wrk's.")
+    var onLoopGoal: Double = 1.0
+
+    @Flag(help: "Leave out the run-on-loop mode (deliversOnEventLoop) from the side by side.")
+    var skipOnLoop = false
+
+    @Flag(help: "With --ours-only: run in the run-on-loop mode (deliversOnEventLoop).")
+    var onLoop = false
 
     @Option(help: "nginx executable.")
     var nginx: String = "/usr/sbin/nginx"
@@ -171,10 +182,10 @@ struct UVBench: ParsableCommand {
             configuration.tls.additionalTrustedCAFiles = server!.certificates.map { [$0.caFile] } ?? []
         }
         defer { server?.stop() }
-        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration)
+        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
-        say("uvbench: UVNetworking only, \(connections) in flight for \(amount) against \(target.absoluteString) (pid \(getpid()))")
+        say("uvbench: UVNetworking only\(onLoop ? " (run-on-loop mode)" : ""), \(connections) in flight for \(amount) against \(target.absoluteString) (pid \(getpid()))")
         let cpuBefore = CPUTime.ofSelf()
         let result = requests.map { load.run(concurrency: connections, requests: $0) }
             ?? load.run(concurrency: connections, seconds: Double(seconds))
@@ -196,19 +207,28 @@ struct UVBench: ParsableCommand {
         var ours: LoadResult
         var oursCPU: CPUTime
         var oursNginxCPU: Double?
+        /// The run-on-loop mode (deliversOnEventLoop), when it ran.
+        var onLoop: LoadResult? = nil
+        var onLoopCPU: CPUTime? = nil
+        var onLoopNginxCPU: Double? = nil
     }
 
     private func runSideBySide() throws -> (markdown: String, invalid: InvalidRun?) {
         let server = try NginxServer(executable: nginx)
         defer { server.stop() }
         let load = ClosedLoopLoad(url: server.url, connections: connections)
+        let onLoopLoad = skipOnLoop ? nil : ClosedLoopLoad(url: server.url, connections: connections, deliversOnEventLoop: true)
         say("uvbench: nginx (1 worker, pid \(server.masterPID)) on \(server.url.absoluteString) serving \(server.body.utf8.count) bytes")
-        let (results, latency) = try alternateRounds(server: server, url: server.url, load: load)
+        let (results, latency) = try alternateRounds(server: server, url: server.url, load: load, onLoopLoad: onLoopLoad)
         let allocations = allocRequests > 0 ? countAllocations(load) : nil
+        let onLoopAllocations = allocRequests > 0 ? onLoopLoad.flatMap(countAllocations) : nil
         load.shutdown()
+        onLoopLoad?.shutdown()
 
-        let report = Report(rounds: results, latency: latency, allocations: allocations, connections: connections,
+        var report = Report(rounds: results, latency: latency, allocations: allocations, connections: connections,
                             seconds: seconds, goal: goal, server: server)
+        report.onLoopGoal = onLoopGoal
+        report.onLoopAllocations = onLoopAllocations
         say("")
         say(report.text())
         return (report.markdown(), Self.invalidRun(results))
@@ -239,18 +259,23 @@ struct UVBench: ParsableCommand {
 
     /// A run is invalid when any UVNetworking request failed or got the wrong response.
     static func invalidRun(_ rounds: [Round]) -> InvalidRun? {
-        let errors = rounds.reduce(0) { $0 + $1.ours.errors }
-        return errors > 0 ? InvalidRun(firstError: rounds.compactMap(\.ours.firstError).first, errors: errors) : nil
+        let errors = rounds.reduce(0) { $0 + $1.ours.errors + ($1.onLoop?.errors ?? 0) }
+        let first = rounds.compactMap { $0.ours.firstError ?? $0.onLoop?.firstError }.first
+        return errors > 0 ? InvalidRun(firstError: first, errors: errors) : nil
     }
 
-    /// The warm-ups, then `rounds` rounds of wrk then UVNetworking on `url`, each for `seconds`.
-    func alternateRounds(server: NginxServer, url: URL, load: ClosedLoopLoad) throws -> ([Round], Histogram<UInt64>) {
+    /// The warm-ups, then `rounds` rounds of wrk then UVNetworking (then UVNetworking in the
+    /// run-on-loop mode, with `onLoopLoad`) on `url`, each for `seconds`.
+    func alternateRounds(server: NginxServer, url: URL, load: ClosedLoopLoad,
+                         onLoopLoad: ClosedLoopLoad? = nil) throws -> ([Round], Histogram<UInt64>) {
         say("uvbench: \(rounds) rounds x \(seconds) s of each client, alternating, \(connections) in flight; warm-up \(warmup) s each")
 
         if warmup > 0 {
             _ = try Wrk.run(executable: wrk, url: url, connections: connections, seconds: warmup)
-            let warm = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false)
-            guard warm.isValid else { throw InvalidRun(firstError: warm.firstError, errors: warm.errors) }
+            for warming in [load] + (onLoopLoad.map { [$0] } ?? []) {
+                let warm = warming.run(concurrency: connections, seconds: Double(warmup), recordLatency: false)
+                guard warm.isValid else { throw InvalidRun(firstError: warm.firstError, errors: warm.errors) }
+            }
         }
 
         var results: [Round] = []
@@ -265,17 +290,28 @@ struct UVBench: ParsableCommand {
             let oursCPU = CPUTime.ofSelf() - cpuBefore
             let nginxAfterOurs = server.workerPID.flatMap(CPUTime.ofProcess)
 
-            let round = Round(wrk: wrkResult,
+            var round = Round(wrk: wrkResult,
                               wrkNginxCPU: zip2(nginxAfterWrk, nginxBeforeWrk).map { ($0 - $1).total },
                               ours: ours, oursCPU: oursCPU,
                               oursNginxCPU: zip2(nginxAfterOurs, nginxAfterWrk).map { ($0 - $1).total })
+            var onLoopNote = ""
+            if let onLoopLoad {
+                let cpuBefore = CPUTime.ofSelf()
+                let onLoop = onLoopLoad.run(concurrency: connections, seconds: Double(seconds))
+                round.onLoopCPU = CPUTime.ofSelf() - cpuBefore
+                round.onLoop = onLoop
+                round.onLoopNginxCPU = zip2(server.workerPID.flatMap(CPUTime.ofProcess), nginxAfterOurs).map { ($0 - $1).total }
+                onLoopNote = String(format: "   on loop %9.0f req/s", onLoop.requestsPerSecond)
+                    + (onLoop.errors > 0 ? " (\(onLoop.errors) ERRORS)" : "")
+                    + String(format: "   ratio %.3f", onLoop.requestsPerSecond / wrkResult.requestsPerSecond)
+            }
             results.append(round)
             if latency == nil { latency = ours.latency } else { latency!.add(ours.latency) }
             let wrkNote = wrkResult.errors > 0 ? " (\(wrkResult.errors) errors)" : ""
             let oursNote = ours.errors > 0 ? " (\(ours.errors) ERRORS)" : ""
             say(String(format: "  round %d: wrk %9.0f req/s", index, wrkResult.requestsPerSecond) + wrkNote
                   + String(format: "   UVNetworking %9.0f req/s", ours.requestsPerSecond) + oursNote
-                  + String(format: "   ratio %.3f", ours.requestsPerSecond / wrkResult.requestsPerSecond))
+                  + String(format: "   ratio %.3f", ours.requestsPerSecond / wrkResult.requestsPerSecond) + onLoopNote)
         }
         return (results, latency!)
     }

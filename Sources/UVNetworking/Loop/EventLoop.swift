@@ -53,7 +53,10 @@ public final class EventLoop: @unchecked Sendable {
     /// zero timeout, so work deferred from a timer or a job runs in this iteration, not after the
     /// next unrelated event.
     private var idleHandle: UnsafeMutablePointer<uv_idle_t>
-    private var afterIOCallbacks: [() -> Void] = []
+    /// In a struct, so that storing one allocates nothing (see `JobQueue.Entry`).
+    private struct AfterIO { let run: () -> Void }
+    private var afterIOCallbacks: [AfterIO] = []
+    private var spareAfterIO: [AfterIO] = []
     /// Who must end their work when the loop shuts down (sessions' engines). Loop thread only.
     private var shutdownObservers: [ObjectIdentifier: () -> Void] = [:]
 
@@ -142,6 +145,7 @@ public final class EventLoop: @unchecked Sendable {
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         loopThreadID = pthread_self()
+        Thread.current.threadDictionary[Self.loopThreadKey] = true
         state.withLock { $0.run = .running }
         started.signal()
         uv_run(uv, UV_RUN_DEFAULT)
@@ -161,6 +165,23 @@ public final class EventLoop: @unchecked Sendable {
     public var inLoop: Bool {
         guard let id = loopThreadID else { return false }
         return pthread_equal(id, pthread_self()) != 0
+    }
+
+    /// Marks the threads that run loops (their thread dictionary), for the debug checks of
+    /// blocking calls.
+    private static let loopThreadKey = "uvnetworking.loop"
+
+    /// Whether the caller is the thread of some event loop (this one or another).
+    static var onAnyLoopThread: Bool {
+        Thread.current.threadDictionary[loopThreadKey] != nil
+    }
+
+    /// Traps in debug builds when a call that blocks (`what`) is made on a loop thread: it would
+    /// hold up every connection of that loop, or wait for the loop itself and never return. With
+    /// `SessionManager.deliversOnEventLoop`, handlers run there and must not block.
+    static func assertNotOnLoopThread(_ what: StaticString, file: StaticString = #fileID, line: UInt = #line) {
+        assert(!onAnyLoopThread, "\(what) blocks, and was called on an event loop thread (handlers of a session that delivers on its event loop must not block)",
+               file: file, line: line)
     }
 
     /// Traps in debug builds when called off the loop thread: loop-owned state is not thread-safe.
@@ -200,9 +221,15 @@ public final class EventLoop: @unchecked Sendable {
         shutdownObservers[ObjectIdentifier(owner)] = nil
     }
 
+    /// The jobs of the current wake-up; its storage goes back to the queue at the next one.
+    /// Loop thread only.
+    private var drainedJobs: [JobQueue.Entry] = []
+
     private func runJobs() {
         // Jobs queued while these run get their own wake-up: push() saw an empty queue.
-        for job in jobs.drain() { job() }
+        jobs.drain(into: &drainedJobs)
+        for job in drainedJobs { job.run() }
+        drainedJobs.removeAll(keepingCapacity: true)
     }
 
     /// Schedules `body` to run on the loop thread after the current iteration's I/O callbacks.
@@ -212,14 +239,18 @@ public final class EventLoop: @unchecked Sendable {
         if afterIOCallbacks.isEmpty {
             uv_idle_start(idleHandle) { _ in }
         }
-        afterIOCallbacks.append(body)
+        afterIOCallbacks.append(AfterIO(run: body))
     }
 
     private func runAfterIO() {
         guard !afterIOCallbacks.isEmpty else { return }
-        let callbacks = afterIOCallbacks
-        afterIOCallbacks.removeAll(keepingCapacity: true)
-        for callback in callbacks { callback() }
+        // The pending callbacks out, the previous iteration's emptied array in: no allocation.
+        var callbacks: [AfterIO] = []
+        swap(&callbacks, &spareAfterIO)
+        swap(&callbacks, &afterIOCallbacks)
+        for callback in callbacks { callback.run() }
+        callbacks.removeAll(keepingCapacity: true)
+        spareAfterIO = callbacks
         if afterIOCallbacks.isEmpty { uv_idle_stop(idleHandle) }
     }
 
@@ -244,6 +275,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Asks the loop, from any thread but its own, how many handles are open. Waits for the answer.
     public func openHandleCountFromOutside() -> Int {
         precondition(!inLoop, "would deadlock on the loop thread")
+        Self.assertNotOnLoopThread("EventLoop.openHandleCountFromOutside")
         let result = Mutex(0)
         let done = DispatchSemaphore(value: 0)
         let accepted = execute {
@@ -260,12 +292,14 @@ public final class EventLoop: @unchecked Sendable {
     /// Shuts the loop down and waits for its thread to end: the jobs already submitted run, tasks
     /// still running end with `.loopShutDown` (their completions are delivered), every connection
     /// and handle is closed. Idempotent; later calls wait too. On the loop thread itself (from a
-    /// job) it starts the shutdown and returns at once: the loop stops after that job.
+    /// job) it starts the shutdown and returns at once: the loop stops after that job. On the
+    /// thread of another loop, debug builds trap: waiting there would stall that loop.
     public func shutdown() {
         guard !inLoop else {
             beginShutdown()
             return
         }
+        Self.assertNotOnLoopThread("EventLoop.shutdown()")
         let done = DispatchSemaphore(value: 0)
         whenStopped { done.signal() }
         beginShutdown()

@@ -8,25 +8,32 @@ import Synchronization
 final class JobQueue: Sendable {
     typealias Job = @Sendable () -> Void
 
-    private let jobs = Mutex<[Job]>([])
+    /// A job as the queue stores it. A closure stored in an array directly is re-abstracted
+    /// for the array's generic element, which allocates a thunk per job; inside a struct it is
+    /// stored as it is.
+    struct Entry {
+        let run: Job
+    }
+
+    private let jobs = Mutex<[Entry]>([])
 
     /// Appends a job; returns true when the queue was empty, i.e. the consumer needs a wake-up.
     @discardableResult
     func push(_ job: @escaping Job) -> Bool {
         jobs.withLock { jobs in
-            jobs.append(job)
+            jobs.append(Entry(run: job))
             return jobs.count == 1
         }
     }
 
-    /// Takes every queued job, in the order they were pushed.
-    func drain() -> [Job] {
+    /// Takes every queued job, in the order they were pushed, by swapping them with `taken`
+    /// (empty): the queue keeps `taken`'s storage, so a
+    /// consumer that hands back the same emptied array every time saves the queue an allocation
+    /// per wake-up.
+    func drain(into taken: inout [Entry]) {
         jobs.withLock { jobs in
-            if jobs.isEmpty { return [] }
-            var taken: [Job] = []
-            taken.reserveCapacity(jobs.count)
+            if jobs.isEmpty { return }
             swap(&taken, &jobs)
-            return taken
         }
     }
 }

@@ -103,12 +103,14 @@ public final class WorkerPool: @unchecked Sendable {
 
     /// Runs what is queued, then stops every thread and waits for them. Idempotent. Called from
     /// one of the pool's own jobs, it stops the pool without waiting (a thread cannot wait for
-    /// itself).
+    /// itself). Debug builds trap when it is called on an event loop's thread, which it would
+    /// stall while the queued work runs.
     public func shutdown() {
         if onPoolThread {
             stop {}
             return
         }
+        EventLoop.assertNotOnLoopThread("WorkerPool.shutdown()")
         let done = DispatchSemaphore(value: 0)
         stop { done.signal() }
         done.wait()

@@ -1,3 +1,5 @@
+import DequeModule
+
 /// Someone waiting for a connection from a pool: a task runner. Loop thread only.
 protocol PoolRequest: AnyObject {
     /// The pool's number for this request (the task identifier).
@@ -15,7 +17,8 @@ protocol PoolRequest: AnyObject {
 }
 
 /// The I/O shell of one origin's keep-alive pool: maps the state machine's numbers to
-/// connections and waiting requests, and performs its actions. Loop-confined.
+/// connections (in the machine's slots) and waiting requests (in arrival order), and performs its
+/// actions. Loop-confined.
 ///
 /// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
@@ -38,8 +41,11 @@ final class ConnectionPool {
     private let resolver: DNSResolver
     private let settings: Settings
     @exclusivity(unchecked) private var machine: ConnectionPoolStateMachine
-    @exclusivity(unchecked) private var connections: [Int: HTTP1Connection] = [:]
-    @exclusivity(unchecked) private var waiting: [Int: PoolRequest] = [:]
+    /// Indexed by `machine.slot(of:)`; a slot may still hold a connection the machine has
+    /// replaced and that is closing, so lookups check the number.
+    @exclusivity(unchecked) private var connections: [HTTP1Connection?] = []
+    /// In arrival order, which is mostly the order they are served in.
+    @exclusivity(unchecked) private var waiting = Deque<PoolRequest>()
     /// Fires at the earliest deadline among waiting requests; one per pool, made when first
     /// needed and closed when the pool drains.
     @exclusivity(unchecked) private var waiterTimer: LoopTimer?
@@ -60,7 +66,26 @@ final class ConnectionPool {
     /// The longest-waiting request's task: a new connection is opened on behalf of the queue,
     /// and the head of the queue is who a TLS trust challenge is asked about.
     var oldestWaitingTask: SessionTask? {
-        waiting.min { $0.key < $1.key }?.value.poolTask
+        waiting.min { $0.poolRequestID < $1.poolRequestID }?.poolTask
+    }
+
+    /// The connection numbered `id`, if it is still in its slot.
+    private func connection(_ id: Int) -> HTTP1Connection? {
+        let slot = machine.slot(of: id)
+        guard slot >= 0, slot < connections.count, let connection = connections[slot], connection.id == id else { return nil }
+        return connection
+    }
+
+    /// Empties `connection`'s slot unless another connection took it meanwhile.
+    private func forget(_ connection: HTTP1Connection) {
+        let slot = machine.slot(of: connection.id)
+        if slot >= 0, slot < connections.count, connections[slot] === connection { connections[slot] = nil }
+    }
+
+    /// Takes the waiting request numbered `id` out of the queue.
+    private func takeWaiting(_ id: Int) -> PoolRequest? {
+        guard let index = waiting.firstIndex(where: { $0.poolRequestID == id }) else { return nil }
+        return waiting.remove(at: index)
     }
 
     /// Queues `request`; it gets `poolAssigned` or `poolFailed` later (or at once, on an idle
@@ -69,12 +94,12 @@ final class ConnectionPool {
         loop.assertInLoop()
         let id = request.poolRequestID
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
-        if case .execute(id, let connectionID) = action, let connection = connections[connectionID] {
+        if case .execute(id, let connectionID) = action, let connection = connection(connectionID) {
             // The common case with keep-alive: an idle connection at once, no bookkeeping.
             request.poolAssigned(connection)
             return
         }
-        waiting[id] = request
+        waiting.append(request)
         waiterDeadlineChanged(request.poolDeadline)
         perform(action)
     }
@@ -91,15 +116,15 @@ final class ConnectionPool {
         waiterTimerDeadline = .max
         let now = LoopTimer.now(loop)
         // Giving up removes the request from `waiting`, so walk a copy.
-        for request in Array(waiting.values) where request.poolDeadline <= now {
+        for request in Array(waiting) where request.poolDeadline <= now {
             request.poolDeadlineReached()
         }
-        if let next = waiting.values.map(\.poolDeadline).min() { waiterDeadlineChanged(next) }
+        if let next = waiting.map(\.poolDeadline).min() { waiterDeadlineChanged(next) }
     }
 
     /// Removes a request that no longer wants a connection.
     func cancel(_ request: PoolRequest) {
-        guard waiting.removeValue(forKey: request.poolRequestID) != nil else { return }
+        guard takeWaiting(request.poolRequestID) != nil else { return }
         perform(machine.requestCancelled(request.poolRequestID))
     }
 
@@ -116,7 +141,7 @@ final class ConnectionPool {
         waiterTimer = nil
         let open = connections
         connections.removeAll()
-        for connection in open.values { connection.close() }
+        for case let connection? in open { connection.close() }
     }
 
     private func perform(_ action: ConnectionPoolStateMachine.Action, error: NetworkingError? = nil) {
@@ -124,24 +149,24 @@ final class ConnectionPool {
         case .none:
             break
         case .execute(let requestID, let connectionID):
-            guard let request = waiting.removeValue(forKey: requestID), let connection = connections[connectionID] else {
+            guard let request = takeWaiting(requestID), let connection = connection(connectionID) else {
                 preconditionFailure("pool machine named an unknown request \(requestID) or connection \(connectionID)")
             }
             request.poolAssigned(connection)
         case .openConnection(let id):
             open(id)
         case .replaceConnection(let victim, let id):
-            connections[victim]?.close()
+            connection(victim)?.close()
             open(id)
         case .parkIdle(let id):
             if isDraining {
                 _ = machine.takeIdleConnections()
-                connections[id]?.close()
+                connection(id)?.close()
             } else {
-                connections[id]?.parkIdle(timeout: settings.idleTimeout)
+                connection(id)?.parkIdle(timeout: settings.idleTimeout)
             }
         case .failRequest(let requestID, let then):
-            let request = waiting.removeValue(forKey: requestID)
+            let request = takeWaiting(requestID)
             request?.poolFailed(error ?? NetworkingError(.connectFailed, "no connection to \(host):\(port)"))
             perform(then)
         }
@@ -150,7 +175,9 @@ final class ConnectionPool {
     private func open(_ id: Int) {
         let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, tunnel: tunnel, resolver: resolver,
                                          connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
-        connections[id] = connection
+        let slot = machine.slot(of: id)
+        if slot >= connections.count { connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1)) }
+        connections[slot] = connection
         connection.start()
     }
 }
@@ -161,7 +188,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     }
 
     func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError) {
-        connections[connection.id] = nil
+        forget(connection)
         perform(machine.connectionFailed(connection.id), error: error)
     }
 
@@ -170,7 +197,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     }
 
     func connectionClosed(_ connection: HTTP1Connection) {
-        connections[connection.id] = nil
+        forget(connection)
         perform(machine.connectionClosed(connection.id))
     }
 }

@@ -19,6 +19,9 @@ public struct CompoundResponseSerializer: ValidatingResponseSerializer {
         self.responseSerializers = responseSerializers
     }
 
+    /// Whether any of `responseSerializers` needs a worker thread (the fallback validation does not).
+    public var needsWorkerThread: Bool { responseSerializers.contains { $0.needsWorkerThread } }
+
     /// The first object produced, else the body validated by `validation`.
     public func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {
         for serializer in responseSerializers {

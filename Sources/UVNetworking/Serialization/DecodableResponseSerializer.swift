@@ -19,6 +19,9 @@ public struct DecodableResponseSerializer<T: Decodable>: ValidatingResponseSeria
         validation = JSONResponseSerializer().validation
     }
 
+    /// True: it decodes the body, on the worker pool.
+    public var needsWorkerThread: Bool { true }
+
     /// Validates, then decodes; decoding errors are `.serializationFailed` with the
     /// `DecodingError` as the underlying error.
     public func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {

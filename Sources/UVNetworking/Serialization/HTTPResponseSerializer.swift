@@ -12,6 +12,10 @@ public struct HTTPResponseSerializer: ResponseSerializer {
     /// A serializer with AFNetworking's defaults.
     public init() {}
 
+    /// False: validation reads the status and one field, whatever the body's size, so it runs
+    /// where the completion handler runs, without a hop through the worker pool.
+    public var needsWorkerThread: Bool { false }
+
     /// Checks content type, then status, in AFNetworking's order; throws the failure, carrying the
     /// response and its body. When both fail, the status error wraps the content-type error.
     public func validate(_ response: HTTPResponse, data: Data?) throws {

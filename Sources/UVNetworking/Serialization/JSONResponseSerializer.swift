@@ -20,6 +20,9 @@ public struct JSONResponseSerializer: ValidatingResponseSerializer {
         validation.acceptableContentTypes = ["application/json", "text/json", "text/javascript"]
     }
 
+    /// True: it parses the body, on the worker pool.
+    public var needsWorkerThread: Bool { true }
+
     /// Validates, then parses; an empty body or a single space is nil without error.
     public func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {
         let failure = try validation.validationErrorAllowingParse(for: response, data: data)

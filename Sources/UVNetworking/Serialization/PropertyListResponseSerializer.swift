@@ -18,6 +18,9 @@ public struct PropertyListResponseSerializer: ValidatingResponseSerializer {
         validation.acceptableContentTypes = ["application/x-plist"]
     }
 
+    /// True: it parses the body, on the worker pool.
+    public var needsWorkerThread: Bool { true }
+
     /// Validates, then parses; an empty body is nil without error.
     public func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {
         let failure = try validation.validationErrorAllowingParse(for: response, data: data)

@@ -18,6 +18,9 @@ public struct XMLParserResponseSerializer: ValidatingResponseSerializer {
         validation.acceptableContentTypes = ["application/xml", "text/xml"]
     }
 
+    /// True: it parses the body, on the worker pool.
+    public var needsWorkerThread: Bool { true }
+
     /// Validates, then wraps the body in a parser.
     public func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {
         let failure = try validation.validationErrorAllowingParse(for: response, data: data)

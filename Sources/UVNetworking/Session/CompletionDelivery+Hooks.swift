@@ -8,7 +8,7 @@ import HTTPTypes
 /// completion block). A task whose hooks used its channel (response, data, body-sent calls)
 /// completes through that channel, so its completion never overtakes them.
 extension CompletionDelivery {
-    static func runHooked(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget) {
+    static func runHooked(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget, handlers: Handlers = .queued) {
         // Hooks unset while the task ran: nothing to call, but the channel order still holds.
         let hooks = target.hooks ?? SessionHooks.Storage()
         let serializer = target.serializer
@@ -31,6 +31,8 @@ extension CompletionDelivery {
             }
             if let channel = finished.hooks?.channel {
                 channel.send(through: task.manager, deliver)
+            } else if handlers == .here {
+                deliver()
             } else {
                 direct.append(deliver)
             }

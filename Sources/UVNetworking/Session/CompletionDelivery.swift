@@ -5,18 +5,43 @@ import HTTPTypes
 /// Where and how completions are delivered, read from the manager when a batch leaves the loop.
 struct DeliveryTarget: @unchecked Sendable {
     // @unchecked: DispatchQueue and DispatchGroup are thread-safe; the serializer is Sendable.
-    var queue: DispatchQueue
+    var queue: DeliveryQueue
     var group: DispatchGroup
     var serializer: any ResponseSerializer
     /// The manager's hooks when any is set, read once per batch.
     var hooks: SessionHooks.Storage? = nil
+
+    init(queue: DeliveryQueue, group: DispatchGroup, serializer: any ResponseSerializer, hooks: SessionHooks.Storage? = nil) {
+        self.queue = queue
+        self.group = group
+        self.serializer = serializer
+        self.hooks = hooks
+    }
+
+    /// Handlers on a dispatch queue.
+    init(queue: DispatchQueue, group: DispatchGroup, serializer: any ResponseSerializer, hooks: SessionHooks.Storage? = nil) {
+        self.init(queue: .dispatch(queue), group: group, serializer: serializer, hooks: hooks)
+    }
 }
 
-/// Runs on a worker thread: builds each finished task's response and stores its cookies, serializes
-/// it, then calls the completion handlers on the completion queue inside the completion group, as
-/// AFNetworking does with dispatch_group_async. A batch (the tasks that finished in one loop
-/// iteration) costs one dispatch.
+/// Builds each finished task's response and stores its cookies, serializes it, then calls the
+/// completion handlers on the completion queue inside the completion group, as AFNetworking does
+/// with dispatch_group_async. A batch (the tasks that finished in one loop iteration) costs one
+/// dispatch.
+///
+/// It runs where the batch needs it (`needsWorker`): on a worker thread when some task needs real
+/// work (a serializer that parses, cookies to parse, a download's file), then the handlers are
+/// queued (`.queued`); otherwise the loop hands the whole batch to the completion queue, or runs
+/// it itself with `deliversOnEventLoop`, and the handlers are called right there (`.here`).
 enum CompletionDelivery {
+    /// Where `run` calls the completion handlers.
+    enum Handlers {
+        /// Queued on the target's queue, in its group, once per batch (run on a worker).
+        case queued
+        /// At once: `run` already runs where handlers run, inside the group.
+        case here
+    }
+
     struct Outcome: @unchecked Sendable {
         // @unchecked: the object was made on this worker and is handed over, never shared.
         var task: SessionTask
@@ -35,9 +60,27 @@ enum CompletionDelivery {
         var afterHandler: (@Sendable () -> Void)? = nil
     }
 
-    static func run(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget) {
+    /// Whether some task of `batch` needs a worker thread before its handlers run: its serializer
+    /// does real work, its response sets cookies to parse into a cookie store, it is a download
+    /// (the destination closure and the move) or an async caller's (its continuation is resumed
+    /// from the worker, whatever the completion queue). Loop thread.
+    static func needsWorker(_ batch: [SessionEngine.FinishedTask], serializer: any ResponseSerializer) -> Bool {
+        var serializerAsked = false
+        for finished in batch {
+            let task = finished.task
+            if task.outcomeReceiver != nil || task is DownloadTask { return true }
+            if finished.error == nil && !serializerAsked {
+                if serializer.needsWorkerThread { return true }
+                serializerAsked = true
+            }
+            if task.manager.cookieStore != nil && finished.mayStoreCookies { return true }
+        }
+        return false
+    }
+
+    static func run(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget, handlers: Handlers = .queued) {
         var outcomes: [Outcome] = []
-        outcomes.reserveCapacity(batch.count)
+        if handlers == .queued { outcomes.reserveCapacity(batch.count) }
         var hooked: [SessionEngine.FinishedTask] = []
         for var finished in batch {
             // Once per task, before anything reads the response: builds it and stores its cookies.
@@ -54,7 +97,8 @@ enum CompletionDelivery {
                 continue
             }
             if let receiver = finished.task.outcomeReceiver {
-                // An async caller: serialized here, its continuation resumed from this worker.
+                // An async caller: serialized here, its continuation resumed from this worker
+                // (`needsWorker` keeps such tasks off the completion queue and the loop).
                 receiver.receive(finished, serializer: target.serializer)
                 // Its manager hooks and notification still run, on the completion queue; the
                 // caller may resume before they do (there is no completion block to order after).
@@ -69,7 +113,7 @@ enum CompletionDelivery {
             if let error = finished.error {
                 guard finished.task.completionHandler != nil else { continue }
                 // A transport failure skips the serializer: (response, nil, error).
-                outcomes.append(Outcome(task: finished.task, response: error.response, object: nil, error: error))
+                deliver(Outcome(task: finished.task, response: error.response, object: nil, error: error), handlers, &outcomes)
                 continue
             }
             guard let response = finished.response else { continue }
@@ -77,22 +121,31 @@ enum CompletionDelivery {
             let data = Data(finished.body)
             do {
                 let object = try target.serializer.responseObject(for: response, data: data)
-                outcomes.append(Outcome(task: finished.task, response: response, object: object, error: nil))
+                deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)
             } catch var error as NetworkingError {
                 error.failingURL = error.failingURL ?? finished.task.originalRequest.url
                 // AFNetworking delivers an object with the error when only the status was rejected.
-                outcomes.append(Outcome(task: finished.task, response: response, object: error.responseObject, error: error))
+                deliver(Outcome(task: finished.task, response: response, object: error.responseObject, error: error), handlers, &outcomes)
             } catch {
-                outcomes.append(Outcome(task: finished.task, response: response, object: nil, error: error))
+                deliver(Outcome(task: finished.task, response: response, object: nil, error: error), handlers, &outcomes)
             }
         }
-        if !hooked.isEmpty { runHooked(hooked, with: target) }
+        if !hooked.isEmpty { runHooked(hooked, with: target, handlers: handlers) }
         guard !outcomes.isEmpty else { return }
         let ready = outcomes
         target.queue.async(group: target.group) {
             for outcome in ready {
                 outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
             }
+        }
+    }
+
+    /// Calls the outcome's handler at once, or keeps it for the batch's one dispatch.
+    @inline(__always)
+    private static func deliver(_ outcome: Outcome, _ handlers: Handlers, _ outcomes: inout [Outcome]) {
+        switch handlers {
+        case .here: outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
+        case .queued: outcomes.append(outcome)
         }
     }
 

@@ -25,6 +25,8 @@ final class SessionEngine {
     /// (`loopRunner`): no table to hash into on every task operation.
     @exclusivity(unchecked) private var runningCount = 0
     @exclusivity(unchecked) private var finished: [FinishedTask] = []
+    /// The last batch's size: the next batch's array is made that large at once, not grown.
+    @exclusivity(unchecked) private var lastBatchCount = 0
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private(set) var isInvalidated = false
     @exclusivity(unchecked) private var invalidationWaiter: (() -> Void)?
@@ -164,6 +166,7 @@ final class SessionEngine {
             if isInvalidated && runningCount == 0 { invalidationDone() }
             return
         }
+        if finished.capacity == 0 { finished.reserveCapacity(lastBatchCount) }
         finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
@@ -175,19 +178,47 @@ final class SessionEngine {
         if isInvalidated && runningCount == 0 { invalidationDone() }
     }
 
+    /// Hands the tasks finished in this iteration on, the cheapest way they allow: to a worker
+    /// when one of them needs real work (`CompletionDelivery.needsWorker`), else straight to the
+    /// completion queue (one dispatch for the batch, responses built there), or, with
+    /// `deliversOnEventLoop`, to their handlers right here.
     private func flushFinished() {
         flushScheduled = false
-        let batch = finished
-        finished.removeAll(keepingCapacity: true)
+        var batch: [FinishedTask] = []
+        swap(&batch, &finished)
+        lastBatchCount = batch.count
+        manager.tasksFinished(batch)
         let delivery = manager.deliverySnapshot()
         // The batch is inside the completion group from here until its handlers are queued in
-        // it, so the group is never seen empty in between (`SessionManager.shutdown` relies on it).
-        delivery.group.enter()
-        // On a worker; on Dispatch's global queue once the pool is shut down: completions are
-        // delivered whatever else stopped.
-        workers.run {
-            CompletionDelivery.run(batch, with: delivery)
+        // it (or have run), so the group is never seen empty in between (`SessionManager.shutdown`
+        // relies on it).
+        if CompletionDelivery.needsWorker(batch, serializer: delivery.serializer) {
+            delivery.group.enter()
+            // Consumed, not copied: the last reference (and the tasks' deallocation) goes with
+            // the job, never stays with the loop.
+            let handed = consume batch
+            // On a worker; on Dispatch's global queue once the pool is shut down: completions are
+            // delivered whatever else stopped.
+            workers.run {
+                CompletionDelivery.run(handed, with: delivery)
+                delivery.group.leave()
+            }
+        } else if delivery.queue.isLoop {
+            // At the end of the iteration, where nothing of the loop's is half-changed: handlers
+            // may resume tasks inline (`SessionManager.send`).
+            delivery.group.enter()
+            CompletionDelivery.run(batch, with: delivery, handlers: .here)
             delivery.group.leave()
+            // Keep the storage for the next batch, unless a handler's task already finished.
+            if finished.isEmpty {
+                batch.removeAll(keepingCapacity: true)
+                swap(&batch, &finished)
+            }
+        } else {
+            let handed = consume batch
+            delivery.queue.async(group: delivery.group) {
+                CompletionDelivery.run(handed, with: delivery, handlers: .here)
+            }
         }
     }
 
@@ -197,7 +228,8 @@ final class SessionEngine {
         guard let handler = upload ? task.uploadProgressHandler : task.downloadProgressHandler else { return }
         guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let progress = upload ? task.uploadProgress : task.downloadProgress
-        manager.deliverySnapshot().queue.async {
+        // With `deliversOnEventLoop`, at the end of this iteration, never inside the read.
+        manager.deliveryQueue().queue.async {
             task.progressDeliveryPending.store(false, ordering: .releasing)
             handler(progress)
         }

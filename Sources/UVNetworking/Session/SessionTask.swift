@@ -57,6 +57,12 @@ public class SessionTask: @unchecked Sendable {
     /// thread only.
     var loopRunner: TaskRunner?
 
+    /// The manager's registry's links (TaskRegistry.swift), guarded by the registry.
+    var registryNext: SessionTask?
+    var registryPrevious: Unmanaged<SessionTask>?
+    var registryIncomingNext: Unmanaged<SessionTask>?
+    var registryMembership = TaskRegistry.Membership.none
+
     /// The async API's seams. Each is set at most once, right after the task is made and before
     /// it is resumed or cancelled, and only read afterwards (on the loop, then on a worker): the
     /// loop's job queue orders the write before every read.
@@ -199,6 +205,18 @@ public class SessionTask: @unchecked Sendable {
         }
         if changed { manager.send(.cancel, for: self) }
         return changed
+    }
+
+    /// `SessionManager.send`'s job, on the loop: hands the public state to the engine.
+    func stateChangedOnLoop() {
+        let operation: SessionManager.TaskOperation
+        switch state {
+        case .running: operation = .resume
+        case .suspended: operation = .suspend
+        case .canceling: operation = .cancel
+        case .completed: return
+        }
+        manager.perform(operation, for: self)
     }
 
     // MARK: Updates from the loop thread

@@ -78,4 +78,61 @@ import Testing
         #expect(pool.connectionReleased(1) == .parkIdle(1))
         #expect(pool.connectionEstablished(2) == .execute(2, on: 2))
     }
+
+    // Slots: a connection's number names its slot; numbers are never given twice.
+
+    @Test func aFreedSlotGetsANewNumberNeverAnOldOne() {
+        var pool = ConnectionPoolStateMachine(maximumConnections: 3)
+        var seen: Set<Int> = []
+        for request in 1...30 {
+            guard case .openConnection(let id) = pool.requestArrived(request) else {
+                Issue.record("request \(request) opened no connection")
+                return
+            }
+            #expect(seen.insert(id).inserted, "number \(id) given twice")
+            #expect(pool.slot(of: id) < 3)
+            #expect(pool.connectionEstablished(id) == .execute(request, on: id))
+            #expect(pool.connectionClosed(id) == .none)
+        }
+        #expect(pool.connectionCount == 0)
+    }
+
+    @Test func aLateEventForAReplacedConnectionDoesNotTouchTheNewOneInItsSlot() {
+        var pool = ConnectionPoolStateMachine(maximumConnections: 1)
+        _ = pool.requestArrived(1)
+        _ = pool.connectionEstablished(1)
+        _ = pool.connectionReleased(1)
+        #expect(pool.requestArrived(2, requireFresh: true) == .replaceConnection(close: 1, open: 2))
+        #expect(pool.slot(of: 1) == pool.slot(of: 2))
+        // The old connection's events name its own number: ignored.
+        #expect(pool.connectionReleased(1) == .none)
+        #expect(pool.connectionEstablished(1) == .none)
+        #expect(pool.connectionClosed(1) == .none)
+        #expect(pool.connectionCount == 1)
+        #expect(pool.connectionEstablished(2) == .execute(2, on: 2))
+    }
+
+    @Test func takenIdleConnectionsFreeTheirSlots() {
+        var pool = ConnectionPoolStateMachine(maximumConnections: 2)
+        _ = pool.requestArrived(1); _ = pool.requestArrived(2)
+        _ = pool.connectionEstablished(1); _ = pool.connectionEstablished(2)
+        _ = pool.connectionReleased(1); _ = pool.connectionReleased(2)
+        #expect(pool.takeIdleConnections().sorted() == [1, 2])
+        #expect(pool.connectionCount == 0)
+        #expect(pool.connectionClosed(1) == .none)
+        // Both slots are free again, each with the next number of its slot.
+        let opened = [pool.requestArrived(3), pool.requestArrived(4)]
+        #expect(Set(opened.map { "\($0)" }) == ["openConnection(3)", "openConnection(4)"])
+        #expect(pool.requestArrived(5) == .none)
+    }
+
+    @Test func unknownNumbersAreIgnored() {
+        var pool = ConnectionPoolStateMachine(maximumConnections: 2)
+        _ = pool.requestArrived(1)
+        #expect(pool.connectionEstablished(-5) == .none)
+        #expect(pool.connectionReleased(99) == .none)
+        #expect(pool.connectionClosed(0) == .none)
+        #expect(pool.connectionFailed(2) == .none)
+        #expect(pool.connectionCount == 1)
+    }
 }
