@@ -10,7 +10,7 @@ import Testing
     private func makeTasks(_ count: Int, _ manager: SessionManager, from first: Int = 1000) -> [DataTask] {
         (0..<count).map { index in
             DataTask(identifier: first + index, request: Request(url: URL(string: "http://example.com/\(index)")!), manager: manager,
-                     uploadProgress: nil, downloadProgress: nil, completionHandler: nil, additionalFields: [])
+                     uploadProgress: nil, downloadProgress: nil, completionHandler: nil)
         }
     }
 
