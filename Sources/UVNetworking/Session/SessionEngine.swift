@@ -12,6 +12,8 @@ final class SessionEngine {
     private let loop: EventLoop
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
+    /// What each runner needs of the configuration, made once.
+    private let taskSettings: TaskSettings
     /// Unowned: the manager owns the engine. Its tasks keep it alive (a task holds its manager),
     /// so it is there whenever the engine has tasks; once it is gone, `managerReleased` closes
     /// everything without it.
@@ -54,6 +56,7 @@ final class SessionEngine {
         self.loop = loop
         self.workers = workers
         self.configuration = configuration
+        self.taskSettings = TaskSettings(configuration: configuration)
         self.manager = manager
         self.hooks = manager.hooks
         self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
@@ -73,7 +76,7 @@ final class SessionEngine {
         guard task.loopPhase == .notStarted else { return nil }
         task.loopPhase = .running
         task.loopEngine = self
-        let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
+        let runner = TaskRunner(task: task, engine: self, loop: loop, settings: taskSettings)
         task.loopRunner = runner
         // Async callers get metrics in their DataResponse, so their tasks are measured too.
         if task.manager.hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }

@@ -66,28 +66,24 @@ final class TaskRunner {
     }
     /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
-    @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
+    let redirectLimits: RedirectPlanner.Limits
     /// Decodes a gzip or deflate body (layers too); nil for bodies delivered as received.
     @exclusivity(unchecked) private var contentDecoder: ContentDecoder?
     /// nil when the session does not decode responses.
     private let decodingLimits: ContentDecoder.Limits?
 
-    init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
+    init(task: SessionTask, engine: SessionEngine, loop: EventLoop, settings: TaskSettings) {
         self.task = task
         self.engine = engine
         self.loop = loop
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
-        self.timeouts = TaskTimeouts(request: task.originalRequest, configuration: configuration)
+        self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
         self.bodyStream = task.bodyStream
         self.download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
         self.discardsBody = task.discardsResponseBody && task.bodyStream == nil && download == nil
         self.currentRequest = task.originalRequest
-        self.redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
-                                                     allowsHTTPSToHTTP: configuration.allowsHTTPSToHTTPRedirects)
-        self.decodingLimits = configuration.decompressesResponses
-            ? ContentDecoder.Limits(maximumBytes: configuration.maximumResponseBodyBytes,
-                                    maximumRatio: configuration.maximumDecompressionRatio)
-            : nil
+        self.redirectLimits = settings.redirectLimits
+        self.decodingLimits = settings.decodingLimits
     }
 
     // MARK: Caller events (arrive through the loop's queue)
