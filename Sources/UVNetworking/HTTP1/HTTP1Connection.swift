@@ -443,7 +443,7 @@ final class HTTP1Connection {
                 }
                 exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
             case .body(let bytes):
-                exchange?.exchangeReceivedBody(bytes)
+                bytes.withUnsafeBytes { exchange?.exchangeReceivedBody($0) }
             case .end:
                 ended = true
             }

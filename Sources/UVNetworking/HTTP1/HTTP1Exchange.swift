@@ -9,8 +9,8 @@ protocol HTTP1ExchangeDelegate: AnyObject {
     /// The final response head (1xx heads are consumed by the connection), with the body length
     /// it announced (0 for HEAD, 204 and 304; nil when chunked or EOF-framed).
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength: Int64?)
-    /// Body bytes, in order, possibly empty never.
-    func exchangeReceivedBody(_ bytes: [UInt8])
+    /// Body bytes, in order, never empty; valid only during the call.
+    func exchangeReceivedBody(_ bytes: UnsafeRawBufferPointer)
     /// The response ended, and the request was fully written or, for a response that ended
     /// first, given up (the connection then closes).
     func exchangeFinished()

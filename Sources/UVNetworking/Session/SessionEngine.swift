@@ -37,10 +37,10 @@ final class SessionEngine {
 
     /// A task whose exchange is over, on its way to the serializer and the completion handler.
     struct FinishedTask: @unchecked Sendable {
-        // @unchecked: the body array is handed over and never touched again on the loop.
+        // @unchecked: the body is handed over and never touched again on the loop.
         var task: SessionTask
         var head: ResponseHead?
-        var body: [UInt8]
+        var body: Data
         var error: NetworkingError?
         /// Set when the manager had hooks while the task ran.
         var hooks: TaskHookState? = nil
@@ -167,7 +167,7 @@ final class SessionEngine {
             if isInvalidated && runningCount == 0 { invalidationDone() }
             return
         }
-        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
+        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.sink.body : Data(), error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
             flushScheduled = true
