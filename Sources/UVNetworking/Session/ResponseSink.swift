@@ -14,8 +14,9 @@ protocol ResponseSink {
     var isBehind: Bool { get }
     /// The exchange is sent again on a fresh connection: forget what it delivered.
     mutating func exchangeRestarted(task: SessionTask)
-    /// The body kept for the serializer (empty unless kept in memory).
-    var body: Data { get }
+    /// Hands over the body kept for the serializer (empty unless kept in memory). Mutating, so
+    /// that it is moved out of the runner in place rather than through a copy of the sink.
+    mutating func takeBody() -> Data
     /// The task ends (`error` nil: the body is complete). Returns false when the sink ends the
     /// task itself, later (a download's file closes on a worker first).
     mutating func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool
@@ -44,7 +45,7 @@ enum ResponseSinkReceipt {
 /// The body kept in memory, for the serializer. `Data` keeps up to 14 bytes inline, so a small
 /// body costs no allocation, and goes to the serializer without a copy.
 struct BufferSink: ResponseSink {
-    private(set) var body = Data()
+    private var body = Data()
 
     mutating func receivedHead(_ head: ResponseHead, bodyLength: Int64?, runner: TaskRunner) -> ResponseSinkHeadDecision {
         // Large bodies grow in place once.
@@ -59,6 +60,12 @@ struct BufferSink: ResponseSink {
 
     var isBehind: Bool { false }
     mutating func exchangeRestarted(task: SessionTask) { body = Data() }
+
+    mutating func takeBody() -> Data {
+        defer { body = Data() }
+        return body
+    }
+
     mutating func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool { true }
 }
 
@@ -75,7 +82,7 @@ struct DiscardSink: ResponseSink {
 
     var isBehind: Bool { false }
     mutating func exchangeRestarted(task: SessionTask) { task.recordDiscarded(nil) }
-    var body: Data { Data() }
+    mutating func takeBody() -> Data { Data() }
     mutating func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool { true }
 }
 
@@ -95,7 +102,7 @@ struct StreamSink: ResponseSink {
 
     var isBehind: Bool { buffer.isProducerPaused }
     mutating func exchangeRestarted(task: SessionTask) {}
-    var body: Data { Data() }
+    mutating func takeBody() -> Data { Data() }
 
     mutating func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool {
         buffer.finish(error: error)

@@ -167,7 +167,7 @@ final class SessionEngine {
             if isInvalidated && runningCount == 0 { invalidationDone() }
             return
         }
-        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.sink.body : Data(), error: error,
+        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.sink.takeBody() : Data(), error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
             flushScheduled = true

@@ -99,7 +99,7 @@ extension DownloadRun: ResponseSink {
 
     var isBehind: Bool { writer.wantsPause }
     func exchangeRestarted(task: SessionTask) {}
-    var body: Data { Data() }
+    func takeBody() -> Data { Data() }
 
     /// The task ends once the file is closed, on a worker.
     func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool {
