@@ -25,12 +25,8 @@ extension TaskRunner {
     }
 
     /// The machine reached `redirecting`: the redirect's body is done with. Its plan was made
-    /// meanwhile (a download's restart is planned now).
+    /// meanwhile.
     func planRedirect() {
-        if let download, download.restartPending {
-            planDownloadRestart(download)
-            return
-        }
         guard let outcome = redirectBody?.planned else { return }
         redirectBody = nil
         // From the next loop job: a body that just ended is still inside its connection's

@@ -109,6 +109,8 @@ final class TaskRunner {
             startRedirectPlan()
         case .planRedirect:
             planRedirect()
+        case .planRestart:
+            if let download { planDownloadRestart(download) }
         case .consumerResumed(let read):
             // The silence was ours: inactivity counts from now.
             lastByteAt = LoopTimer.now(loop)

@@ -93,8 +93,11 @@ struct TaskStateMachine: Sendable {
         /// The head is a redirect to follow: stop reading and plan the next request (off the
         /// loop) while its body waits.
         case startRedirectPlan
-        /// The redirect's (or restart's) body is done with: apply the plan for the next request.
+        /// The redirect's body is done with: apply the plan for the next request.
         case planRedirect
+        /// The body of a response a download drops is done with: plan its request again,
+        /// without Range.
+        case planRestart
         /// Reading is paused for the consumer no more: activity counts from now; `read`: read
         /// again (the task is not suspended, nothing holds the response).
         case consumerResumed(read: Bool)
@@ -269,9 +272,10 @@ struct TaskStateMachine: Sendable {
             break
         }
         if destination.isDrained {
+            let restart = destination == .restartDraining
             state = .redirecting
             destination = .task
-            return .planRedirect
+            return restart ? .planRestart : .planRedirect
         }
         state = .completed
         return .succeed

@@ -267,6 +267,17 @@ import Testing
         #expect(machine.responseEnded() == .none)
     }
 
+    @Test func aRestartsBodyCutShortOrAbandonedStillRestarts() {
+        var cut = awaitingHead()
+        _ = cut.headReceived(.restartDraining)
+        #expect(cut.exchangeFailed(.connectionClosed, onReusedConnection: false, responseStarted: true) == .planRestart)
+
+        var abandoned = awaitingHead()
+        _ = abandoned.headReceived(.restartDraining)
+        #expect(abandoned.redirectBodyAbandoned() == .planRestart)
+        #expect(abandoned.state == .redirecting)
+    }
+
     @Test func aFollowedBodyCutShortGoesOnWithTheRedirectButAPlannedOneFails() {
         var draining = drainingRedirect()
         #expect(draining.exchangeFailed(.connectionReset, onReusedConnection: false, responseStarted: true) == .planRedirect)
@@ -282,7 +293,7 @@ import Testing
         #expect(machine.headReceived(.restartDraining) == .none)
         #expect(machine.destination == .restartDraining)
         #expect(!machine.isPausedForConsumer)
-        #expect(machine.responseEnded() == .planRedirect)
+        #expect(machine.responseEnded() == .planRestart)
         #expect(machine.state == .redirecting)
         #expect(machine.followRedirect(isReplayable: true) == .enqueue(requireFreshConnection: false))
         _ = machine.connectionAssigned(); _ = machine.requestWritten()

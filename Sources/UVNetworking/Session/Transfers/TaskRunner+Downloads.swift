@@ -14,8 +14,6 @@ final class DownloadRun {
     var resumeBasis: DownloadResumeData?
     /// The response's body is not the file's (a 416 whose file is already complete).
     var discardsBody = false
-    /// When the response ends, send the request again without Range.
-    var restartPending = false
     /// The writer was told to close; the task ends when it has.
     var closing = false
     /// What the file came to, for the delivery; set when the writer has closed.
@@ -66,7 +64,6 @@ extension DownloadRun: ResponseSink {
             task.recordResumedBytes(length)
             return .accept(expectedLength: length)
         case .restartWithoutRange:
-            restartPending = true
             return .restart
         case .fail(let why):
             return .fail(NetworkingError(.malformedResponse, why))
@@ -120,7 +117,6 @@ extension TaskRunner {
     /// A 416 that did not match the partial file ended: the request goes again without Range
     /// (encoded on a worker, like a redirect's), so the whole body comes.
     func planDownloadRestart(_ download: DownloadRun) {
-        download.restartPending = false
         download.resumeOffset = nil
         var whole = currentRequest
         whole.setValue(nil, forHTTPHeaderField: "Range")
