@@ -8,6 +8,7 @@
 #     (12,000 and 2,000 requests; the difference removes start-up), and per-function figures in
 #     $out/callgrind-*.txt. Instruction counts do not depend on what else the machine runs.
 # Usage: bash Benchmarks/profile.sh [--callgrind] [seconds]     (perf: apt-get install linux-perf)
+# PROFILE_MARKDOWN=FILE also writes the per-request figures as a markdown table (make bench does).
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,6 +17,7 @@ callgrind=0
 seconds=${1:-5}
 out=${PROFILE_OUT:-$here/.build/profile}
 mkdir -p "$out"
+: > "$out/rows.md"
 
 swift build --package-path "$here" -c release --product uvbench 2>&1 | tail -1
 bin="$(swift build --package-path "$here" -c release --show-bin-path)/uvbench"
@@ -39,12 +41,14 @@ if perf stat -e 'syscalls:sys_enter_write' true >/dev/null 2>&1; then
   cat "$out/stat-run.log" | tail -1
   n=$(requests_of "$out/stat-run.log")
   awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ { printf "  %-28s %10d  %6.2f per request\n", $3, $1, $1 / n }' "$out/perf-stat.csv"
+  awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ { printf "| %s (perf stat) | %.2f |\n", $3, $1 / n }' "$out/perf-stat.csv" > "$out/rows.md"
 else
   echo "  (perf cannot read syscall tracepoints here; using strace -c -f, which slows the client)"
   strace -c -f -o "$out/strace.txt" "$bin" --ours-only --url "$url" --seconds "$seconds" --warmup 0 > "$out/stat-run.log" 2>&1
   tail -1 "$out/stat-run.log"
   n=$(requests_of "$out/stat-run.log")
   awk -v n="$n" '$NF ~ /^(read|write|epoll_wait|futex|writev|readv|total)$/ { printf "  %-12s %10d  %6.2f per request\n", $NF, $4, $4 / n }' "$out/strace.txt"
+  awk -v n="$n" '$NF ~ /^(read|write|epoll_wait|futex|writev|readv|total)$/ { printf "| %s calls (strace -c) | %.2f |\n", $NF, $4 / n }' "$out/strace.txt" > "$out/rows.md"
 fi
 
 if command -v perf >/dev/null && perf record -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
@@ -72,6 +76,7 @@ if [ "$callgrind" = 1 ]; then
   a=$(grep -o 'Collected : [0-9]*' "$out/callgrind.2000.log" | awk '{print $3}')
   b=$(grep -o 'Collected : [0-9]*' "$out/callgrind.12000.log" | awk '{print $3}')
   echo "  $(( (b - a) / 10000 )) instructions per request (all threads, user space)"
+  printf '| instructions, all threads, user space (callgrind, steady state) | %d |\n' $(( (b - a) / 10000 )) | cat - "$out/rows.md" > "$out/rows.tmp" && mv "$out/rows.tmp" "$out/rows.md"
   python3 - "$out" <<'PY'
 import re, subprocess, sys
 out = sys.argv[1]
@@ -92,4 +97,18 @@ with open(f"{out}/callgrind-per-request.txt", "w") as f:
         f.write(f"{v:9.0f}  {name[:160]}\n")
 print(f"  inclusive instructions per request by function: {out}/callgrind-per-request.txt")
 PY
+fi
+
+if [ -n "${PROFILE_MARKDOWN:-}" ]; then
+  {
+    echo "### Per request, UVNetworking alone (Benchmarks/profile.sh)"
+    echo
+    echo "Keep-alive GETs of the 12-byte body from the private nginx, 64 in flight, through the task API"
+    echo "(HTTPResponseSerializer, a serial completion queue), commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')."
+    echo
+    echo "| per request | value |"
+    echo "|---|---:|"
+    cat "$out/rows.md" 2>/dev/null
+    echo
+  } > "$PROFILE_MARKDOWN"
 fi

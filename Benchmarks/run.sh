@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # `make bench`: builds the benchmarks in release mode and runs them.
 #   1. uvbench: wrk and UVNetworking take turns against a private nginx (12-byte body, 64 in flight),
-#      then allocations per request, CPU per request and latency of UVNetworking.
+#      then allocations per request, CPU per request and latency of UVNetworking; the heap an
+#      idle connection holds; uvfetch --repeat and wrk taking turns on one URL.
 #   2. uvbench over HTTPS (issue #4): wrk and UVNetworking over TLS (keep-alive), 1 GiB downloads
 #      curl vs UVNetworking over HTTPS and HTTP, TLS handshakes per second with and without
 #      session resumption. Its markdown is appended to the summary.
 #   3. uvfetch against curl (issue #6, Benchmarks/uvfetch-vs-curl.sh): one list of 20,000 distinct
 #      URLs fetched by uvfetch, `curl --parallel --parallel-max 64` and xargs-driven curl (-n 1 and
 #      -n 300), 64 in flight, taking turns; its markdown is appended to the summary.
-#   4. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
+#   4. Per-request costs (Benchmarks/profile.sh --callgrind): instructions per request under
+#      callgrind, syscalls, futex calls and context switches per request (perf stat).
+#   5. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
 # Exits non-zero only when something really failed (build, nginx/wrk missing, a UVNetworking request
 # that failed or returned the wrong response, a tool of step 3 that did not fetch its whole list
 # with status 200, the ordo-one suite failing). Missing the 0.8x goal is printed as the verdict, not
@@ -19,7 +22,7 @@
 # default Benchmarks/.build/benchmarks.md), BENCH_SKIP_ORDO=1 skips the ordo-one suite,
 # BENCH_SKIP_TLS=1 skips step 2, BENCH_DOWNLOAD_GIB (default 1, 0 skips the downloads),
 # BENCH_DOWNLOAD_REPEATS (default 3), BENCH_HANDSHAKE_CONCURRENCY (default 16),
-# BENCH_SKIP_UVFETCH=1 skips step 3, BENCH_UVFETCH_URLS (its list, default 20000),
+# BENCH_SKIP_UVFETCH=1 skips step 3, BENCH_SKIP_PROFILE=1 skips step 4, BENCH_UVFETCH_URLS (its list, default 20000),
 # BENCH_UVFETCH_XARGS_URLS (how many of them `xargs -n 1` gets, default 4000: a curl process per URL
 # is slow). Step 3 uses BENCH_ROUNDS too.
 # Extra arguments go to both uvbench runs (see `uvbench --help`).
@@ -50,9 +53,13 @@ build --product uvbench || { echo "bench: build failed" >&2; exit 1; }
 bin="$(swift build --package-path "$here" -c release --show-bin-path)/uvbench"
 mkdir -p "$(dirname "$markdown")"
 
-echo "== bench: uvbench, wrk vs UVNetworking side by side"
+echo "== bench: building uvfetch (release)"
+release_build "$repo" bench --product uvfetch || { echo "bench: uvfetch build failed" >&2; exit 1; }
+uvfetch_bin="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
+
+echo "== bench: uvbench, wrk vs UVNetworking side by side (then idle memory, uvfetch vs wrk)"
 status=0
-(cd "$repo" && "$bin" --seconds "$seconds" --rounds "$rounds" --warmup "$warmup" --markdown "$markdown" "$@")
+(cd "$repo" && "$bin" --seconds "$seconds" --rounds "$rounds" --warmup "$warmup" --markdown "$markdown" --uvfetch "$uvfetch_bin" "$@")
 uvbench_status=$?
 case $uvbench_status in
   0) ;;
@@ -91,6 +98,18 @@ if [ "${BENCH_SKIP_UVFETCH:-0}" != 1 ]; then
        [ "$status" = 0 ] && status=2 ;;
     *) echo "bench: uvfetch against curl failed (status $uvfetch_status)" >&2; [ "$status" = 0 ] && status=1 ;;
   esac
+fi
+
+if [ "${BENCH_SKIP_PROFILE:-0}" != 1 ]; then
+  echo
+  echo "== bench: per-request costs (callgrind instructions, syscalls, futex calls)"
+  # Instruction counts do not depend on the machine's load; syscall counts hardly do.
+  if PROFILE_MARKDOWN="$markdown.profile" bash "$here/profile.sh" --callgrind 3; then
+    [ -f "$markdown.profile" ] && { printf '\n' >> "$markdown"; cat "$markdown.profile" >> "$markdown"; rm -f "$markdown.profile"; }
+  else
+    echo "bench: profile.sh failed" >&2
+    [ "$status" = 0 ] && status=1
+  fi
 fi
 
 if [ "${BENCH_SKIP_ORDO:-0}" != 1 ]; then

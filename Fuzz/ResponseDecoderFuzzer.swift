@@ -200,7 +200,10 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 private func checkSectionSize(statusLineReason reason: String?, _ fields: ReceivedFields, _ limits: ResponseDecoder.Limits) {
     var size = 1
     if let reason { size += 12 + (reason.isEmpty ? 0 : 1 + reason.unicodeScalars.count) + 1 }
-    size += fields.bytes.count + 2 * fields.count
+    for index in fields.indices {
+        size += fields.withField(at: index) { name, value in name.count + value.count } + 2
+    }
+    invariant(fields.sectionByteCount <= limits.maxHeaderBytes, "a recorded section of \(fields.sectionByteCount) bytes got past a limit of \(limits.maxHeaderBytes)")
     invariant(size <= limits.maxHeaderBytes, "a field section of at least \(size) bytes got past a limit of \(limits.maxHeaderBytes)")
 }
 

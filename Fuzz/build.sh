@@ -28,11 +28,14 @@ for flag in "${cflags[@]}"; do xcc+=(-Xcc "$flag"); done
 decoder=$repo/Sources/UVNetworking/HTTP1
 sources=(
   "$decoder/ResponseHead.swift"
+  "$decoder/ReceivedFields.swift"
+  "$decoder/FieldSectionScanner.swift"
   "$decoder/ResponseDecoderError.swift"
   "$decoder/ResponseDecoder.swift"
   "$decoder/ResponseDecoder+Callbacks.swift"
   "$decoder/ChunkLineScanner.swift"
   "$decoder/HexDigit.swift"
+  "$repo/Tests/UVNetworkingTests/HTTP1/ResponseDecoderEvents.swift"
   "$here/ResponseDecoderFuzzer.swift"
 )
 
@@ -60,7 +63,7 @@ if [ -n "$src" ] && [ -f "$src/llhttp.c" ] && [ -x "$clang" ]; then
   fi
 fi
 
-"$swiftc" -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 \
+"$swiftc" -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -D FUZZ_HARNESS \
   -module-name ResponseDecoderFuzz "${linker[@]}" \
   -I "$repo/Sources/CLLHTTP" "${xcc[@]}" \
   "${sources[@]}" "${objects[@]}" "${libs[@]}" \

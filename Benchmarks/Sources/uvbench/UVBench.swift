@@ -39,6 +39,15 @@ struct UVBench: ParsableCommand {
     @Option(help: "Requests over which allocations are counted (0 skips the count).")
     var allocRequests: Int = 20_000
 
+    @Option(help: "Idle keep-alive connections opened to measure the heap one costs (0 skips it).")
+    var idleConnections: Int = 500
+
+    @Flag(help: "Only measure the heap of --idle-connections idle connections (for heap profilers).")
+    var idleOnly = false
+
+    @Option(help: "Also run this uvfetch executable against wrk, taking turns (`uvfetch URL --repeat N`).")
+    var uvfetch: String?
+
     @Option(help: "Write a markdown summary to this file.")
     var markdown: String?
 
@@ -90,11 +99,11 @@ struct UVBench: ParsableCommand {
     var cacert: String?
 
     func validate() throws {
-        guard seconds > 0, rounds > 0, warmup >= 0, connections > 0, allocRequests >= 0 else {
+        guard seconds > 0, rounds > 0, warmup >= 0, connections > 0, allocRequests >= 0, idleConnections >= 0 else {
             throw ValidationError("--seconds, --rounds and --connections must be positive")
         }
-        if (url != nil || requests != nil || cacert != nil) && !oursOnly {
-            throw ValidationError("--url, --requests and --cacert are for --ours-only runs")
+        if (requests != nil || cacert != nil || (url != nil && !idleOnly)) && !oursOnly {
+            throw ValidationError("--url, --requests and --cacert are for --ours-only runs (and --url for --idle-only)")
         }
         guard downloadGib >= 0, downloadRepeats > 0, handshakeConcurrency > 0 else {
             throw ValidationError("--download-gib must not be negative, --download-repeats and --handshake-concurrency must be positive")
@@ -108,7 +117,9 @@ struct UVBench: ParsableCommand {
         Cleanup.installSignalHandlers()
         defer { Cleanup.runNow() }
         do {
-            if serveOnly {
+            if idleOnly {
+                _ = try runIdleMemory()
+            } else if serveOnly {
                 let server = try NginxServer(executable: nginx, https: https, largeFileBytes: downloadBytes)
                 server.warmLargeFile()
                 say("uvbench: nginx (master pid \(server.masterPID), worker pid \(server.workerPID.map(String.init) ?? "?")) serving \(server.url.absoluteString); stop with SIGINT or SIGTERM")
@@ -128,6 +139,8 @@ struct UVBench: ParsableCommand {
                 // Each phase reports; the summary is written even when a phase was invalid.
                 var parts: [(markdown: String, invalid: InvalidRun?)] = []
                 if !skipPlain { parts.append(try runSideBySide()) }
+                if !skipPlain && idleConnections > 0 { parts.append(try runIdleMemory()) }
+                if let uvfetch { parts.append(try runUVFetch(uvfetch)) }
                 if runsTLS { parts.append(try runTLS()) }
                 if let markdown {
                     try parts.map(\.markdown).joined(separator: "\n").write(toFile: markdown, atomically: true, encoding: .utf8)
@@ -199,6 +212,29 @@ struct UVBench: ParsableCommand {
         say("")
         say(report.text())
         return (report.markdown(), Self.invalidRun(results))
+    }
+
+    /// The heap an idle plain connection holds (goal: at most 4 KiB, issue #14).
+    private func runIdleMemory() throws -> (markdown: String, invalid: InvalidRun?) {
+        let server = try url == nil ? NginxServer(executable: nginx) : nil
+        defer { server?.stop() }
+        guard let target = server?.url ?? url.flatMap(URL.init(string:)) else { throw ValidationError("bad --url") }
+        let idle = try IdleMemory.measure(url: target, connections: idleConnections)
+        say(String(format: "uvbench: %d idle connections: %.0f bytes of heap each (goal ≤ 4096)", idle.connections, idle.bytesPerConnection))
+        return (idle.markdown(goal: 4096), nil)
+    }
+
+    /// uvfetch against wrk on one URL (goal: at least 0.8x, issue #14).
+    private func runUVFetch(_ executable: String) throws -> (markdown: String, invalid: InvalidRun?) {
+        let server = try NginxServer(executable: nginx)
+        defer { server.stop() }
+        let bench = UVFetchBench(executable: executable, wrk: wrk, connections: connections, seconds: seconds, rounds: rounds)
+        do {
+            let results = try bench.run(url: server.url)
+            return (UVFetchBench.markdown(results, goal: 0.8), nil)
+        } catch let invalid as InvalidRun {
+            return ("### uvfetch --repeat against wrk\n\nINVALID: \(invalid.description)\n", invalid)
+        }
     }
 
     /// A run is invalid when any UVNetworking request failed or got the wrong response.

@@ -32,9 +32,12 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var timer: LoopTimer?
     /// When an idle connection should close (the pool's idle timeout).
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
+    /// When an idle connection gives its transport's spare memory back (TLS record buffers).
+    @exclusivity(unchecked) private var memoryReleaseDeadline: UInt64 = .max
     @exclusivity(unchecked) private var addresses: [SocketAddress] = []
     @exclusivity(unchecked) private var addressIndex = 0
-    @exclusivity(unchecked) private var events: [ResponseEvent] = []
+    /// The decoder handed on the response's end during the current feed or finish.
+    @exclusivity(unchecked) private var decodedEnd = false
     @exclusivity(unchecked) private var reportedReady = false
     @exclusivity(unchecked) private var reportedEnd = false
 
@@ -101,7 +104,6 @@ final class HTTP1Connection {
             setupError = error
         }
         self.decoder = ResponseDecoder(limits: decoderLimits)
-        events.reserveCapacity(4)
         transport.delegate = self
     }
 
@@ -181,10 +183,14 @@ final class HTTP1Connection {
         case .idle:
             // The pool's idle timeout, unless this is an early firing left from an exchange.
             let now = LoopTimer.now(loop)
+            if now >= memoryReleaseDeadline {
+                memoryReleaseDeadline = .max
+                transport.releaseIdleMemory()
+            }
             if now >= idleDeadline {
                 perform(machine.closeRequested())
             } else if idleDeadline != .max {
-                timer?.arm(at: idleDeadline)
+                timer?.arm(at: min(idleDeadline, memoryReleaseDeadline))
             }
         case .active:
             if continueDeadline != .max && LoopTimer.now(loop) >= continueDeadline {
@@ -216,6 +222,7 @@ final class HTTP1Connection {
         loop.assertInLoop()
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
+        memoryReleaseDeadline = .max
         exchange = delegate
         exchangeBytesWritten = Int64(request.count)
         exchangeBytesRead = 0
@@ -252,9 +259,22 @@ final class HTTP1Connection {
 
     /// Starts the idle timer (the pool parked this connection).
     func parkIdle(timeout: Double) {
-        idleDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: LoopDuration.clamped(timeout))
-        timer?.armNoLaterThan(idleDeadline)
+        let now = LoopTimer.now(loop)
+        idleDeadline = LoopDuration.deadline(now, plus: LoopDuration.clamped(timeout))
+        var wake = idleDeadline
+        if tls != nil {
+            // A TLS connection keeps OpenSSL's record buffers (about 34 KiB) from one exchange
+            // to the next, which saves allocating and freeing both per request; once it has
+            // been idle for a while it gives them back, so idle connections stay small.
+            memoryReleaseDeadline = LoopDuration.deadline(now, plus: Self.memoryReleaseDelay)
+            wake = min(wake, memoryReleaseDeadline)
+        }
+        timer?.armNoLaterThan(wake)
     }
+
+    /// How long an idle connection keeps its transport's spare memory, in milliseconds: long
+    /// enough to span the gap between a response and the next request of a busy client.
+    static let memoryReleaseDelay: UInt64 = 1_000
 
     /// Closes an idle connection (pool shutdown or making room).
     func close() {
@@ -418,37 +438,33 @@ final class HTTP1Connection {
         readyChunk = []
         bodyError = nil
     }
+}
 
-    /// Passes the decoded events on and empties `events` (keeping its storage); returns whether
-    /// the response ended.
-    private func deliverEvents() -> Bool {
-        var pending: [ResponseEvent] = []
-        swap(&pending, &events)
-        defer { swap(&pending, &events) }
-        // Each event is moved out (popLast after one reverse) rather than iterated: iterating
-        // copies every event, and emptying the array afterwards destroys each one through the
-        // runtime's generic value witnesses, which together cost more than decoding the head.
-        pending.reverse()
-        var ended = false
-        while let event = pending.popLast() {
-            switch consume event {
-            case .informational(let head):
-                // Other 1xx (102, 103) say nothing about the body.
-                if head.status == 100 { perform(machine.continueToBody()) }
-            case .head(let head):
-                if machine.isAwaitingContinue {
-                    // The server answered without a 100: it does not want the body.
-                    continueDeadline = .max
-                    perform(machine.finalHeadReceived())
-                }
-                exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
-            case .body(let bytes):
-                bytes.withUnsafeBytes { exchange?.exchangeReceivedBody($0) }
-            case .end:
-                ended = true
-            }
+extension HTTP1Connection: ResponseDecoderConsumer {
+    // Called by the decoder from inside `feed`/`finish`: each piece goes straight to the exchange
+    // (which may abort the connection meanwhile: `exchange` is then nil and the rest is dropped).
+    // The end only sets a flag, acted on once the decoder has returned.
+
+    func decoderReceivedInterim(_ head: ResponseHead) {
+        // Other 1xx (102, 103) say nothing about the body.
+        if head.status == 100 { perform(machine.continueToBody()) }
+    }
+
+    func decoderReceivedHead(_ head: ResponseHead) {
+        if machine.isAwaitingContinue {
+            // The server answered without a 100: it does not want the body.
+            continueDeadline = .max
+            perform(machine.finalHeadReceived())
         }
-        return ended
+        exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
+    }
+
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) {
+        exchange?.exchangeReceivedBody(bytes)
+    }
+
+    func decoderReceivedEnd(trailers: ReceivedFields) {
+        decodedEnd = true
     }
 }
 
@@ -486,14 +502,14 @@ extension HTTP1Connection: TransportDelegate {
         responseStarted = true
         exchangeBytesRead &+= Int64(bytes.count)
         let consumed: Int
+        decodedEnd = false
         do {
-            consumed = try decoder.feed(bytes, into: &events)
+            consumed = try decoder.feed(bytes, to: self)
         } catch {
-            _ = deliverEvents()
             failed(NetworkingError(error.networkingCode, error.reason))
             return
         }
-        guard deliverEvents() else { return }
+        guard decodedEnd else { return }
         reportedEnd = true
         // Leftover bytes after the response belong to no request: do not reuse the connection.
         perform(machine.responseEnded(keepAlive: decoder.keepAlive && consumed == bytes.count))
@@ -511,14 +527,14 @@ extension HTTP1Connection: TransportDelegate {
             failed(NetworkingError(.connectionClosed, "the server closed the connection"))
             return
         }
+        decodedEnd = false
         do {
-            try decoder.finish(into: &events)
+            try decoder.finish(to: self)
         } catch {
-            _ = deliverEvents()
             failed(NetworkingError(error.networkingCode, error.reason))
             return
         }
-        if deliverEvents() {
+        if decodedEnd {
             reportedEnd = true
             perform(machine.responseEnded(keepAlive: false))
         } else {

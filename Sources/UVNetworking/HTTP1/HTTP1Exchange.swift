@@ -9,7 +9,8 @@ protocol HTTP1ExchangeDelegate: AnyObject {
     /// The final response head (1xx heads are consumed by the connection), with the body length
     /// it announced (0 for HEAD, 204 and 304; nil when chunked or EOF-framed).
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength: Int64?)
-    /// Body bytes, in order, never empty; valid only during the call.
+    /// Body bytes, in order, never empty: a view of the connection's read buffer, valid only
+    /// during the call (copy what must outlive it).
     func exchangeReceivedBody(_ bytes: UnsafeRawBufferPointer)
     /// The response ended, and the request was fully written or, for a response that ended
     /// first, given up (the connection then closes).

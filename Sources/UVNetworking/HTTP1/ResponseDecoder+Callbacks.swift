@@ -1,7 +1,8 @@
 import CLLHTTP
 
-// llhttp's callbacks. They are plain C function pointers that capture nothing: each finds its
-// decoder through `parser.data` and calls one method here. A method returns 0 to go on,
+// llhttp's callbacks: head complete, body, chunk header, message complete, and one per field name
+// that stays in C-level code. They are plain C function pointers that capture nothing: each finds
+// its decoder through `parser.data` and calls one method here. A method returns 0 to go on,
 // HPE_PAUSED to stop llhttp at a boundary the decoding loop handles, or `failCallback`'s code
 // after storing the error to throw.
 
@@ -11,20 +12,11 @@ extension ResponseDecoder {
     nonisolated(unsafe) static let settings: UnsafePointer<llhttp_settings_t> = {
         let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
         llhttp_settings_init(settings)
-        settings.pointee.on_status = { parser, at, length in
-            withDecoder(parser) { $0.onStatus(at, length) }
-        }
-        settings.pointee.on_header_field = { parser, at, length in
-            withDecoder(parser) { $0.onHeaderField(at, length) }
-        }
+        // No callback for the status line, names or values: the scanner has recorded the
+        // section (`record`), and llhttp only validates it. The one per-field callback that
+        // remains runs no Swift method: it keeps llhttp from parsing Content-Length itself.
         settings.pointee.on_header_field_complete = { parser in
-            withDecoder(parser) { $0.onHeaderFieldComplete() }
-        }
-        settings.pointee.on_header_value = { parser, at, length in
-            withDecoder(parser) { $0.onHeaderValue(at, length) }
-        }
-        settings.pointee.on_header_value_complete = { parser in
-            withDecoder(parser) { $0.onHeaderValueComplete() }
+            ResponseDecoder.releaseContentLength(parser!)
         }
         settings.pointee.on_headers_complete = { parser in
             withDecoder(parser) { $0.onHeadersComplete() }
@@ -41,82 +33,84 @@ extension ResponseDecoder {
         return UnsafePointer(settings)
     }()
 
-    // MARK: - Status line and fields
+    // MARK: - Fields
 
-    /// A piece of the reason phrase (the scanner has already checked its bytes).
-    func onStatus(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        reasonBytes.append(DecoderASCII.bytes(at, length))
+    /// llhttp's header_state for a Content-Length name (HEADER_STATE_CONTENT_LENGTH, the same in
+    /// 8.x and 9.x).
+    static let contentLengthHeaderState: UInt8 = 2
+
+    /// A field name is complete. A Content-Length is ours to read (`noteFraming`): setting
+    /// llhttp's header state back to 0 ("general") before it looks at the value makes llhttp
+    /// take the value as any other, so it neither refuses a repeat or a list nor counts it. One
+    /// in the trailers frames nothing (RFC 9110 §6.5.1) and is passed on as any field (9.x would
+    /// otherwise refuse it next to chunked; 8.1 lets it through).
+    @inline(__always)
+    static func releaseContentLength(_ parser: UnsafeMutablePointer<llhttp_t>) -> Int32 {
+        if parser.pointee.header_state == contentLengthHeaderState { parser.pointee.header_state = 0 }
         return 0
     }
 
-    /// A piece of a field name; names arrive in several pieces when a read splits them.
-    func onHeaderField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        nameBytes.append(DecoderASCII.bytes(at, length))
-        return 0
+    /// The recorded section's fields, in one array (`ReceivedFields`): names and values are
+    /// bounds into the raw bytes, except a value with an obs-fold, which RFC 9112 §5.2 asks a
+    /// user agent to join with one SP per fold (each piece trimmed, empty pieces dropped): those
+    /// are written after the raw bytes. The record's storage is kept for the next section.
+    func takeSection() -> ReceivedFields {
+        boundsScratch.removeAll(keepingCapacity: true)
+        if boundsScratch.capacity == 0 { boundsScratch.reserveCapacity(32) }
+        foldBytes.removeAll()
+        let section = record.bytes.bytes
+        let lines = record.lines
+        var index = 0
+        while index < lines.count {
+            let line = lines[index]
+            index += 1
+            // A continuation with no field before it, or a line without a colon: llhttp refuses both.
+            guard line.colon >= 0 else { continue }
+            var value = Self.trimmed(section, from: Int(line.colon) + 1, to: Int(line.end))
+            if index < lines.count && lines[index].colon == SectionRecord.Line.continuation {
+                let extraStart = foldBytes.count
+                if !value.isEmpty { foldBytes.append(UnsafeBufferPointer(rebasing: section[value])) }
+                while index < lines.count && lines[index].colon == SectionRecord.Line.continuation {
+                    let piece = Self.trimmed(section, from: Int(lines[index].start), to: Int(lines[index].end))
+                    if !piece.isEmpty {
+                        if foldBytes.count > extraStart { foldBytes.append(DecoderASCII.space) }
+                        foldBytes.append(UnsafeBufferPointer(rebasing: section[piece]))
+                    }
+                    index += 1
+                }
+                value = section.count + extraStart ..< section.count + foldBytes.count
+            }
+            boundsScratch.append(ReceivedFields.Bounds(
+                nameStart: line.start, nameEnd: line.colon,
+                valueStart: Int32(truncatingIfNeeded: value.lowerBound), valueEnd: Int32(truncatingIfNeeded: value.upperBound)))
+        }
+        return boundsScratch.withUnsafeBufferPointer { ReceivedFields(section: section, extra: foldBytes.bytes, bounds: $0) }
     }
 
-    /// The name is complete: llhttp 8.1 accepts an empty one (": value"), RFC 9110 §5.1 does not.
-    ///
-    /// A Content-Length of the head is ours to read (`onHeaderValueComplete`): setting llhttp's
-    /// header state back to 0 ("general", as in 8.x and 9.x) before it looks at the value makes
-    /// llhttp take the value as any other, so it neither refuses a repeat or a list nor counts it.
-    /// One in the trailers frames nothing (RFC 9110 §6.5.1) and is passed on as any field (9.x
-    /// would otherwise refuse it next to chunked; 8.1 lets it through).
-    func onHeaderFieldComplete() -> Int32 {
-        if nameBytes.isEmpty { return failCallback(.malformed("empty field name")) }
-        if nameBytes.count == 14 && DecoderASCII.equalsLowercase(nameBytes.bytes, "content-length") {
-            fieldIsContentLength = section == .head
-            parser.pointee.header_state = 0
-        }
-        return 0
+    /// section[start..<end] without leading and trailing SP/HTAB, as a range.
+    private static func trimmed(_ section: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Range<Int> {
+        var lower = start
+        var upper = end
+        while lower < upper && DecoderASCII.isWhitespace(section[lower]) { lower += 1 }
+        while upper > lower && DecoderASCII.isWhitespace(section[upper - 1]) { upper -= 1 }
+        return lower..<upper
     }
 
-    /// A piece of a field value.
-    ///
-    /// llhttp 8.1 strips the CRLF of an obs-fold and starts a new span at the continuation line's
-    /// whitespace, so a span that begins right after an LF is a continuation. RFC 9112 §5.2 asks a
-    /// user agent to replace each obs-fold (OWS CRLF RWS) with one SP: trim the whitespace before
-    /// the fold, add one SP, then skip the continuation's leading whitespace (which may itself
-    /// arrive split across reads).
-    func onHeaderValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        guard length > 0, let at else { return 0 }
-        var span = DecoderASCII.bytes(at, length)
-        if byteBefore(at) == DecoderASCII.lf {
-            valueBytes.trimTrailingWhitespace()
-            valueBytes.append(DecoderASCII.space)
-            skippingFoldWhitespace = true
+    /// Reads the framing fields of a head from its recorded bounds: every Content-Length and
+    /// Transfer-Encoding. Returns why the head cannot frame a body, or nil.
+    private func noteFraming(_ fields: ReceivedFields) -> String? {
+        for index in 0..<fields.count {
+            let bounds = fields.bounds(at: index)
+            let nameLength = bounds.nameEnd - bounds.nameStart
+            guard nameLength == 14 || nameLength == 17 else { continue }
+            let problem: String? = fields.withField(at: index) { name, value in
+                if nameLength == 14 && DecoderASCII.equalsLowercase(name, "content-length") { return noteContentLength(value) }
+                if nameLength == 17 && DecoderASCII.equalsLowercase(name, "transfer-encoding") { noteTransferCodings(value) }
+                return nil
+            }
+            if let problem { return problem }
         }
-        if skippingFoldWhitespace {
-            guard let first = span.firstIndex(where: { !DecoderASCII.isWhitespace($0) }) else { return 0 }
-            span = UnsafeBufferPointer(rebasing: span[first...])
-            skippingFoldWhitespace = false
-        }
-        valueBytes.append(span)
-        return 0
-    }
-
-    /// The value is complete: add the field to the section's bytes and note framing.
-    func onHeaderValueComplete() -> Int32 {
-        // Unsafe buffers rather than slices: no retain/release of the reused arrays per field.
-        let name = nameBytes.bytes
-        // llhttp already drops leading OWS on the first line; trailing OWS is ours to drop.
-        let value = DecoderASCII.trimmingWhitespace(valueBytes.bytes)
-        if section == .head && DecoderASCII.equalsLowercase(name, "transfer-encoding") {
-            noteTransferCodings(value)
-        }
-        if fieldIsContentLength {
-            fieldIsContentLength = false
-            if let problem = noteContentLength(value) { return failCallback(.malformed(problem)) }
-        }
-        fieldBytes.append(name)
-        let nameEnd = Int32(truncatingIfNeeded: fieldBytes.count)
-        fieldBytes.append(value)
-        if fieldBounds.capacity == 0 { fieldBounds.reserveCapacity(16) }
-        fieldBounds.append(ReceivedFields.Bounds(nameEnd: nameEnd, valueEnd: Int32(truncatingIfNeeded: fieldBytes.count)))
-        nameBytes.removeAll()
-        valueBytes.removeAll()
-        skippingFoldWhitespace = false
-        return 0
+        return nil
     }
 
     /// Counts the transfer codings in one Transfer-Encoding value (a comma list, empty elements allowed).
@@ -175,6 +169,8 @@ extension ResponseDecoder {
     /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
     func onHeadersComplete() -> Int32 {
+        let fields = takeSection()
+        if let problem = noteFraming(fields) { return failCallback(.malformed(problem)) }
         if let contentLength {
             // What llhttp would have set had it read the field; framing and keep-alive use it.
             parser.pointee.content_length = contentLength
@@ -197,25 +193,17 @@ extension ResponseDecoder {
             // or a HEAD response without Content-Length would read as EOF-framed.
             parser.pointee.flags |= UInt16(F_SKIPBODY.rawValue)
         }
-        let head = ResponseHead(
-            versionMajor: Int(state.http_major),
-            versionMinor: Int(state.http_minor),
-            status: status,
-            reason: String(decoding: reasonBytes.bytes, as: UTF8.self),
-            headers: takeFields(),
-            keepAlive: llhttp_should_keep_alive(parser) != 0
-        )
-        reasonBytes.removeAll()
+        let keepAlive = llhttp_should_keep_alive(parser) != 0
         if isInterim {
-            interimKeepAlive = interimKeepAlive && head.keepAlive
-            sink.append(.informational(head))
+            interimKeepAlive = interimKeepAlive && keepAlive
+            consumer?.decoderReceivedInterim(makeHead(state, fields: fields, keepAlive: keepAlive, final: false))
             return 1
         }
-        finalKeepAlive = head.keepAlive
+        finalKeepAlive = keepAlive
         announcedBodyLength = skipBody ? 0
             : state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 ? Int64(clamping: state.content_length) : nil
-        sink.append(.head(head))
         section = .body
+        consumer?.decoderReceivedHead(makeHead(state, fields: fields, keepAlive: keepAlive, final: true))
         if skipBody { return 1 }
         if let maxBody = limits.maxBodyBytes, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0,
            state.content_length > UInt64(maxBody) {
@@ -228,6 +216,28 @@ extension ResponseDecoder {
             return Int32(HPE_PAUSED.rawValue)
         }
         return 0
+    }
+
+    /// The head from the recorded section. A final head whose bytes equal those of the
+    /// connection's template head apart from Date's value takes it as its template; one that
+    /// does not becomes the template for the heads after it (unless it has an obs-fold, which
+    /// moves values out of the raw bytes).
+    private func makeHead(_ state: llhttp_t, fields: ReceivedFields, keepAlive: Bool, final: Bool) -> ResponseHead {
+        let statusLineEnd = Int(record.statusLineEnd)
+        // "HTTP/1.1 200 " is 13 bytes: the reason phrase, if any, follows.
+        let reason = statusLineEnd > 13
+            ? String(decoding: UnsafeBufferPointer(rebasing: record.bytes.bytes[13..<statusLineEnd]), as: UTF8.self) : ""
+        var template: ResponseHead?
+        var dateIndex = -1
+        if final && !record.hasFold, let candidate = templateHead, let match = ResponseHead.templateMatch(fields, candidate) {
+            template = candidate
+            dateIndex = match
+        }
+        let head = ResponseHead(versionMajor: Int(state.http_major), versionMinor: Int(state.http_minor),
+                                status: Int(state.status_code), reason: reason, headers: fields, keepAlive: keepAlive,
+                                template: template, dateIndex: dateIndex)
+        if final && template == nil { templateHead = record.hasFold ? nil : head }
+        return head
     }
 
     /// Why the body of this response cannot be framed reliably (RFC 9112 §6), or nil.
@@ -254,7 +264,7 @@ extension ResponseDecoder {
 
     // MARK: - Body and end
 
-    /// Body bytes, after chunked decoding: gathered until the feed ends, up to the body limit.
+    /// Body bytes, after chunked decoding: handed to the consumer as they come, up to the body limit.
     func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         var accepted = length
         var overflow = false
@@ -264,8 +274,8 @@ extension ResponseDecoder {
             overflow = true
         }
         if accepted > 0 {
-            pendingBody.append(contentsOf: DecoderASCII.bytes(at, accepted))
             bodyByteCount += accepted
+            consumer?.decoderReceivedBody(UnsafeRawBufferPointer(start: at, count: accepted))
         }
         if overflow {
             return failCallback(ResponseDecoderError(kind: .bodyTooLarge, reason: "body exceeds the \(limits.maxBodyBytes ?? 0)-byte limit"))
@@ -287,36 +297,19 @@ extension ResponseDecoder {
         if isInterim {
             pause = .interimComplete
         } else {
-            flushBody()
-            sink.append(.end(trailers: takeFields()))
             completed = true
             pause = .finalComplete
+            consumer?.decoderReceivedEnd(trailers: section == .trailers ? takeSection() : ReceivedFields())
         }
         return Int32(HPE_PAUSED.rawValue)
     }
 
     // MARK: - Helpers
 
-    /// The fields gathered so far, copied out (two exact-size allocations, none when there are
-    /// no fields); the gathering storage is kept for the next section.
-    private func takeFields() -> ReceivedFields {
-        guard !fieldBounds.isEmpty else { return ReceivedFields() }
-        let taken = ReceivedFields(bytes: Array(fieldBytes.bytes), bounds: Array(fieldBounds))
-        fieldBytes.removeAll()
-        fieldBounds.removeAll(keepingCapacity: true)
-        return taken
-    }
-
     /// Stores `error` for the decoding loop to throw and returns the code that stops llhttp.
     private func failCallback(_ error: ResponseDecoderError) -> Int32 {
         callbackError = error
         return Int32(HPE_USER.rawValue)
-    }
-
-    /// The stream byte just before `pointer`, which lies inside the current llhttp_execute call.
-    private func byteBefore(_ pointer: UnsafePointer<CChar>) -> UInt8 {
-        if let executeStart, pointer > executeStart { return UInt8(bitPattern: pointer[-1]) }
-        return byteBeforeExecute
     }
 }
 

@@ -3,16 +3,19 @@ import CLLHTTP
 // Sans-I/O HTTP/1.1 response decoder on top of llhttp 8.1 (strict mode).
 //
 // Theory of operation
-// - Bytes in (`feed`, `finish`), events out; no socket, no clock. One decoder serves one
-//   connection; `expectResponse` arms it for the response to each request in turn.
-// - llhttp does the tokenising. Its callbacks (ResponseDecoder+Callbacks.swift) accumulate names,
-//   values and body bytes and apply the checks that need decoded data (empty names, framing,
-//   limits, upgrades).
-// - llhttp 8.1 lets some things through that we refuse, and it cannot tell us where a line ended.
-//   So a `FieldSectionScanner` walks the raw bytes of each field section (a head, or the trailer
-//   section) just ahead of llhttp: it checks line endings, the status-line shape and the byte
-//   limit. When it finds a problem at byte i, llhttp is first run on the bytes before i, so that
-//   whichever problem comes first in the stream wins however the stream was split.
+// - Bytes in (`feed`, `finish`); heads, body bytes and the end out, handed to a consumer (the
+//   connection) as they are decoded; no socket, no clock. One decoder serves one connection;
+//   `expectResponse` arms it for the response to each request in turn.
+// - One pass over a head. A `FieldSectionScanner` walks the raw bytes of each field section (a
+//   head, or the trailer section) just ahead of llhttp: it checks what llhttp 8.1 lets through
+//   (line endings, the status-line shape, empty names) and the byte limit, and copies the section
+//   once into `record`, noting where each line and colon lies. When it finds a problem at byte i,
+//   llhttp is first run on the bytes before i, so that whichever problem comes first in the
+//   stream wins however the stream was split.
+// - llhttp validates, with no callback for the status line, names or values. At headers-complete
+//   (ResponseDecoder+Callbacks.swift) the head is built from the record (one `ResponseHead`, one
+//   byte array), framing is read from it, and the checks that need the whole head (framing,
+//   upgrades) are applied. Body bytes go to the consumer as views of the fed bytes.
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
 //   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
 //   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
@@ -23,8 +26,9 @@ import CLLHTTP
 //   had anyway.
 // - Content-Length is read here, not by llhttp, which refuses a repeat of the same value and a
 //   list ("6, 6") that RFC 9110 §8.6 lets a recipient take as one value. The field-complete
-//   callback turns llhttp's own Content-Length parsing off for the field (header_state back to
-//   "general"); the head-complete callback hands llhttp the value.
+//   callback (the one per-field callback left, plain C-level work) turns llhttp's own
+//   Content-Length parsing off for the field (header_state back to "general"); the head-complete
+//   callback reads the values from the record and hands llhttp the result.
 // - Every message ends in a pause (on_message_complete returns HPE_PAUSED), and the trailer section
 //   starts with one (on_chunk_header of the last chunk). A pause tells us exactly where we are in
 //   the buffer: after a 1xx the parser is reset for the next head on the same buffer, after the
@@ -37,7 +41,8 @@ import CLLHTTP
 // - Nothing is buffered beyond the limits: a head or trailer section stops at maxHeaderBytes raw
 //   bytes, a body at maxBodyBytes.
 
-/// Decodes the HTTP/1.1 responses received on one connection into `ResponseEvent`s.
+/// Decodes the HTTP/1.1 responses received on one connection, handing heads, body bytes and
+/// ends to a `ResponseDecoderConsumer`.
 ///
 /// Not thread-safe and not re-entrant: one connection's loop thread owns it.
 final class ResponseDecoder {
@@ -90,8 +95,8 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var failure: ResponseDecoderError?
     /// Inside feed/finish (re-entrancy guard).
     @exclusivity(unchecked) var executing = false
-    /// Events produced during one feed: the caller's array, swapped in so callbacks can append.
-    @exclusivity(unchecked) var sink: [ResponseEvent] = []
+    /// Who gets the heads, body bytes and end, during one feed or finish (its caller keeps it alive).
+    @exclusivity(unchecked) unowned(unsafe) var consumer: (any ResponseDecoderConsumer)?
     /// No 1xx of this response said the connection closes.
     @exclusivity(unchecked) var interimKeepAlive = true
     /// llhttp's keep-alive verdict on the final head.
@@ -114,33 +119,26 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var callbackError: ResponseDecoderError?
     /// This message is a 1xx (known at headers-complete).
     @exclusivity(unchecked) var isInterim = false
-    /// Where the current llhttp_execute started, and the byte before it: how a value callback
-    /// finds what precedes its span (obs-fold detection).
-    @exclusivity(unchecked) var executeStart: UnsafePointer<CChar>?
-    @exclusivity(unchecked) var byteBeforeExecute: UInt8 = 0
-    /// The reason phrase, a field name and a field value as they arrive in pieces; the storage is
-    /// reused from one field (and one response) to the next.
-    @exclusivity(unchecked) var reasonBytes = ByteAccumulator(capacity: 32)
-    @exclusivity(unchecked) var nameBytes = ByteAccumulator(capacity: 64)
-    @exclusivity(unchecked) var valueBytes = ByteAccumulator(capacity: 256)
-    /// Dropping the leading whitespace of an obs-fold continuation line.
-    @exclusivity(unchecked) var skippingFoldWhitespace = false
-    /// The head's fields, then the trailers, as `ReceivedFields` wants them; the storage is
-    /// reused and copied out once per section.
-    @exclusivity(unchecked) var fieldBytes = ByteAccumulator(capacity: 512)
-    @exclusivity(unchecked) var fieldBounds: [ReceivedFields.Bounds] = []
+    /// The raw bytes of the field section being received and where its lines lie, recorded by
+    /// `scanner`; the storage is reused from one section (and one response) to the next.
+    @exclusivity(unchecked) var record = SectionRecord()
+    /// Scratch for building a section's `ReceivedFields`: the fields' bounds, and the values
+    /// that obs-fold made non-contiguous.
+    @exclusivity(unchecked) var boundsScratch: [ReceivedFields.Bounds] = []
+    @exclusivity(unchecked) var foldBytes = ByteAccumulator(capacity: 64)
     /// Transfer-Encoding seen in the head, how many codings it listed, and whether all were chunked.
     @exclusivity(unchecked) var sawTransferEncoding = false
     @exclusivity(unchecked) var transferCodingCount = 0
     @exclusivity(unchecked) var transferCodingsAllChunked = true
-    /// The field being received is a Content-Length of the head, which llhttp does not parse.
-    @exclusivity(unchecked) var fieldIsContentLength = false
     /// The Content-Length value the head's fields gave so far (all of them must agree).
     @exclusivity(unchecked) var contentLength: UInt64?
-    /// Body bytes gathered during the current feed, emitted as one `.body`.
-    @exclusivity(unchecked) var pendingBody: [UInt8] = []
     /// Body bytes of this response so far, for the limit.
     @exclusivity(unchecked) var bodyByteCount = 0
+
+    // Connection-level state.
+    /// The last final head decoded on this connection that had no template: the next head whose
+    /// bytes match it apart from Date takes it as its template (`ResponseHead.template`).
+    @exclusivity(unchecked) var templateHead: ResponseHead?
 
     /// Creates a decoder armed for a response to a non-HEAD request.
     init(limits: Limits = Limits()) {
@@ -174,26 +172,28 @@ final class ResponseDecoder {
         startMessage()
     }
 
-    /// Decodes bytes, appending events. Returns how many bytes were consumed: decoding stops right after the final
-    /// response's `.end`; bytes left over belong to no request (the caller then must not reuse the connection).
-    /// On throw, `events` keeps what was decoded before the error and the decoder is dead (every later call throws the same error).
-    func feed(_ bytes: UnsafeRawBufferPointer, into events: inout [ResponseEvent]) throws(ResponseDecoderError) -> Int {
+    /// Decodes bytes, handing heads, body bytes and the end to `consumer` as they are decoded.
+    /// Returns how many bytes were consumed: decoding stops right after the final response's
+    /// end; bytes left over belong to no request (the caller then must not reuse the connection).
+    /// On throw, `consumer` has had what was decoded before the error and the decoder is dead
+    /// (every later call throws the same error).
+    func feed(_ bytes: UnsafeRawBufferPointer, to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) -> Int {
         precondition(!executing, "ResponseDecoder is not re-entrant")
         if let failure { throw failure }
         guard !completed, !bytes.isEmpty else { return 0 }
         receivedBytes = true
         executing = true
-        swap(&sink, &events)
+        self.consumer = consumer
         defer {
-            flushBody()
-            swap(&sink, &events)
+            self.consumer = nil
             executing = false
         }
         return try decode(bytes)
     }
 
-    /// The peer closed the connection: ends an EOF-framed body (appends `.end`) or throws truncatedBody / closedBeforeResponse.
-    func finish(into events: inout [ResponseEvent]) throws(ResponseDecoderError) {
+    /// The peer closed the connection: ends an EOF-framed body (tells `consumer` of the end) or
+    /// throws truncatedBody / closedBeforeResponse.
+    func finish(to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) {
         precondition(!executing, "ResponseDecoder is not re-entrant")
         if let failure { throw failure }
         if completed { return }
@@ -201,10 +201,9 @@ final class ResponseDecoder {
             throw fail(ResponseDecoderError(kind: .closedBeforeResponse, reason: "connection closed before any byte of the response"))
         }
         executing = true
-        swap(&sink, &events)
+        self.consumer = consumer
         defer {
-            flushBody()
-            swap(&sink, &events)
+            self.consumer = nil
             executing = false
         }
         // llhttp_finish calls on_message_complete only for an EOF-framed body; anything else
@@ -255,7 +254,7 @@ final class ResponseDecoder {
             var stop = bytes.count
             var found: ScanStop?
             if scanner.isActive {
-                found = scanner.scan(bytes, from: scanned, limit: limits.maxHeaderBytes)
+                found = scanner.scan(bytes, from: scanned, limit: limits.maxHeaderBytes, into: &record)
             } else if chunkScanner.isActive, let lf = chunkScanner.scan(bytes, from: scanned) {
                 found = ScanStop(index: lf, problem: nil)
             }
@@ -290,18 +289,12 @@ final class ResponseDecoder {
 
     /// One llhttp_execute. Returns nil when every byte was consumed, or the count consumed up to a pause.
     private func execute(_ start: UnsafePointer<CChar>, count: Int) throws(ResponseDecoderError) -> Int? {
-        executeStart = start
         let result = llhttp_execute(parser, start, count)
-        if result == HPE_OK {
-            byteBeforeExecute = UInt8(bitPattern: start[count - 1])
-            return nil
-        }
+        if result == HPE_OK { return nil }
         if result == HPE_PAUSED {
             precondition(pause != nil, "llhttp paused without a callback asking for it")
             // error_pos is the first byte not consumed (checked against llhttp 8.1).
-            let consumed = llhttp_get_error_pos(parser).map { $0 - start } ?? count
-            if consumed > 0 { byteBeforeExecute = UInt8(bitPattern: start[consumed - 1]) }
-            return consumed
+            return llhttp_get_error_pos(parser).map { $0 - start } ?? count
         }
         throw fail(callbackError ?? Self.llhttpError(result, parser: parser))
     }
@@ -325,6 +318,7 @@ final class ResponseDecoder {
         case .lastChunk:
             llhttp_resume(parser)
             scanner = .trailers
+            record.removeAll()
             chunkScanner = .inactive
             section = .trailers
             return false
@@ -342,25 +336,12 @@ final class ResponseDecoder {
         pause = nil
         callbackError = nil
         isInterim = false
-        reasonBytes.removeAll()
-        nameBytes.removeAll()
-        valueBytes.removeAll()
-        skippingFoldWhitespace = false
-        fieldBytes.removeAll()
-        fieldBounds.removeAll(keepingCapacity: true)
+        record.removeAll()
         sawTransferEncoding = false
         transferCodingCount = 0
         transferCodingsAllChunked = true
-        fieldIsContentLength = false
         contentLength = nil
         bodyByteCount = 0
-    }
-
-    /// Moves the body bytes gathered during this feed into one `.body` event.
-    func flushBody() {
-        guard !pendingBody.isEmpty else { return }
-        sink.append(.body(pendingBody))
-        pendingBody = []
     }
 
     /// Marks the decoder dead with `error` and returns it for throwing.
@@ -377,165 +358,8 @@ final class ResponseDecoder {
     }
 }
 
-/// Where a scanner stopped llhttp: a problem at `index`, or (no problem) a bare LF there that
-/// llhttp must get a CR before.
-struct ScanStop {
-    var index: Int
-    var problem: ResponseDecoderError?
-}
-
-/// Walks the raw bytes of one field section (a head, or a trailer section) ahead of llhttp.
-///
-/// It exists because strict llhttp 8.1 skips CR/LF before a status line, accepts status codes
-/// of 1, 2 or 4 digits, and takes a bare LF as a line end only in some places (after the status
-/// line, as the final empty line) while refusing it after a field; because a limit counted on
-/// raw bytes reads the same whatever the read sizes were; and to find each bare LF, so that
-/// llhttp gets a CR in front of it.
-struct FieldSectionScanner {
-    /// Scanning a head, whose first line is a status line.
-    static let head = FieldSectionScanner(isActive: true, onStatusLine: true)
-    /// Scanning a trailer section.
-    static let trailers = FieldSectionScanner(isActive: true, onStatusLine: false)
-    /// Not in a field section (body, or between messages).
-    static let inactive = FieldSectionScanner(isActive: false, onStatusLine: false)
-
-    /// False once the section's empty line has been seen.
-    private(set) var isActive: Bool
-    /// Bytes of the section scanned so far.
-    private(set) var byteCount = 0
-    private var onStatusLine: Bool
-    /// Bytes on the current line so far, CR excluded.
-    private var column = 0
-    private var sawCR = false
-
-    private init(isActive: Bool, onStatusLine: Bool) {
-        self.isActive = isActive
-        self.onStatusLine = onStatusLine
-    }
-
-    /// Scans from `start` until the section ends, the bytes run out, or a line ends in a bare LF
-    /// (the scanner is then past it). Returns where llhttp must stop: before a byte that must not
-    /// reach it, with the error it causes, or before a bare LF; nil if neither came.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> ScanStop? {
-        var index = start
-        let end = bytes.count
-        while index < end {
-            if !sawCR {
-                if !onStatusLine {
-                    // Inside a field line only CR, LF and the limit matter: skip to the next of them.
-                    let next = Self.nextLineByte(bytes, from: index, before: min(end, index + (limit - byteCount)))
-                    column += next - index
-                    byteCount += next - index
-                    index = next
-                    if index == end { return nil }
-                } else if column == 0 && end - index >= 12 && limit - byteCount >= 12
-                            && Self.isStatusLinePrefix(bytes, at: index) {
-                    // The usual case, a whole "HTTP/1.1 200" at hand: check it at once.
-                    column = 12
-                    byteCount += 12
-                    index += 12
-                    if index == end { return nil }
-                }
-            }
-            let byte = bytes[index]
-            if byteCount >= limit {
-                return ScanStop(index: index, problem: ResponseDecoderError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes"))
-            }
-            byteCount += 1
-            if sawCR {
-                guard byte == DecoderASCII.lf else { return ScanStop(index: index, problem: .malformed("CR not followed by LF in a field section")) }
-                sawCR = false
-                if lineEnded() { return nil }
-            } else if byte == DecoderASCII.lf {
-                // A bare LF ends the line too (RFC 9112 §2.2); llhttp must get a CR before it.
-                if onStatusLine && column < 12 { return ScanStop(index: index, problem: .malformed("status line too short")) }
-                _ = lineEnded()
-                return ScanStop(index: index, problem: nil)
-            } else if byte == DecoderASCII.cr {
-                // "HTTP/1.1 200" is the shortest status line; this also refuses CRLF before it.
-                if onStatusLine && column < 12 { return ScanStop(index: index, problem: .malformed("status line too short")) }
-                sawCR = true
-            } else {
-                if onStatusLine, let problem = Self.statusLineProblem(byte, at: column) {
-                    return ScanStop(index: index, problem: .malformed(problem))
-                }
-                column += 1
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    /// A line ended (its LF was counted). Returns true when it was the empty line that ends the
-    /// section: llhttp takes it from there.
-    private mutating func lineEnded() -> Bool {
-        if column == 0 {
-            isActive = false
-            return true
-        }
-        column = 0
-        onStatusLine = false
-        return false
-    }
-
-    /// The index of the first CR or LF in bytes[start..<stop], or `stop`. Eight bytes at a time
-    /// while no byte of a word is below 14 (CR and LF are 13 and 10; HTAB, 9, only slows it down).
-    private static func nextLineByte(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
-        guard let base = bytes.baseAddress else { return stop }
-        var index = start
-        while index < stop {
-            while index &+ 8 <= stop {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                // Sets a high bit when some byte of the word is below 0x0E.
-                if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0 { break }
-                index &+= 8
-            }
-            let wordEnd = min(stop, index &+ 8)
-            while index < wordEnd {
-                let byte = base.load(fromByteOffset: index, as: UInt8.self)
-                if byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
-                index &+= 1
-            }
-        }
-        return stop
-    }
-
-    /// Whether bytes[index..<index+12] is `HTTP/d.d ddd`.
-    private static func isStatusLinePrefix(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Bool {
-        bytes[index] == UInt8(ascii: "H") && bytes[index + 1] == UInt8(ascii: "T") && bytes[index + 2] == UInt8(ascii: "T")
-            && bytes[index + 3] == UInt8(ascii: "P") && bytes[index + 4] == UInt8(ascii: "/") && DecoderASCII.isDigit(bytes[index + 5])
-            && bytes[index + 6] == UInt8(ascii: ".") && DecoderASCII.isDigit(bytes[index + 7]) && bytes[index + 8] == DecoderASCII.space
-            && DecoderASCII.isDigit(bytes[index + 9]) && DecoderASCII.isDigit(bytes[index + 10]) && DecoderASCII.isDigit(bytes[index + 11])
-    }
-
-    /// Checks one byte of `HTTP/d.d SP ddd [SP reason]` (RFC 9112 §4) at `column`.
-    private static func statusLineProblem(_ byte: UInt8, at column: Int) -> String? {
-        switch column {
-        case 0:
-            return byte == UInt8(ascii: "H") ? nil : "status line does not start with HTTP/"
-        case 1, 2:
-            return byte == UInt8(ascii: "T") ? nil : "status line does not start with HTTP/"
-        case 3:
-            return byte == UInt8(ascii: "P") ? nil : "status line does not start with HTTP/"
-        case 4:
-            return byte == UInt8(ascii: "/") ? nil : "status line does not start with HTTP/"
-        case 5, 7:
-            return DecoderASCII.isDigit(byte) ? nil : "malformed HTTP version"
-        case 6:
-            return byte == UInt8(ascii: ".") ? nil : "malformed HTTP version"
-        case 8, 12:
-            return byte == DecoderASCII.space ? nil : "status line fields not separated by one space"
-        case 9...11:
-            return DecoderASCII.isDigit(byte) ? nil : "status code is not three digits"
-        default:
-            // reason-phrase = 1*( HTAB / SP / VCHAR / obs-text )
-            return byte == DecoderASCII.tab || (byte >= 0x20 && byte != 0x7F) ? nil : "control character in the reason phrase"
-        }
-    }
-}
-
-/// A growable byte buffer that keeps its storage when emptied: names, values and the reason
-/// phrase are gathered here piece by piece, then copied out once each. Cheaper than an
+/// A growable byte buffer that keeps its storage when emptied: a field section's raw bytes are
+/// gathered here read by read, then copied out once. Cheaper than an
 /// [UInt8] (no uniqueness checks, emptying only resets the count); its size is bounded by the
 /// head limit, which the scanner enforces before llhttp sees the bytes.
 struct ByteAccumulator: ~Copyable {
@@ -603,6 +427,7 @@ enum DecoderASCII {
     static let lf = UInt8(ascii: "\n")
     static let space = UInt8(ascii: " ")
     static let tab = UInt8(ascii: "\t")
+    static let colon = UInt8(ascii: ":")
 
     /// SP or HTAB: optional whitespace (RFC 9110 §5.6.3).
     @inline(__always) static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }

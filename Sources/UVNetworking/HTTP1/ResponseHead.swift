@@ -1,113 +1,8 @@
-// What the HTTP/1.1 response decoder hands to the connection: heads, body bytes and the end.
-// Only the standard library is used here so that the fuzz harness can compile these files alone.
+import Synchronization
 
-/// One header or trailer field as received (obs-fold already replaced by a space).
-///
-/// The name keeps the peer's spelling (compare it case-insensitively). The value has its leading
-/// and trailing whitespace removed. Both are decoded as UTF-8; a byte that is not valid UTF-8
-/// (obs-text) becomes U+FFFD, which is why a field must never be re-serialised from this form.
-struct HeaderField: Equatable, Sendable {
-    var name: String
-    var value: String
-}
-
-/// A field section (a head's fields, or trailers) as received, kept as bytes.
-///
-/// Names and values sit back to back in one byte array: two allocations per head however many
-/// fields it has, and no String is made on the loop thread. Strings are made where they are
-/// needed, off the loop (see `ResponseHead.httpResponse`), or by the `HeaderField` view for tests.
-struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
-    /// Where one field's name and value end in `bytes`; its name starts where the previous
-    /// field's value ended.
-    struct Bounds: Equatable, Sendable {
-        var nameEnd: Int32
-        var valueEnd: Int32
-    }
-
-    /// Every field's name then value, in order, with nothing between them.
-    private(set) var bytes: [UInt8]
-    private(set) var bounds: [Bounds]
-
-    /// No field.
-    init() {
-        bytes = []
-        bounds = []
-    }
-
-    /// Takes bytes and bounds as the decoder gathered them.
-    init(bytes: [UInt8], bounds: [Bounds]) {
-        self.bytes = bytes
-        self.bounds = bounds
-    }
-
-    /// Fields given as strings (tests, and the fuzz harness's expectations).
-    init(_ fields: some Sequence<HeaderField>) {
-        self.init()
-        for field in fields {
-            bytes += field.name.utf8
-            let nameEnd = Int32(bytes.count)
-            bytes += field.value.utf8
-            bounds.append(Bounds(nameEnd: nameEnd, valueEnd: Int32(bytes.count)))
-        }
-    }
-
-    init(arrayLiteral fields: HeaderField...) {
-        self.init(fields)
-    }
-
-    var startIndex: Int { 0 }
-    var endIndex: Int { bounds.count }
-
-    /// The field at `index`, decoded as UTF-8 (invalid bytes become U+FFFD).
-    subscript(index: Int) -> HeaderField {
-        withField(at: index) { name, value in
-            HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
-        }
-    }
-
-    /// The index of the first field named `lowercaseName`, compared ASCII case-insensitively on
-    /// the raw bytes: no String is made, nothing is allocated.
-    private func firstIndex(named lowercaseName: StaticString) -> Int? {
-        let expected = lowercaseName.utf8Start
-        let count = lowercaseName.utf8CodeUnitCount
-        return bytes.withUnsafeBufferPointer { all in
-            var nameStart = 0
-            for (index, field) in bounds.enumerated() {
-                defer { nameStart = Int(field.valueEnd) }
-                guard Int(field.nameEnd) - nameStart == count else { continue }
-                var offset = 0
-                while offset < count {
-                    let byte = all[nameStart + offset]
-                    guard (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == expected[offset] else { break }
-                    offset += 1
-                }
-                if offset == count { return index }
-            }
-            return nil
-        }
-    }
-
-    /// Whether a field is named `lowercaseName` (ASCII case-insensitively).
-    func contains(lowercaseName: StaticString) -> Bool {
-        firstIndex(named: lowercaseName) != nil
-    }
-
-    /// The value of the first field named `lowercaseName` (ASCII case-insensitively), or nil.
-    func firstValue(named lowercaseName: StaticString) -> String? {
-        guard let index = firstIndex(named: lowercaseName) else { return nil }
-        return withField(at: index) { _, value in String(decoding: value, as: UTF8.self) }
-    }
-
-    /// Calls `body` with the raw name and value of the field at `index`.
-    func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        let nameStart = index == 0 ? 0 : Int(bounds[index - 1].valueEnd)
-        let field = bounds[index]
-        return try bytes.withUnsafeBufferPointer { all in
-            try body(UnsafeBufferPointer(rebasing: all[nameStart..<Int(field.nameEnd)]),
-                     UnsafeBufferPointer(rebasing: all[Int(field.nameEnd)..<Int(field.valueEnd)]))
-        }
-    }
-}
+// What the HTTP/1.1 response decoder hands to the connection: a head is one object and one byte
+// array (its `ReceivedFields`). Only the standard library is used here so that the fuzz harness
+// can compile these files alone.
 
 /// A response head as it came off the wire.
 ///
@@ -124,36 +19,99 @@ final class ResponseHead: Equatable, Sendable {
     let status: Int
     /// The reason phrase, possibly empty; RFC 9112 §4 says a client should ignore it.
     let reason: String
-    /// The fields in the order received, duplicates kept.
+    /// The fields in the order received, duplicates kept. For a decoded head the storage also
+    /// holds the raw head, status line included.
     let headers: ReceivedFields
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
     let keepAlive: Bool
+    /// An earlier head of the same connection whose raw bytes equal this one's apart from the
+    /// value of its first Date field: its swift-http-types fields are reused, with only Date's
+    /// value replaced (see ResponseHead+HTTPTypes.swift). Always a head without a template.
+    let template: ResponseHead?
+    /// The index of the first Date field, when `template` is set.
+    let dateIndex: Int
+    /// What a head that names this one as its template needs, built once by whichever thread
+    /// asks first (an `HTTPFieldsBox`; the type lives with swift-http-types).
+    let sharedFields = Mutex<AnyObject?>(nil)
 
-    init(versionMajor: Int, versionMinor: Int, status: Int, reason: String, headers: ReceivedFields, keepAlive: Bool) {
+    init(versionMajor: Int, versionMinor: Int, status: Int, reason: String, headers: ReceivedFields, keepAlive: Bool,
+         template: ResponseHead? = nil, dateIndex: Int = -1) {
         self.versionMajor = versionMajor
         self.versionMinor = versionMinor
         self.status = status
         self.reason = reason
         self.headers = headers
         self.keepAlive = keepAlive
+        self.template = template
+        self.dateIndex = dateIndex
     }
 
     static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
         lhs.versionMajor == rhs.versionMajor && lhs.versionMinor == rhs.versionMinor && lhs.status == rhs.status
             && lhs.reason == rhs.reason && lhs.headers == rhs.headers && lhs.keepAlive == rhs.keepAlive
     }
+
+    /// Whether `headers` (a head just decoded, with no obs-fold) can take `candidate` as its
+    /// template: the same raw bytes, except for the value of the first Date field, which must
+    /// lie at the same place. Returns the Date field's index (-1 when there is none), or nil.
+    static func templateMatch(_ headers: ReceivedFields, _ candidate: ResponseHead) -> Int? {
+        let other = candidate.headers
+        guard other.sectionByteCount == headers.sectionByteCount, other.count == headers.count,
+              other.boundsOffset == headers.boundsOffset else { return nil }
+        let dateIndex = headers.firstIndex(named: "date") ?? -1
+        var skipStart = headers.sectionByteCount
+        var skipEnd = headers.sectionByteCount
+        if dateIndex >= 0 {
+            let date = headers.bounds(at: dateIndex)
+            guard other.bounds(at: dateIndex) == date else { return nil }
+            skipStart = Int(date.valueStart)
+            skipEnd = Int(date.valueEnd)
+        }
+        let equal = headers.withSectionBytes { mine in
+            other.withSectionBytes { theirs in
+                Self.equalBytes(mine, theirs, 0, skipStart) && Self.equalBytes(mine, theirs, skipEnd, mine.count)
+            }
+        }
+        return equal ? dateIndex : nil
+    }
+
+    /// Whether a[start..<end] == b[start..<end] (both at least `end` long).
+    private static func equalBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
+        guard end > start, let left = a.baseAddress, let right = b.baseAddress else { return true }
+        return memcmpBytes(left + start, right + start, end - start)
+    }
 }
 
-/// What the decoder produced from the bytes it was fed, in wire order.
-///
-/// One response is `informational* head body* end`; an error can cut that sequence short.
-enum ResponseEvent: Equatable, Sendable {
-    /// 1xx other than 101; the decoder then waits for the final response.
-    case informational(ResponseHead)
+/// Compares `count` bytes eight at a time (no Foundation or libc import in the fuzz build).
+private func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    let left = UnsafeRawPointer(a)
+    let right = UnsafeRawPointer(b)
+    var offset = 0
+    while offset &+ 8 <= count {
+        if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
+            return false
+        }
+        offset &+= 8
+    }
+    while offset < count {
+        if a[offset] != b[offset] { return false }
+        offset &+= 1
+    }
+    return true
+}
+
+/// What the decoder hands on as it decodes, in wire order: `interim* head body* end` for each
+/// response; an error cuts that short. Called during `ResponseDecoder.feed`/`finish`, from
+/// inside llhttp: the consumer must not call back into the decoder (its read-only properties
+/// excepted).
+protocol ResponseDecoderConsumer: AnyObject {
+    /// A 1xx other than 101; the decoder then waits for the final response.
+    func decoderReceivedInterim(_ head: ResponseHead)
     /// The final response head.
-    case head(ResponseHead)
-    /// Consecutive body bytes of one feed merged into one event (never empty).
-    case body([UInt8])
+    func decoderReceivedHead(_ head: ResponseHead)
+    /// Body bytes after chunked decoding, never empty: a view of the bytes being fed, valid
+    /// only during the call.
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer)
     /// The final response is complete; `trailers` is empty unless a chunked body carried some.
-    case end(trailers: ReceivedFields)
+    func decoderReceivedEnd(trailers: ReceivedFields)
 }

@@ -43,6 +43,9 @@ public final class EventLoop: @unchecked Sendable {
     /// One read buffer for every stream on this loop: a read callback consumes its bytes before
     /// returning, so the buffer is free again for the next one.
     let readBuffer: UnsafeMutableRawBufferPointer
+    /// Scratch for bytes produced on the loop and written at once (TLS records): a transport's
+    /// write copies what the socket does not take, so the buffer is free again when it returns.
+    let writeScratch: UnsafeMutableRawBufferPointer
 
     /// Functions run once per loop iteration after I/O (uv_check), used to batch work.
     private var checkHandle: UnsafeMutablePointer<uv_check_t>
@@ -70,6 +73,7 @@ public final class EventLoop: @unchecked Sendable {
         checkHandle = .allocate(capacity: 1)
         idleHandle = .allocate(capacity: 1)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        writeScratch = .allocate(byteCount: 64 * 1024, alignment: 16)
         startFailure = nil
         let loopStatus = uv_loop_init(uv)
         guard loopStatus == 0 else {
@@ -110,6 +114,7 @@ public final class EventLoop: @unchecked Sendable {
         checkHandle = .allocate(capacity: 1)
         idleHandle = .allocate(capacity: 1)
         readBuffer = .allocate(byteCount: 1, alignment: 16)
+        writeScratch = .allocate(byteCount: 1, alignment: 16)
         startFailure = error
         state.withLock { $0.run = .stopped }
     }
@@ -322,6 +327,7 @@ public final class EventLoop: @unchecked Sendable {
         checkHandle.deallocate()
         idleHandle.deallocate()
         readBuffer.deallocate()
+        writeScratch.deallocate()
         uv.deallocate()
     }
 }

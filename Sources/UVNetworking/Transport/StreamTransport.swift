@@ -12,10 +12,25 @@ protocol StreamTransport: AnyObject {
     /// slows the peer.
     func stopReading()
     /// Writes `bytes`: at once, or queued (`.pending`, then `transportDidFinishWriting`).
-    func write(_ bytes: [UInt8]) -> TransportWriteOutcome
+    /// `bytes` need only live during the call: what cannot be written at once is copied, so a
+    /// caller can write from a scratch buffer without allocating.
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportWriteOutcome
     /// Closes. With `reset`, the peer sees RST instead of FIN (a response abandoned mid-body),
     /// and TLS sends no close_notify.
     func close(reset: Bool)
+    /// The connection is idle: memory kept only to make the next exchange cheaper can go
+    /// (TLS: OpenSSL's record buffers). Nothing changes on the wire.
+    func releaseIdleMemory()
+}
+
+extension StreamTransport {
+    /// Plain TCP keeps nothing worth giving back.
+    func releaseIdleMemory() {}
+
+    /// Writes an array's bytes (see `write(_:)` for raw bytes).
+    func write(_ bytes: [UInt8]) -> TransportWriteOutcome {
+        bytes.withUnsafeBytes { write($0) }
+    }
 }
 
 /// What a write did.

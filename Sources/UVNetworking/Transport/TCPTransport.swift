@@ -113,14 +113,12 @@ final class TCPTransport: StreamTransport {
 
     /// Writes `bytes` with one syscall when the socket takes them all (the usual case for a
     /// request), else queues the rest with uv_write.
-    func write(_ bytes: [UInt8]) -> WriteOutcome {
+    func write(_ bytes: UnsafeRawBufferPointer) -> WriteOutcome {
         guard !isClosed else { return .failed(Int32(UV_EPIPE.rawValue)) }
         var offset = 0
         if writesInFlight == 0 {
-            let written = bytes.withUnsafeBytes { raw -> Int32 in
-                var buffer = uv_buf_init(UnsafeMutablePointer(mutating: raw.baseAddress?.assumingMemoryBound(to: CChar.self)), UInt32(raw.count))
-                return uv_try_write(stream, &buffer, 1)
-            }
+            var buffer = uv_buf_init(UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: CChar.self)), UInt32(bytes.count))
+            let written = uv_try_write(stream, &buffer, 1)
             if written >= 0 {
                 offset = Int(written)
                 if offset == bytes.count { return .written }
@@ -128,7 +126,7 @@ final class TCPTransport: StreamTransport {
                 return .failed(written)
             }
         }
-        let pending = PendingWrite(bytes: bytes[offset...], transport: self)
+        let pending = PendingWrite(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset...]), transport: self)
         let status = pending.start(on: stream, count: bytes.count - offset)
         if status != 0 { return .failed(status) }
         writesInFlight += 1
@@ -174,9 +172,9 @@ private final class PendingWrite {
     let transport: TCPTransport
     let request = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
 
-    init(bytes: ArraySlice<UInt8>, transport: TCPTransport) {
+    init(bytes: UnsafeRawBufferPointer, transport: TCPTransport) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        buffer.copyMemory(from: bytes)
         self.buffer = buffer
         self.transport = transport
     }

@@ -34,6 +34,20 @@ extension EndToEnd {
             #expect(tls.verifiedChain.map(\.derData) == [nginx.pki.leaf.der, nginx.pki.intermediate.der, nginx.pki.root.der])
         }
 
+        @Test func connectionIdlePastItsBufferReleaseServesTheNextRequest() async throws {
+            let harness = tlsHarness()
+            defer { harness.finish() }
+            let url = URL(string: nginx.url(.valid))!
+            _ = try await harness.manager.data(for: Request(url: url))
+            // Idle past the point where it gives OpenSSL's record buffers back. (Not Task.sleep:
+            // its timer descriptor would count as a leak.)
+            usleep(UInt32(HTTP1Connection.memoryReleaseDelay + 300) * 1000)
+            let second = try await harness.manager.data(for: Request(url: url))
+            #expect(second.response.status.code == 200)
+            #expect(String(decoding: second.data, as: UTF8.self) == NginxTLSServer.helloBody)
+            #expect(second.metrics?.isReusedConnection == true)
+        }
+
         @Test func largeBodyArrivesIntact() {
             let harness = tlsHarness()
             defer { harness.finish() }

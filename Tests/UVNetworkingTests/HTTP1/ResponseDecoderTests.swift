@@ -333,10 +333,10 @@ import Testing
         var thrown: ResponseDecoderError?
         for _ in 0..<50 {
             do { _ = try filler.withUnsafeBytes { try decoder.feed($0, into: &events) } } catch { thrown = error as? ResponseDecoderError; break }
-            #expect(decoder.valueBytes.count <= 1024)
+            #expect(decoder.record.bytes.count <= 1024)
         }
         #expect(thrown?.kind == .headersTooLarge)
-        #expect(decoder.valueBytes.count <= 1024)
+        #expect(decoder.record.bytes.count <= 1024)
     }
 
     /// A trailer section has its own budget of maxHeaderBytes raw bytes, final empty line included.

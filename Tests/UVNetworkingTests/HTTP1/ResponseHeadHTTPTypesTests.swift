@@ -32,7 +32,7 @@ struct ResponseHeadHTTPTypesTests {
     }
 
     @Test func obsTextValueKeepsItsBytes() {
-        let fields = ReceivedFields(bytes: Array("Xcaf".utf8) + [0xE9], bounds: [.init(nameEnd: 1, valueEnd: 5)])
+        let fields = ReceivedFields(bytes: Array("Xcaf".utf8) + [0xE9], bounds: [.init(nameStart: 0, nameEnd: 1, valueStart: 1, valueEnd: 5)])
         let field = head(fields).httpResponse.headerFields.first
         #expect(field?.name.rawName == "X")
         #expect(field?.withUnsafeBytesOfValue { Array($0) } == Array("caf".utf8) + [0xE9])

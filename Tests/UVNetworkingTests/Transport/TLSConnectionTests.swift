@@ -71,6 +71,20 @@ private final class InMemoryServer {
         return count > 0 ? String(decoding: buffer[0..<Int(count)], as: UTF8.self) : ""
     }
 
+    /// Decrypts ciphertext the test took from the client itself.
+    func receiveRaw(_ ciphertext: [UInt8]) -> String {
+        _ = BIO_write(input, ciphertext, Int32(ciphertext.count))
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = SSL_read(ssl, &buffer, Int32(buffer.count))
+            guard count > 0 else { break }
+            text.append(contentsOf: buffer[0..<Int(count)])
+        }
+        ERR_clear_error()
+        return String(decoding: text, as: UTF8.self)
+    }
+
     var sniName: String? {
         SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
     }
@@ -179,6 +193,65 @@ private final class InMemoryServer {
         var buffer = [UInt8](repeating: 0, count: 64)
         _ = buffer.withUnsafeMutableBytes { client.read(into: $0) }
         return (client, server)
+    }
+
+    /// One round trip: `text` to the server and back as the server's answer.
+    private func roundTrip(_ text: String, _ client: TLSConnection, _ server: InMemoryServer) -> String? {
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ client.write($0) }) == nil, server.receive(from: client) == text else { return nil }
+        server.send(text, to: client)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        guard case .data(let count) = buffer.withUnsafeMutableBytes({ client.read(into: $0) }) else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
+    @Test func idleConnectionGivesItsRecordBuffersBackAndKeepsWorking() throws {
+        let (client, server) = try connected(makeContext(), TLSSessionCache())
+        #expect(roundTrip("first", client, server) == "first")
+        // Nothing pending: the buffers go (the mode that freed them at every read and write is off).
+        #expect(client.releaseBuffers())
+        // OpenSSL allocates them again for the next exchange.
+        #expect(roundTrip("second", client, server) == "second")
+        #expect(client.releaseBuffers())
+    }
+
+    @Test func recordBuffersHoldingUnreadBytesAreKept() throws {
+        let (client, server) = try connected(makeContext(), TLSSessionCache())
+        server.send("one", to: client)
+        server.send("two", to: client)
+        var buffer = [UInt8](repeating: 0, count: 3)
+        // Read ahead takes both records in; only the first is read, the second waits in the buffer.
+        guard case .data(3) = buffer.withUnsafeMutableBytes({ client.read(into: $0) }) else {
+            Issue.record("no first record")
+            return
+        }
+        #expect(!client.releaseBuffers())
+        guard case .data(3) = buffer.withUnsafeMutableBytes({ client.read(into: $0) }) else {
+            Issue.record("the second record was lost")
+            return
+        }
+        #expect(String(decoding: buffer, as: UTF8.self) == "two")
+    }
+
+    @Test func outputIsSentInPiecesThatFitTheScratchInOrder() throws {
+        let (client, server) = try connected(makeContext(), TLSSessionCache())
+        let text = String(repeating: "0123456789", count: 300)
+        #expect(Array(text.utf8).withUnsafeBytes { client.write($0) } == nil)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 1)
+        defer { scratch.deallocate() }
+        var sent: [UInt8] = []
+        var lastFlags: [Bool] = []
+        let pieces = client.sendOutput(through: scratch) { piece, isLast in
+            #expect(piece.count <= 1000)
+            sent.append(contentsOf: piece)
+            lastFlags.append(isLast)
+            return true
+        }
+        #expect(pieces >= 4)
+        #expect(lastFlags == Array(repeating: false, count: pieces - 1) + [true])
+        #expect(!client.hasOutput)
+        // The pieces, joined, are the records the server decrypts.
+        #expect(server.receiveRaw(sent) == text)
     }
 
     @Test func closeNotifyEndsReadsCleanlyAndABareEOFDoesNot() throws {

@@ -15,4 +15,7 @@ void uvbench_alloc_counter_reset(void);
 void uvbench_alloc_counter_enable(int enabled);
 uvbench_alloc_counts uvbench_alloc_counter_read(void);
 
+/// Bytes of heap in use in every malloc arena (glibc's mallinfo2), after a malloc_trim.
+int64_t uvbench_heap_in_use(void);
+
 #endif

@@ -34,10 +34,12 @@ final class TunnelTransport: StreamTransport {
     func startReading() { if state == .open { lower.startReading() } }
     func stopReading() { if state == .open { lower.stopReading() } }
 
-    func write(_ bytes: [UInt8]) -> TransportWriteOutcome {
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportWriteOutcome {
         guard state == .open else { return .failed(UV_EPIPE.rawValue) }
         return lower.write(bytes)
     }
+
+    func releaseIdleMemory() { lower.releaseIdleMemory() }
 
     func close(reset: Bool) {
         guard state != .closed else { return }

@@ -64,6 +64,9 @@ final class TLSConnection {
         // An empty input BIO means "more may come" (retry), not end of stream, until markInputEOF.
         _ = uvn_BIO_set_mem_eof_return(input, -1)
         SSL_set_bio(ssl, input, output)
+        // Read whatever ciphertext the input holds in one go rather than a record's header,
+        // then its body: half the trips through the BIO layer per record.
+        SSL_set_read_ahead(ssl, 1)
         SSL_set_connect_state(ssl)
         _ = uvn_SSL_set_app_data(ssl, Unmanaged.passUnretained(self).toOpaque())
         // RFC 6066: SNI carries DNS names only, never IP literals.
@@ -103,6 +106,22 @@ final class TLSConnection {
 
     /// Whether ciphertext is waiting to be sent.
     var hasOutput: Bool { BIO_ctrl_pending(output) > 0 }
+
+    /// Hands the ciphertext produced so far to `send`, in order, in pieces no larger than
+    /// `scratch` (copied there: no allocation). Stops early when `send` returns false. Returns
+    /// the number of pieces sent.
+    func sendOutput(through scratch: UnsafeMutableRawBufferPointer, _ send: (_ piece: UnsafeRawBufferPointer, _ isLast: Bool) -> Bool) -> Int {
+        var pieces = 0
+        var remaining = Int(BIO_ctrl_pending(output))
+        while remaining > 0 {
+            let count = Int(BIO_read(output, scratch.baseAddress, Int32(min(remaining, scratch.count))))
+            guard count > 0 else { break }
+            remaining -= count
+            pieces += 1
+            guard send(UnsafeRawBufferPointer(start: scratch.baseAddress, count: count), remaining == 0) else { break }
+        }
+        return pieces
+    }
 
     /// The ciphertext produced so far (records, alerts, handshake messages), to be sent in order.
     func takeOutput() -> [UInt8] {
@@ -194,6 +213,14 @@ final class TLSConnection {
         default:
             return .failed(TLSError.failure(during: "read", host: host, sentClientCertificate: presentsClientCertificate))
         }
+    }
+
+    /// Frees OpenSSL's read and write record buffers (about 34 KiB), which it allocates again
+    /// at the next read or write. Returns false when it kept them: they hold bytes not yet
+    /// processed (a record read ahead, or output not yet taken).
+    @discardableResult
+    func releaseBuffers() -> Bool {
+        SSL_free_buffers(ssl) == 1
     }
 
     /// Queues close_notify (when the handshake finished), which also keeps the session

@@ -79,11 +79,17 @@ final class TLSTransport: StreamTransport {
         if state == .open { tcp.stopReading() }
     }
 
-    func write(_ bytes: [UInt8]) -> TransportWriteOutcome {
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportWriteOutcome {
         guard state == .open else { return .failed(UV_EPIPE.rawValue) }
         // OpenSSL refuses to encrypt only after a fatal alert; the owner closes on the failure.
-        if bytes.withUnsafeBytes({ tls.write($0) }) != nil { return .failed(UV_EPROTO.rawValue) }
-        return send(tls.takeOutput(), forOwner: true)
+        if tls.write(bytes) != nil { return .failed(UV_EPROTO.rawValue) }
+        return sendOutput(forOwner: true)
+    }
+
+    func releaseIdleMemory() {
+        guard state == .open else { return }
+        tls.releaseBuffers()
+        tcp.releaseIdleMemory()
     }
 
     func close(reset: Bool) {
@@ -92,7 +98,7 @@ final class TLSTransport: StreamTransport {
         // the server should stop sending at once, and the session is not worth keeping.
         if !reset && state == .open {
             tls.shutdown()
-            _ = send(tls.takeOutput(), forOwner: false)
+            _ = sendOutput(forOwner: false)
         }
         state = .closed
         tcp.close(reset: reset)
@@ -100,17 +106,31 @@ final class TLSTransport: StreamTransport {
 
     // MARK: Internals
 
-    private func send(_ bytes: [UInt8], forOwner: Bool) -> TransportWriteOutcome {
-        guard !bytes.isEmpty else { return .written }
-        let outcome = tcp.write(bytes)
-        if outcome == .pending { pendingWrites.append(forOwner) }
+    /// Sends the ciphertext OpenSSL produced, through the loop's write scratch (no copy is
+    /// made unless the socket leaves bytes over). Of several pieces, only the last one's
+    /// completion is the owner's write's.
+    private func sendOutput(forOwner: Bool) -> TransportWriteOutcome {
+        var outcome = TransportWriteOutcome.written
+        _ = tls.sendOutput(through: loop.writeScratch) { piece, isLast in
+            switch tcp.write(piece) {
+            case .written:
+                return true
+            case .pending:
+                pendingWrites.append(forOwner && isLast)
+                outcome = .pending
+                return true
+            case .failed(let code):
+                outcome = .failed(code)
+                return false
+            }
+        }
         return outcome
     }
 
     /// Sends what the handshake or a read produced; false when the socket failed (reported).
     private func flushTLSOutput() -> Bool {
         guard tls.hasOutput else { return true }
-        if case .failed(let code) = send(tls.takeOutput(), forOwner: false) {
+        if case .failed(let code) = sendOutput(forOwner: false) {
             failSocket(code)
             return false
         }

@@ -1,0 +1,164 @@
+// A received field section kept as the bytes it arrived in. Only the standard library is used
+// here so that the fuzz harness can compile the decoder's files alone.
+
+/// One header or trailer field as received (obs-fold already replaced by a space).
+///
+/// The name keeps the peer's spelling (compare it case-insensitively). The value has its leading
+/// and trailing whitespace removed. Both are decoded as UTF-8; a byte that is not valid UTF-8
+/// (obs-text) becomes U+FFFD, which is why a field must never be re-serialised from this form.
+struct HeaderField: Equatable, Sendable {
+    var name: String
+    var value: String
+}
+
+/// A field section (a head's fields, or trailers) as received, kept as bytes.
+///
+/// One byte array holds everything: the section's raw bytes as they came off the wire (the
+/// decoder copies them once, while scanning them), then the values that obs-fold made
+/// non-contiguous, then the bounds of each field's name and value. One allocation per section
+/// however many fields it has, and no String is made on the loop thread: strings are made where
+/// they are needed, off the loop (see `ResponseHead.httpResponse`), or by the `HeaderField` view
+/// for tests.
+struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
+    /// Where one field's name and value lie in `storage`.
+    struct Bounds: Equatable, Sendable {
+        var nameStart: Int32
+        var nameEnd: Int32
+        var valueStart: Int32
+        var valueEnd: Int32
+    }
+
+    /// The section's bytes, then `bounds` (16 bytes a field) from `boundsOffset` on.
+    private(set) var storage: [UInt8]
+    /// Where the bounds start in `storage`; the bytes before it are the section's.
+    private(set) var boundsOffset: Int
+    /// The raw section's length (the bytes after it, up to `boundsOffset`, hold folded values).
+    private(set) var sectionByteCount: Int
+    /// Number of fields.
+    let count: Int
+
+    /// No field.
+    init() {
+        storage = []
+        boundsOffset = 0
+        sectionByteCount = 0
+        count = 0
+    }
+
+    /// Copies a section's bytes (`section`, then `extra` bytes of folded values) and the bounds
+    /// of its fields into one array.
+    init(section: UnsafeBufferPointer<UInt8>, extra: UnsafeBufferPointer<UInt8>, bounds: UnsafeBufferPointer<Bounds>) {
+        let byteCount = section.count + extra.count
+        let offset = (byteCount + 3) & ~3
+        let total = offset + bounds.count * MemoryLayout<Bounds>.stride
+        storage = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            let base = buffer.baseAddress!
+            if let source = section.baseAddress { (base).initialize(from: source, count: section.count) }
+            if let source = extra.baseAddress { (base + section.count).initialize(from: source, count: extra.count) }
+            (base + byteCount).initialize(repeating: 0, count: offset - byteCount)
+            if let source = bounds.baseAddress {
+                UnsafeMutableRawPointer(base + offset).copyMemory(from: source, byteCount: bounds.count * MemoryLayout<Bounds>.stride)
+            }
+            initialized = total
+        }
+        boundsOffset = offset
+        sectionByteCount = section.count
+        count = bounds.count
+    }
+
+    /// Fields given as bytes and bounds (tests).
+    init(bytes: [UInt8], bounds: [Bounds]) {
+        self = bytes.withUnsafeBufferPointer { section in
+            bounds.withUnsafeBufferPointer { ReceivedFields(section: section, extra: UnsafeBufferPointer(start: nil, count: 0), bounds: $0) }
+        }
+    }
+
+    /// Fields given as strings (tests, and the fuzz harness's expectations).
+    init(_ fields: some Sequence<HeaderField>) {
+        var bytes: [UInt8] = []
+        var bounds: [Bounds] = []
+        for field in fields {
+            let nameStart = Int32(bytes.count)
+            bytes += field.name.utf8
+            let nameEnd = Int32(bytes.count)
+            bytes += field.value.utf8
+            bounds.append(Bounds(nameStart: nameStart, nameEnd: nameEnd, valueStart: nameEnd, valueEnd: Int32(bytes.count)))
+        }
+        self.init(bytes: bytes, bounds: bounds)
+    }
+
+    init(arrayLiteral fields: HeaderField...) {
+        self.init(fields)
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    /// The bounds of the field at `index`.
+    func bounds(at index: Int) -> Bounds {
+        precondition(index >= 0 && index < count, "field index out of range")
+        return storage.withUnsafeBytes {
+            $0.loadUnaligned(fromByteOffset: boundsOffset + index * MemoryLayout<Bounds>.stride, as: Bounds.self)
+        }
+    }
+
+    /// The field at `index`, decoded as UTF-8 (invalid bytes become U+FFFD).
+    subscript(index: Int) -> HeaderField {
+        withField(at: index) { name, value in
+            HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        }
+    }
+
+    /// The index of the first field named `lowercaseName`, compared ASCII case-insensitively on
+    /// the raw bytes: no String is made, nothing is allocated.
+    func firstIndex(named lowercaseName: StaticString) -> Int? {
+        storage.withUnsafeBytes { raw in
+            let all = raw.assumingMemoryBound(to: UInt8.self)
+            for index in 0..<count {
+                let field = raw.loadUnaligned(fromByteOffset: boundsOffset + index * MemoryLayout<Bounds>.stride, as: Bounds.self)
+                let name = UnsafeBufferPointer(rebasing: all[Int(field.nameStart)..<Int(field.nameEnd)])
+                if DecoderASCII.equalsLowercase(name, lowercaseName) { return index }
+            }
+            return nil
+        }
+    }
+
+    /// Whether a field is named `lowercaseName` (ASCII case-insensitively).
+    func contains(lowercaseName: StaticString) -> Bool {
+        firstIndex(named: lowercaseName) != nil
+    }
+
+    /// The value of the first field named `lowercaseName` (ASCII case-insensitively), or nil.
+    func firstValue(named lowercaseName: StaticString) -> String? {
+        guard let index = firstIndex(named: lowercaseName) else { return nil }
+        return withField(at: index) { _, value in String(decoding: value, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the raw name and value of the field at `index`.
+    func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        let field = bounds(at: index)
+        return try storage.withUnsafeBufferPointer { all in
+            try body(UnsafeBufferPointer(rebasing: all[Int(field.nameStart)..<Int(field.nameEnd)]),
+                     UnsafeBufferPointer(rebasing: all[Int(field.valueStart)..<Int(field.valueEnd)]))
+        }
+    }
+
+    /// Calls `body` with the raw section bytes (as received, obs-folds included).
+    func withSectionBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<sectionByteCount])) }
+    }
+
+    /// Equal when the fields' names and values are equal byte for byte, in order.
+    static func == (lhs: ReceivedFields, rhs: ReceivedFields) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for index in 0..<lhs.count {
+            let equal = lhs.withField(at: index) { leftName, leftValue in
+                rhs.withField(at: index) { rightName, rightValue in
+                    leftName.elementsEqual(rightName) && leftValue.elementsEqual(rightValue)
+                }
+            }
+            if !equal { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,76 @@
+// The decoder's output as a list, for tests and the fuzz harness (Fuzz/build.sh compiles this
+// file into the harness, with FUZZ_HARNESS defined). The decoder itself hands each piece to its
+// consumer as it decodes it; this adapter collects them into `ResponseEvent`s.
+
+#if !FUZZ_HARNESS
+@testable import UVNetworking
+#endif
+
+/// What the decoder produced from the bytes of one feed or finish, in wire order.
+///
+/// One response is `informational* head body* end`; an error can cut that sequence short.
+enum ResponseEvent: Equatable, Sendable {
+    /// 1xx other than 101; the decoder then waits for the final response.
+    case informational(ResponseHead)
+    /// The final response head.
+    case head(ResponseHead)
+    /// Consecutive body bytes of one feed merged into one event (never empty).
+    case body([UInt8])
+    /// The final response is complete; `trailers` is empty unless a chunked body carried some.
+    case end(trailers: ReceivedFields)
+}
+
+/// A consumer that records what the decoder hands it as events, one `.body` per run of body
+/// bytes (the decoder may hand the bytes of one read in several pieces).
+final class ResponseEventCollector: ResponseDecoderConsumer {
+    var events: [ResponseEvent] = []
+    /// Body bytes not yet closed into a `.body` event.
+    private var body: [UInt8] = []
+
+    func decoderReceivedInterim(_ head: ResponseHead) {
+        events.append(.informational(head))
+    }
+
+    func decoderReceivedHead(_ head: ResponseHead) {
+        events.append(.head(head))
+    }
+
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) {
+        precondition(!bytes.isEmpty, "the decoder handed an empty body")
+        body.append(contentsOf: bytes)
+    }
+
+    func decoderReceivedEnd(trailers: ReceivedFields) {
+        flushBody()
+        events.append(.end(trailers: trailers))
+    }
+
+    /// Closes the pending body bytes into one `.body` event.
+    func flushBody() {
+        guard !body.isEmpty else { return }
+        events.append(.body(body))
+        body = []
+    }
+}
+
+extension ResponseDecoder {
+    /// `feed(_:to:)`, appending the pieces as events (the body bytes of this call as one `.body`).
+    func feed(_ bytes: UnsafeRawBufferPointer, into events: inout [ResponseEvent]) throws(ResponseDecoderError) -> Int {
+        let collector = ResponseEventCollector()
+        defer {
+            collector.flushBody()
+            events += collector.events
+        }
+        return try feed(bytes, to: collector)
+    }
+
+    /// `finish(to:)`, appending the pieces as events.
+    func finish(into events: inout [ResponseEvent]) throws(ResponseDecoderError) {
+        let collector = ResponseEventCollector()
+        defer {
+            collector.flushBody()
+            events += collector.events
+        }
+        try finish(to: collector)
+    }
+}
