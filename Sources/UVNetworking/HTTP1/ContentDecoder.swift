@@ -89,15 +89,22 @@ final class ContentDecoder {
         self.init(codings: [coding], limits: limits)
     }
 
-    /// Decodes `bytes`; returns what they decoded to (possibly nothing yet).
-    func decode(_ bytes: [UInt8]) throws(Failure) -> [UInt8] {
+    /// Decodes `bytes` (valid only during the call); returns what they decoded to (possibly
+    /// nothing yet).
+    func decode(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [UInt8] {
         received += bytes.count
-        var data = bytes
-        for stage in stages {
+        guard let first = stages.first else { return Array(bytes) }
+        var data = try first.decode(bytes, received: received)
+        for stage in stages.dropFirst() {
             if data.isEmpty { break }
             data = try stage.decode(data, received: received)
         }
         return data
+    }
+
+    /// Decodes `bytes`; returns what they decoded to (possibly nothing yet).
+    func decode(_ bytes: [UInt8]) throws(Failure) -> [UInt8] {
+        try bytes.withUnsafeBytes { pointer in Result { () throws(Failure) in try self.decode(pointer) } }.get()
     }
 
     /// The body ended: throws if a compressed stream did not.
@@ -147,24 +154,36 @@ private final class Inflater {
 
     /// Decodes `bytes`, `received` wire bytes in so far; returns what they decoded to.
     func decode(_ bytes: [UInt8], received: Int) throws(Failure) -> [UInt8] {
+        try bytes.withUnsafeBytes { pointer in Result { () throws(Failure) in try decode(pointer, received: received) } }.get()
+    }
+
+    /// Decodes `bytes` (valid only during the call), `received` wire bytes in so far; returns
+    /// what they decoded to.
+    func decode(_ bytes: UnsafeRawBufferPointer, received: Int) throws(Failure) -> [UInt8] {
         consumedInput += bytes.count
         self.received = received
-        var bytes = bytes
+        var input = bytes
+        var decoded: [UInt8] = []
         if !framingKnown {
-            guard let first = heldFirstByte ?? bytes.first else { return [] }
-            if heldFirstByte == nil { bytes.removeFirst() }
-            guard let second = bytes.first else {
+            guard let first = heldFirstByte ?? input.first else { return [] }
+            if heldFirstByte == nil { input = UnsafeRawBufferPointer(rebasing: input.dropFirst()) }
+            guard let second = input.first else {
                 heldFirstByte = first
                 return []
             }
             heldFirstByte = nil
             framingKnown = true
-            bytes.insert(first, at: 0)
             // A zlib header (RFC 1950): method 8, and the two bytes a multiple of 31.
             if first & 0x0F != 8 || (UInt16(first) << 8 | UInt16(second)) % 31 != 0 { try restartAsRawDeflate() }
+            // The first byte was held apart: it goes in alone, then the rest.
+            try [first].withUnsafeBytes { one in Result { () throws(Failure) in try inflateAll(one, into: &decoded) } }.get()
         }
-        var decoded: [UInt8] = []
-        var input = bytes[...]
+        try inflateAll(input, into: &decoded)
+        return decoded
+    }
+
+    private func inflateAll(_ bytes: UnsafeRawBufferPointer, into decoded: inout [UInt8]) throws(Failure) {
+        var input = bytes
         while !input.isEmpty {
             if ended {
                 // gzip allows several members one after another; anything else after the end is
@@ -174,9 +193,8 @@ private final class Inflater {
                 ended = false
             }
             let consumed = try inflate(input, into: &decoded)
-            input = input.dropFirst(consumed)
+            input = UnsafeRawBufferPointer(rebasing: input.dropFirst(consumed))
         }
-        return decoded
     }
 
     /// The body ended: throws if the compressed stream did not.
@@ -185,11 +203,11 @@ private final class Inflater {
     }
 
     /// One inflate pass over `input`; returns how many bytes of it were consumed.
-    private func inflate(_ input: ArraySlice<UInt8>, into decoded: inout [UInt8]) throws(Failure) -> Int {
-        let count = input.count
+    private func inflate(_ source: UnsafeRawBufferPointer, into decoded: inout [UInt8]) throws(Failure) -> Int {
+        let count = source.count
         var status: Int32 = Z_OK
-        let consumed = input.withUnsafeBufferPointer { source -> Int in
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+        let consumed = { () -> Int in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: source.baseAddress?.assumingMemoryBound(to: UInt8.self))
             stream.pointee.avail_in = UInt32(source.count)
             while true {
                 let before = stream.pointee.avail_in
@@ -208,7 +226,7 @@ private final class Inflater {
                 if exceedsLimit { break }
             }
             return count - Int(stream.pointee.avail_in)
-        }
+        }()
         try checkLimits()
         switch status {
         case Z_OK, Z_BUF_ERROR:

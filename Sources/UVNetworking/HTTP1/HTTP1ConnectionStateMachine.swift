@@ -38,25 +38,27 @@ struct HTTP1ConnectionStateMachine: Sendable {
     }
 
     /// Where a streamed request body is. Exists only while an exchange with one is active and
-    /// its request is not yet written.
-    struct BodyStream: Equatable, Sendable {
-        /// A chunk is being read (on a worker).
-        var readInFlight = true
-        /// The head or a chunk is being written.
-        var writeInFlight = true
-        /// A chunk has been read and waits for the write in flight to finish.
-        var chunkReady = false
-        /// The last chunk has been read.
-        var sourceEnded = false
-        /// Fail the exchange with `bodyStreamFailed` once the last chunk is written (the stream had
-        /// more bytes than its declared length: exactly the declared ones go out, then it fails).
-        /// Plain flags keep this value trivially copyable, as the machine's other state.
-        var failAfterLastWrite = false
+    /// its request is not yet written. One case per situation that can occur: at most one read
+    /// (on a worker) and one write (the head or a chunk) are in flight, and at most one chunk
+    /// waits between them.
+    enum BodyStream: Equatable, Sendable {
+        /// `Expect: 100-continue`: the body waits for the server's go-ahead; no read has started.
+        /// `headInFlight`: the head is still being written.
+        case awaitingContinue(headInFlight: Bool)
+        /// A chunk is being read. `writing`: the head or the previous chunk is being written.
+        case reading(writing: Bool)
+        /// A chunk was read while the previous write runs, and waits for it; no read runs.
+        /// `isLast`: the body ends with it. `failAfterWrite`: the stream had more bytes than its
+        /// declared length: exactly the declared ones go out, then the exchange fails with
+        /// `bodyStreamFailed`.
+        case chunkReady(isLast: Bool, failAfterWrite: Bool)
+        /// The last chunk is being written; nothing more is read.
+        case writingLast(failAfterWrite: Bool)
+        /// Every chunk is written (`bodyComplete` was returned); `requestWritten` ends it.
+        case written
         /// No more reads or writes: a final response declined the body, or a write failed (the
         /// response, if the server sent one, still ends the exchange).
-        var abandoned = false
-        /// `Expect: 100-continue`: the body waits for the server's go-ahead; no read has started.
-        var awaitingContinue = false
+        case abandoned
     }
 
     enum Action: Equatable, Sendable {
@@ -112,23 +114,24 @@ struct HTTP1ConnectionStateMachine: Sendable {
         state = .active(requestWritten: false, responseEnded: false, keepAlive: true)
         guard streamingBody else { return .sendRequest }
         guard expectsContinue else {
-            body = BodyStream()
+            body = .reading(writing: true)
             return .sendHeadAndReadBody
         }
-        body = BodyStream(readInFlight: false, awaitingContinue: true)
+        body = .awaitingContinue(headInFlight: true)
         return .sendHeadAwaitingContinue
     }
 
     /// Whether the body waits for `100 Continue`.
-    var isAwaitingContinue: Bool { body?.awaitingContinue ?? false }
+    var isAwaitingContinue: Bool {
+        if case .awaitingContinue = body { return true }
+        return false
+    }
 
     /// The server sent `100 Continue`, or the shell's wait for it timed out: the body may go.
     /// Ignored unless the body is waiting (a late 100, a second one, a timer racing the 100).
     mutating func continueToBody() -> Action {
-        guard case .active(requestWritten: false, _, _) = state, var body, body.awaitingContinue else { return .none }
-        body.awaitingContinue = false
-        body.readInFlight = true
-        self.body = body
+        guard case .active(requestWritten: false, _, _) = state, case .awaitingContinue(let headInFlight) = body else { return .none }
+        body = .reading(writing: headInFlight)
         return .readFirstBodyChunk
     }
 
@@ -136,10 +139,8 @@ struct HTTP1ConnectionStateMachine: Sendable {
     /// the server declining it: the body is abandoned unread and unsent, and the exchange ends
     /// when the response does (`responseEnded`).
     mutating func finalHeadReceived() -> Action {
-        guard case .active(requestWritten: false, _, _) = state, var body, body.awaitingContinue else { return .none }
-        body.awaitingContinue = false
-        body.abandoned = true
-        self.body = body
+        guard case .active(requestWritten: false, _, _) = state, case .awaitingContinue = body else { return .none }
+        body = .abandoned
         return .none
     }
 
@@ -154,73 +155,68 @@ struct HTTP1ConnectionStateMachine: Sendable {
 
     /// A write of a streamed request (its head or a chunk) finished.
     mutating func bodyWriteFinished() -> Action {
-        guard case .active(requestWritten: false, _, _) = state, var body, body.writeInFlight else { return .none }
-        body.writeInFlight = false
-        if body.abandoned {
-            // A final response declined the body: nothing more is written; its end ends the exchange.
-            self.body = body
+        guard case .active(requestWritten: false, _, _) = state, let body else { return .none }
+        switch body {
+        case .awaitingContinue(headInFlight: true):
+            self.body = .awaitingContinue(headInFlight: false)
             return .none
-        }
-        if body.chunkReady {
-            body.chunkReady = false
-            body.writeInFlight = true
-            let readNext = !body.sourceEnded
-            body.readInFlight = readNext
-            self.body = body
-            return .writeBodyChunk(readNext: readNext)
-        }
-        self.body = body
-        guard body.sourceEnded else { return .none }  // the next chunk is being read
-        if body.failAfterLastWrite {
+        case .reading(writing: true):
+            // The next chunk is still being read.
+            self.body = .reading(writing: false)
+            return .none
+        case .chunkReady(let isLast, let failAfterWrite):
+            self.body = isLast ? .writingLast(failAfterWrite: failAfterWrite) : .reading(writing: true)
+            return .writeBodyChunk(readNext: !isLast)
+        case .writingLast(failAfterWrite: true):
             self.body = nil
             state = .closed
             return .failExchange(.bodyStreamFailed)
+        case .writingLast(failAfterWrite: false):
+            self.body = .written
+            return .bodyComplete
+        case .awaitingContinue(headInFlight: false), .reading(writing: false), .written, .abandoned:
+            // No write was in flight, or a final response declined the body: nothing more is
+            // written; the response's end ends the exchange.
+            return .none
         }
-        return .bodyComplete
     }
 
     /// A chunk of the streamed body was read. `isLast`: the body ends with it. `excess`: the
     /// stream went past its declared length; the chunk completes that length, then the exchange
     /// fails with `bodyStreamFailed`.
     mutating func bodyChunkRead(isLast: Bool, excess: Bool = false) -> Action {
-        guard case .active(requestWritten: false, _, _) = state, var body, body.readInFlight, !body.abandoned else { return .none }
-        body.readInFlight = false
-        if isLast {
-            body.sourceEnded = true
-            body.failAfterLastWrite = excess
-        }
-        if body.writeInFlight {
-            body.chunkReady = true
-            self.body = body
+        guard case .active(requestWritten: false, _, _) = state, case .reading(let writing) = body else { return .none }
+        let failAfterWrite = isLast && excess
+        if writing {
+            body = .chunkReady(isLast: isLast, failAfterWrite: failAfterWrite)
             return .none
         }
-        body.writeInFlight = true
-        body.readInFlight = !isLast
-        self.body = body
+        body = isLast ? .writingLast(failAfterWrite: failAfterWrite) : .reading(writing: true)
         return .writeBodyChunk(readNext: !isLast)
     }
 
     /// Writing the streamed request failed (the server closed or reset the connection, perhaps
-    /// after answering early). Nothing more is written; the exchange waits for the read side: a
-    /// complete response still ends it (`responseEnded`), else EOF or an error fails it.
+    /// after answering early). Nothing more is written or read (a chunk read ahead is dropped);
+    /// the exchange waits for the read side: a complete response still ends it
+    /// (`responseEnded`), else EOF or an error fails it.
     mutating func bodyWriteFailed() -> Action {
-        guard case .active(requestWritten: false, _, _) = state, var body else { return .none }
-        body.writeInFlight = false
-        body.abandoned = true
-        body.chunkReady = false
-        self.body = body
+        guard case .active(requestWritten: false, _, _) = state, body != nil else { return .none }
+        body = .abandoned
         return .none
     }
 
     /// Reading the streamed body failed (the stream threw, or ended before its declared length).
     /// Fails the exchange, unless the response already ended it.
     mutating func bodyReadFailed(_ code: NetworkingError.Code) -> Action {
-        guard case .active(requestWritten: false, _, _) = state, let body, !body.abandoned else { return .none }
+        guard case .active(requestWritten: false, _, _) = state, let body, body != .abandoned else { return .none }
         return failed(code)
     }
 
     /// Whether the chunk the shell holds is still wanted (the machine says `chunkReady`).
-    var holdsReadyChunk: Bool { body?.chunkReady ?? false }
+    var holdsReadyChunk: Bool {
+        if case .chunkReady = body { return true }
+        return false
+    }
 
     /// The response ended. `keepAlive`: the response allows reuse (HTTP/1.1 without
     /// `Connection: close`, or 1.0 with keep-alive) and no stray bytes followed it.

@@ -55,7 +55,7 @@ extension CompletionDelivery {
         }
         guard let response = finished.response else { return nil }
         guard wantsObject else { return nil }
-        let data = Data(finished.body)
+        let data = finished.body
         do {
             let object = try serializer.responseObject(for: response, data: data)
             return Outcome(task: finished.task, response: response, object: object, error: nil, data: data)

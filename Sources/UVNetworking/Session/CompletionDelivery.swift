@@ -118,7 +118,7 @@ enum CompletionDelivery {
             }
             guard let response = finished.response else { continue }
             guard finished.task.completionHandler != nil else { continue }
-            let data = Data(finished.body)
+            let data = finished.body
             do {
                 let object = try target.serializer.responseObject(for: response, data: data)
                 deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)

@@ -12,6 +12,8 @@ final class SessionEngine {
     private let loop: EventLoop
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
+    /// What each runner needs of the configuration, made once.
+    private let taskSettings: TaskSettings
     /// Unowned: the manager owns the engine. Its tasks keep it alive (a task holds its manager),
     /// so it is there whenever the engine has tasks; once it is gone, `managerReleased` closes
     /// everything without it.
@@ -37,10 +39,10 @@ final class SessionEngine {
 
     /// A task whose exchange is over, on its way to the serializer and the completion handler.
     struct FinishedTask: @unchecked Sendable {
-        // @unchecked: the body array is handed over and never touched again on the loop.
+        // @unchecked: the body is handed over and never touched again on the loop.
         var task: SessionTask
         var head: ResponseHead?
-        var body: [UInt8]
+        var body: Data
         var error: NetworkingError?
         /// Set when the manager had hooks while the task ran.
         var hooks: TaskHookState? = nil
@@ -56,6 +58,7 @@ final class SessionEngine {
         self.loop = loop
         self.workers = workers
         self.configuration = configuration
+        self.taskSettings = TaskSettings(configuration: configuration)
         self.manager = manager
         self.hooks = manager.hooks
         self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
@@ -75,7 +78,7 @@ final class SessionEngine {
         guard task.loopPhase == .notStarted else { return nil }
         task.loopPhase = .running
         task.loopEngine = self
-        let runner = TaskRunner(task: task, engine: self, loop: loop, configuration: configuration)
+        let runner = TaskRunner(task: task, engine: self, loop: loop, settings: taskSettings)
         task.loopRunner = runner
         // Async callers get metrics in their DataResponse, so their tasks are measured too.
         if task.manager.hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
@@ -167,7 +170,7 @@ final class SessionEngine {
             return
         }
         if finished.capacity == 0 { finished.reserveCapacity(lastBatchCount) }
-        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.body : [], error: error,
+        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.sink.takeBody() : Data(), error: error,
                                      hooks: runner.hookState?.ended(), download: runner.download?.finished))
         if !flushScheduled {
             flushScheduled = true

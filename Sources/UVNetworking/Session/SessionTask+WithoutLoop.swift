@@ -1,3 +1,5 @@
+import Foundation
+
 /// Ending a task that its loop cannot end: the loop refused the job that would have run or
 /// cancelled the task, or the one that finishes a download once its file is closed.
 extension SessionTask {
@@ -16,7 +18,7 @@ extension SessionTask {
         guard recordCompletion(error: failure) else { return }
         bodyStream?.finish(error: failure)
         manager.taskFinished(self)
-        let finished = SessionEngine.FinishedTask(task: self, head: nil, body: [], error: failure)
+        let finished = SessionEngine.FinishedTask(task: self, head: nil, body: Data(), error: failure)
         let delivery = manager.deliverySnapshot()
         delivery.group.enter()
         manager.workers.run {

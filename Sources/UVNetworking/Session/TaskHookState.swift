@@ -56,9 +56,8 @@ final class TaskHookState: @unchecked Sendable {
     /// Finished exchanges, and the one in flight (TaskRunner+Metrics.swift).
     var transactions: [TransactionMetrics] = []
     var transaction: TransactionMetrics?
-    /// The response head went to `dataTaskDidReceiveResponse`; body and end wait for the answer.
-    var holdsResponse = false
-    var endedWhileHeld = false
+    /// Body bytes that arrived while `dataTaskDidReceiveResponse` held the response (the
+    /// runner's machine says when it does), delivered once it allows it.
     var heldChunks: [[UInt8]] = []
     /// Body bytes already reported to `taskDidSendBodyData`.
     var reportedBytesSent: Int64 = 0

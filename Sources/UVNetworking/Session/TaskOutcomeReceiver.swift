@@ -38,7 +38,7 @@ final class AsyncTaskOutcome<Value: Sendable>: TaskOutcomeReceiver {
         if let error = finished.error {
             result = .failure(error)
         } else if let response = finished.response {
-            let data = Data(finished.body)
+            let data = finished.body
             do {
                 result = .success(try make(response, data, serializer, finished.hooks?.metrics))
             } catch var error as NetworkingError {

@@ -26,8 +26,7 @@ extension TaskRunner {
         }
         guard hooks.contains(.receiveResponse), let dataTask = task as? DataTask,
               let hook = hooks.read({ $0.dataTaskDidReceiveResponse }) else { return }
-        state.holdsResponse = true
-        connection?.pauseReading()
+        perform(machine.hookHeldResponse())
         let loop = task.manager.loop
         let runner = LoopBound(self, loop: loop)
         state.sendingChannel.send(through: task.manager) {
@@ -36,50 +35,38 @@ extension TaskRunner {
         }
     }
 
-    /// Body bytes arrived (already added to `body`).
-    func hookBodyReceived(_ bytes: [UInt8]) {
+    /// Body bytes arrived (already given to the sink), valid only during the call.
+    func hookBodyReceived(_ bytes: UnsafeRawBufferPointer) {
         guard let state = hookState ?? (hooks.contains(.receiveData) ? ensureHookState() : nil) else { return }
-        if state.holdsResponse {
-            state.heldChunks.append(bytes)
+        if case .hook = machine.end {
+            state.heldChunks.append(Array(bytes))
         } else {
-            deliverChunk(bytes, state)
+            deliverChunk(Data(bytes), state)
         }
     }
 
-    private func deliverChunk(_ bytes: [UInt8], _ state: TaskHookState) {
+    private func deliverChunk(_ data: @autoclosure () -> Data, _ state: TaskHookState) {
         guard hooks.contains(.receiveData), let dataTask = task as? DataTask,
               let hook = hooks.read({ $0.dataTaskDidReceiveData }) else { return }
-        let data = Data(bytes)
+        let data = data()
         state.sendingChannel.send(through: task.manager) { hook(dataTask, data) }
-    }
-
-    /// The exchange ended while the response is held: the connection goes back to its pool (it
-    /// must read again while idle); the task ends once the answer comes. Returns whether it held.
-    func hookHoldsEnd() -> Bool {
-        guard let hookState, hookState.holdsResponse else { return false }
-        hookState.endedWhileHeld = true
-        connection?.resumeReading()
-        return true
     }
 
     /// The closure's answer, back on the loop. Ignored if the task has ended meanwhile
     /// (cancelled, timed out, failed).
     func dispositionArrived(_ disposition: ResponseDisposition) {
-        guard task.loopRunner === self, let state = hookState, state.holdsResponse else { return }
-        state.holdsResponse = false
+        guard task.loopRunner === self, let state = hookState, case .hook = machine.end else { return }
         let chunks = state.heldChunks
         state.heldChunks = []
         switch disposition {
         case .cancel:
             cancel()
         case .allow:
-            for chunk in chunks { deliverChunk(chunk, state) }
-            if state.endedWhileHeld {
-                exchangeFinished()
-            } else if task.state != .suspended {
-                // A task suspended meanwhile stays paused until resumed.
-                connection?.resumeReading()
-            }
+            let action = machine.hookAllowedResponse()
+            for chunk in chunks { deliverChunk(Data(chunk), state) }
+            // The end that waited, or reading again (a task suspended meanwhile stays paused
+            // until resumed, one whose consumer is behind until it drains).
+            perform(action)
         }
     }
 }

@@ -25,14 +25,10 @@ extension TaskRunner {
     }
 
     /// The machine reached `redirecting`: the redirect's body is done with. Its plan was made
-    /// meanwhile (a download's restart is planned now).
+    /// meanwhile.
     func planRedirect() {
-        if let download, download.restartPending {
-            planDownloadRestart(download)
-            return
-        }
-        guard let outcome = plannedRedirect else { return }
-        plannedRedirect = nil
+        guard let outcome = redirectBody?.planned else { return }
+        redirectBody = nil
         // From the next loop job: a body that just ended is still inside its connection's
         // callback, and that connection goes back to its pool only after it, ready to carry
         // the next request.
@@ -99,8 +95,6 @@ extension TaskRunner {
             visited.append(RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString))
             currentRequest = request
             head = nil
-            body = []
-            followingRedirect = false
             redirectBody = nil
             task.recordRedirect(to: request)
             if isRedirect { hookState?.redirectCount += 1 }
@@ -110,7 +104,6 @@ extension TaskRunner {
             // Taken as it arrives, while the body can still be delivered (redirectPlanArrived);
             // a body already dropped cannot.
             guard let head, case .succeed = machine.deliverRedirect() else { return }
-            followingRedirect = false
             task.recordResponse(head, expectedLength: 0)
             perform(.succeed)
         case .fail(let error):

@@ -24,70 +24,54 @@ final class TaskRunner {
     @exclusivity(unchecked) private var headDeadline: UInt64 = .max
     /// The last byte sent or received (or the start, or a resume): what the inactivity and idle
     /// timeouts count from. One store per read or write; the timer is not touched.
-    @exclusivity(unchecked) private var lastByteAt: UInt64 = 0
+    @exclusivity(unchecked) var lastByteAt: UInt64 = 0
 
     /// The final response head, once it arrived; turned into an HTTPResponse off the loop.
     @exclusivity(unchecked) var head: ResponseHead?
-    @exclusivity(unchecked) var body: [UInt8] = []
-    /// Streaming mode (`SessionManager.bytes(for:)`): body chunks go here instead of `body`.
-    let bodyStream: BodyStreamBuffer?
-    /// `SessionTask.discardsResponseBody`, read once: the body is counted, never kept.
-    let discardsBody: Bool
-    /// A download task's file writer and what its responses decided (TaskRunner+Downloads.swift).
+    /// Where the task's response body goes (memory, stream, file, counted and dropped), chosen
+    /// here once.
+    @exclusivity(unchecked) var sink: any ResponseSink
+    /// A download task's file writer and what its responses decided (TaskRunner+Downloads.swift);
+    /// also the task's sink.
     let download: DownloadRun?
-    /// Reading is paused because the body's consumer is behind: the async stream's reader, or a
-    /// download's file writer.
-    @exclusivity(unchecked) var pausedForConsumer = false
 
     // Redirects (TaskRunner+Redirects.swift).
     /// The request of the exchange in flight: the task's own, or where redirects led.
     @exclusivity(unchecked) var currentRequest: Request
     /// `currentRequest` encoded; nil until the task first reaches a pool.
     @exclusivity(unchecked) var prepared: PreparedRequest?
-    /// The head in hand is a redirect being followed: its body is not the task's.
-    @exclusivity(unchecked) var followingRedirect = false
-    /// `redirectBody` and `plannedRedirect`, boxed: most tasks never follow a redirect, and a nil
-    /// reference costs their runner's init and deinit nothing, where two optional structs of
-    /// non-trivial layout cost generic value-witness calls in both.
-    @exclusivity(unchecked) private var redirectState: RedirectState?
-    /// That body while the redirect is planned, then drained (TaskRunner+RedirectBodies.swift).
-    var redirectBody: RedirectBodyState? {
-        get { redirectState?.body }
-        set {
-            if let redirectState { redirectState.body = newValue } else if newValue != nil { redirectState = RedirectState(body: newValue) }
-        }
-    }
-    /// The plan made while the redirect's body arrived, applied once the body is done with.
-    var plannedRedirect: RedirectOutcome? {
-        get { redirectState?.planned }
-        set {
-            if let redirectState { redirectState.planned = newValue } else if newValue != nil { redirectState = RedirectState(planned: newValue) }
-        }
-    }
+    /// The body of a redirect (or restart) in hand and the plan made while it arrived, boxed:
+    /// most tasks never follow a redirect, and a nil reference costs their runner's init and
+    /// deinit nothing (TaskRunner+RedirectBodies.swift).
+    @exclusivity(unchecked) var redirectBody: RedirectBody?
     /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
-    @exclusivity(unchecked) var redirectLimits: RedirectPlanner.Limits
+    let redirectLimits: RedirectPlanner.Limits
     /// Decodes a gzip or deflate body (layers too); nil for bodies delivered as received.
-    @exclusivity(unchecked) private var contentDecoder: ContentDecoder?
+    @exclusivity(unchecked) private(set) var contentDecoder: ContentDecoder?
     /// nil when the session does not decode responses.
     private let decodingLimits: ContentDecoder.Limits?
 
-    init(task: SessionTask, engine: SessionEngine, loop: EventLoop, configuration: SessionConfiguration) {
+    init(task: SessionTask, engine: SessionEngine, loop: EventLoop, settings: TaskSettings) {
         self.task = task
         self.engine = engine
         self.loop = loop
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
-        self.timeouts = TaskTimeouts(request: task.originalRequest, configuration: configuration)
-        self.bodyStream = task.bodyStream
-        self.download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
-        self.discardsBody = task.discardsResponseBody && task.bodyStream == nil && download == nil
+        self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
+        let download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
+        self.download = download
+        if let download {
+            sink = download
+        } else if let stream = task.bodyStream {
+            sink = StreamSink(buffer: stream)
+        } else if task.discardsResponseBody {
+            sink = DiscardSink()
+        } else {
+            sink = BufferSink()
+        }
         self.currentRequest = task.originalRequest
-        self.redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
-                                                     allowsHTTPSToHTTP: configuration.allowsHTTPSToHTTPRedirects)
-        self.decodingLimits = configuration.decompressesResponses
-            ? ContentDecoder.Limits(maximumBytes: configuration.maximumResponseBodyBytes,
-                                    maximumRatio: configuration.maximumDecompressionRatio)
-            : nil
+        self.redirectLimits = settings.redirectLimits
+        self.decodingLimits = settings.decodingLimits
     }
 
     // MARK: Caller events (arrive through the loop's queue)
@@ -117,11 +101,33 @@ final class TaskRunner {
         case .pauseReading:
             connection?.pauseReading()
         case .resumeReading:
-            if !pausedForConsumer { connection?.resumeReading() }
+            connection?.resumeReading()
         case .succeed:
             finish(error: nil)
+        case .startRedirectPlan:
+            connection?.pauseReading()
+            startRedirectPlan()
         case .planRedirect:
             planRedirect()
+        case .planRestart:
+            if let download { planDownloadRestart(download) }
+        case .consumerResumed(let read):
+            // The silence was ours: inactivity counts from now.
+            lastByteAt = LoopTimer.now(loop)
+            if read { connection?.resumeReading() }
+            armTimer()
+        case .releaseConnection:
+            // Back in its pool, the connection reads while idle, to notice a close.
+            connection?.resumeReading()
+            connection = nil
+        case .drainRedirectBody(let read):
+            redirectBodyDraining()
+            perform(.consumerResumed(read: read))
+        case .abandonRedirectBody:
+            abandonConnection()
+            perform(machine.redirectBodyAbandoned())
+        case .deliverRedirectResponse(let ended):
+            redirectDeclined(ended: ended)
         case .fail(let code):
             fail(NetworkingError(code, Self.detail(for: code, request: task.originalRequest)))
         }
@@ -192,13 +198,8 @@ final class TaskRunner {
 
     private func finish(error: NetworkingError?) {
         connection = nil
-        bodyStream?.finish(error: error)
-        if let download {
-            // The task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
-            closeDownload(download, error: error)
-        } else {
-            engine.runnerFinished(self, error: error)
-        }
+        // A download's task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
+        if sink.taskEnded(error, runner: self) { engine.runnerFinished(self, error: error) }
     }
 
     // MARK: Timers
@@ -211,7 +212,7 @@ final class TaskRunner {
     /// assigned: the head timeout starts; a resume: inactivity counts again; a firing): the
     /// holder's timer only ever moves earlier, and a deadline that moved later (a byte, the
     /// request written) is found by the re-check when the timer fires.
-    private func armTimer() {
+    func armTimer() {
         let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
         guard deadline != .max else { return }
         if let connection {
@@ -225,7 +226,7 @@ final class TaskRunner {
     /// deadline no longer counts, the total one stays, inactivity only moved later), so only it
     /// can need an earlier firing. Off by default, so most bodies touch nothing here.
     private func armIdleTimer() {
-        guard timeouts.idle != .max, machine.state == .receivingBody, !pausedForConsumer, let connection else { return }
+        guard timeouts.idle != .max, machine.state == .receivingBody, !machine.isPausedForConsumer, let connection else { return }
         connection.armExchangeTimer(at: LoopDuration.deadline(lastByteAt, plus: timeouts.idle))
     }
 
@@ -234,7 +235,7 @@ final class TaskRunner {
     }
 
     private var timerPhase: TaskTimeouts.Phase {
-        TaskTimeouts.Phase(state: machine.state, isSuspended: machine.isSuspended, isPausedForConsumer: pausedForConsumer)
+        TaskTimeouts.Phase(state: machine.state, isSuspended: machine.isSuspended, isPausedForConsumer: machine.isPausedForConsumer)
     }
 
     private func timerFired() {
@@ -320,44 +321,30 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         if redirectLimits.maximumRedirects > 0 && isRedirectToFollow(head) {
             // Its body is not the task's: no progress, stream or hooks see it unless the
             // redirect ends up delivered. The plan starts now; the body waits for it.
-            followingRedirect = true
-            lastByteAt = LoopTimer.now(loop)
-            perform(machine.headReceived())
             redirectHeadReceived(bodyLength: expectedLength)
-            armTimer()
             return
         }
         acceptFinalHead(head, bodyLength: expectedLength)
     }
 
     /// A head whose response is the task's: a final response, or a redirect not followed.
-    func acceptFinalHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
-        if let decodingLimits, expectedLength != 0, case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
+    func acceptFinalHead(_ head: ResponseHead, bodyLength: Int64?) {
+        if let decodingLimits, bodyLength != 0, case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
             contentDecoder = ContentDecoder(codings: codings, limits: decodingLimits)
         }
-        var expectedLength = expectedLength
-        if let download {
-            switch downloadReceivedHead(head, download: download, bodyLength: expectedLength, decoded: contentDecoder != nil) {
-            case .write(let total):
-                expectedLength = total
-            case .restart:
-                // Like a redirect: the body is not the task's; its end plans the next request.
-                contentDecoder = nil
-                followingRedirect = true
-                lastByteAt = LoopTimer.now(loop)
-                perform(machine.headReceived())
-                restartHeadReceived(bodyLength: expectedLength)
-                armTimer()
-                return
-            case .failed:
-                return
-            }
-        }
-        if let bodyStream {
-            bodyStream.receivedHead(head)
-        } else if download == nil, !discardsBody, let expectedLength, expectedLength > 64 * 1024 {
-            // Large bodies grow in place once; small ones adopt the decoder's first chunk instead.
-            body.reserveCapacity(Int(min(expectedLength, 1 << 26)))
+        let expectedLength: Int64?
+        switch sink.receivedHead(head, bodyLength: bodyLength, runner: self) {
+        case .accept(let length):
+            expectedLength = length
+        case .restart:
+            // Like a redirect: the body is not the task's; its end plans the next request.
+            contentDecoder = nil
+            restartHeadReceived(bodyLength: bodyLength)
+            return
+        case .fail(let error):
+            guard case .fail = machine.exchangeFailed(error.code, onReusedConnection: false, responseStarted: true) else { return }
+            fail(error)
+            return
         }
         task.recordResponse(head, expectedLength: expectedLength)
         lastByteAt = LoopTimer.now(loop)
@@ -366,46 +353,39 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         hookResponseReceived(head)
     }
 
-    func exchangeReceivedBody(_ bytes: UnsafeRawBufferPointer) {
-        // The view is valid only during the call; the structure work replaces this copy.
-        receivedBody(Array(bytes))
-    }
-
-    /// Body bytes of the response, owned (replayed redirect bodies come this way too).
-    func receivedBody(_ received: [UInt8]) {
-        if followingRedirect {
+    func exchangeReceivedBody(_ received: UnsafeRawBufferPointer) {
+        guard machine.destination == .task else {
             lastByteAt = LoopTimer.now(loop)
             redirectBodyReceived(received)
             return
         }
-        var bytes = received
-        if let contentDecoder {
-            do {
-                bytes = try contentDecoder.decode(received)
-            } catch {
-                contentDecodingFailed(error)
-                return
-            }
+        guard let contentDecoder else {
+            deliverBody(received, wireCount: received.count)
+            return
         }
-        if let download {
-            downloadReceived(bytes, wireCount: received.count, download: download)
+        let decoded: [UInt8]
+        do {
+            decoded = try contentDecoder.decode(received)
+        } catch {
+            contentDecodingFailed(error)
+            return
+        }
+        decoded.withUnsafeBytes { deliverBody($0, wireCount: received.count) }
+    }
+
+    /// Body bytes of the task's response, decoded, to its sink.
+    func deliverBody(_ bytes: UnsafeRawBufferPointer, wireCount: Int) {
+        switch sink.receive(bytes, task: task) {
+        case .taken:
+            break
+        case .behind:
+            perform(machine.consumerBehind())
+        case .dropped:
             lastByteAt = LoopTimer.now(loop)
             return
         }
-        if let bodyStream {
-            if !bytes.isEmpty && bodyStream.push(bytes) && !pausedForConsumer {
-                pausedForConsumer = true
-                connection?.pauseReading()
-            }
-        } else if discardsBody {
-            task.recordDiscarded(bytes.count)
-        } else if body.capacity == 0 {
-            body = bytes
-        } else {
-            body.append(contentsOf: bytes)
-        }
         // Progress counts what came off the wire, so it reaches its Content-Length.
-        task.recordReceived(received.count)
+        task.recordReceived(wireCount)
         engine.progressChanged(task, upload: false)
         lastByteAt = LoopTimer.now(loop)
         if !bytes.isEmpty { hookBodyReceived(bytes) }
@@ -427,7 +407,6 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     func exchangeFinished() {
         metricsExchangeEnded(on: connection)
-        if followingRedirect && redirectBodyEndHeld() { connection = nil; return }
         responseEnded()
     }
 
@@ -443,24 +422,20 @@ extension TaskRunner: HTTP1ExchangeDelegate {
                 return
             }
         }
-        if hookHoldsEnd() { connection = nil; return }
-        connection = nil
-        perform(machine.responseEnded(isRedirectToFollow: followingRedirect))
+        let action = machine.responseEnded()
+        if action != .releaseConnection { connection = nil }
+        perform(action)
     }
 
     func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool) {
         metricsExchangeEnded(on: connection)
         connection = nil
-        if followingRedirect && redirectBodyCutShort() { return }
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {
         case .enqueue:
             head = nil
-            body.removeAll()
-            if discardsBody { task.recordDiscarded(nil) }
-            followingRedirect = false
+            sink.exchangeRestarted(task: task)
             redirectBody = nil
-            plannedRedirect = nil
             perform(action)
         case .fail:
             var error = error
@@ -473,32 +448,13 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     }
 }
 
-// MARK: Streaming body
+// MARK: The body's consumer
 
 extension TaskRunner {
     /// The body's consumer (an async stream's reader, a download's file writer) drained its
     /// buffer: read again, unless it filled up again since it asked, or the caller suspended the
     /// task.
     func consumerDrained() {
-        // A redirect being planned is not the consumer's to resume.
-        guard pausedForConsumer, redirectBody?.phase != .planning else { return }
-        if let bodyStream, bodyStream.isProducerPaused { return }
-        if let download, download.writer.wantsPause { return }
-        pausedForConsumer = false
-        lastByteAt = LoopTimer.now(loop)
-        if !machine.isSuspended { connection?.resumeReading() }
-        armTimer()
-    }
-}
-
-/// The box behind `TaskRunner.redirectBody` and `plannedRedirect`, made at a task's first
-/// redirect. Loop-confined, like its runner.
-private final class RedirectState {
-    var body: RedirectBodyState?
-    var planned: RedirectOutcome?
-
-    init(body: RedirectBodyState? = nil, planned: RedirectOutcome? = nil) {
-        self.body = body
-        self.planned = planned
+        perform(machine.consumerDrained(stillBehind: sink.isBehind))
     }
 }

@@ -22,14 +22,14 @@ struct TaskTimeouts: Equatable, Sendable {
         self.idle = idle
     }
 
-    // Inlined so that a runner's init reads the four intervals in place instead of copying the
+    // Inlined so that a runner's init reads the two intervals in place instead of copying the
     // whole request (and retaining its fields) to pass it.
     @inline(__always)
-    init(request: Request, configuration: SessionConfiguration) {
+    init(request: Request, settings: TaskSettings) {
         self.init(inactivity: LoopDuration.timeout(request.timeoutInterval),
                   total: LoopDuration.timeout(request.totalTimeoutInterval ?? .infinity),
-                  responseHead: LoopDuration.timeout(configuration.responseHeadTimeout),
-                  idle: LoopDuration.timeout(configuration.idleTimeout))
+                  responseHead: settings.responseHeadTimeout,
+                  idle: settings.idleTimeout)
     }
 
     /// Which timeout passed.

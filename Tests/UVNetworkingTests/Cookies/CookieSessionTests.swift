@@ -83,7 +83,7 @@ import Testing
         let target = DeliveryTarget(queue: DispatchQueue(label: "uvnetworking.tests.cookies"), group: group,
                                     serializer: HTTPResponseSerializer(), hooks: manager.hooks.activeSnapshot())
         let before = clock.reads
-        CompletionDelivery.run([SessionEngine.FinishedTask(task: task, head: head, body: [], error: error)], with: target)
+        CompletionDelivery.run([SessionEngine.FinishedTask(task: task, head: head, body: Data(), error: error)], with: target)
         #expect(group.wait(timeout: .now() + 10) == .success)
         let calls = clock.reads - before
         #expect(store.header("http://example.com/") == (calls > 0 ? "a=1" : nil))

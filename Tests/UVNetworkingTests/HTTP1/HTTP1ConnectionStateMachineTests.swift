@@ -292,4 +292,73 @@ import Testing
         #expect(!machine.isAwaitingContinue)
         #expect(machine.continueToBody() == .none)
     }
+
+    // MARK: The body's states, one transition at a time
+
+    @Test func eachReadAndWriteMovesTheBodyToTheStateThatNamesIt() {
+        var machine = streaming()
+        #expect(machine.body == .reading(writing: true))
+        _ = machine.bodyWriteFinished()
+        #expect(machine.body == .reading(writing: false))
+        _ = machine.bodyChunkRead(isLast: false)
+        #expect(machine.body == .reading(writing: true))
+        _ = machine.bodyChunkRead(isLast: false, excess: true)  // excess only counts on the last chunk
+        #expect(machine.body == .chunkReady(isLast: false, failAfterWrite: false))
+        _ = machine.bodyWriteFinished()
+        #expect(machine.body == .reading(writing: true))
+        _ = machine.bodyChunkRead(isLast: true, excess: true)
+        #expect(machine.body == .chunkReady(isLast: true, failAfterWrite: true))
+        #expect(machine.bodyWriteFinished() == .writeBodyChunk(readNext: false))
+        #expect(machine.body == .writingLast(failAfterWrite: true))
+        #expect(machine.bodyChunkRead(isLast: false) == .none)  // no read runs
+        #expect(machine.bodyWriteFinished() == .failExchange(.bodyStreamFailed))
+        #expect(machine.body == nil)
+    }
+
+    @Test func theLastChunkWrittenLeavesTheBodyWrittenUntilTheRequestIs() {
+        var machine = streaming()
+        _ = machine.bodyWriteFinished()
+        #expect(machine.bodyChunkRead(isLast: true) == .writeBodyChunk(readNext: false))
+        #expect(machine.body == .writingLast(failAfterWrite: false))
+        #expect(machine.bodyWriteFinished() == .bodyComplete)
+        #expect(machine.body == .written)
+        // Nothing is in flight: stray reports change nothing.
+        #expect(machine.bodyWriteFinished() == .none)
+        #expect(machine.bodyChunkRead(isLast: true) == .none)
+        #expect(machine.requestWritten() == .none)
+        #expect(machine.body == nil)
+    }
+
+    @Test func aFailedWriteDropsAChunkReadAhead() {
+        var machine = streaming()
+        _ = machine.bodyChunkRead(isLast: false)
+        #expect(machine.holdsReadyChunk)
+        #expect(machine.bodyWriteFailed() == .none)
+        #expect(machine.body == .abandoned)
+        #expect(!machine.holdsReadyChunk)
+        #expect(machine.bodyWriteFinished() == .none)
+        #expect(machine.bodyReadFailed(.bodyStreamFailed) == .none)
+    }
+
+    @Test func theHeadsWriteFinishingWhileWaitingForContinueKeepsWaiting() {
+        var machine = expectingContinue()
+        #expect(machine.body == .awaitingContinue(headInFlight: true))
+        _ = machine.bodyWriteFinished()
+        #expect(machine.body == .awaitingContinue(headInFlight: false))
+        #expect(machine.continueToBody() == .readFirstBodyChunk)
+        // The head is written: the first chunk read goes out at once.
+        #expect(machine.body == .reading(writing: false))
+        #expect(machine.bodyChunkRead(isLast: false) == .writeBodyChunk(readNext: true))
+    }
+
+    @Test func aWriteThatFailsWhileWaitingForContinueNeverStartsTheBody() {
+        // The head's write failed (the server closed): a 100, or the wait's timer, must not start
+        // reading a body that can no longer be sent.
+        var machine = expectingContinue()
+        #expect(machine.bodyWriteFailed() == .none)
+        #expect(!machine.isAwaitingContinue)
+        #expect(machine.continueToBody() == .none)
+        #expect(machine.finalHeadReceived() == .none)
+        #expect(machine.responseEnded(keepAlive: true) == .exchangeFinished(reusable: false))
+    }
 }

@@ -20,7 +20,7 @@ import Testing
                                 headers: [HeaderField(name: "Content-Type", value: contentType)], keepAlive: true)
         let group = DispatchGroup()
         let target = DeliveryTarget(queue: DispatchQueue(label: "uvnetworking.tests.delivery"), group: group, serializer: serializer)
-        CompletionDelivery.run([SessionEngine.FinishedTask(task: task, head: head, body: Array(body.utf8), error: nil)], with: target)
+        CompletionDelivery.run([SessionEngine.FinishedTask(task: task, head: head, body: Data(body.utf8), error: nil)], with: target)
         #expect(group.wait(timeout: .now() + 10) == .success)
         let outcomes = received.withLock { $0 }
         #expect(outcomes.count == 1)

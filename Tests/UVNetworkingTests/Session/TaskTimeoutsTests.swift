@@ -96,12 +96,12 @@ import Testing
     @Test func theRequestAndTheConfigurationGiveTheTimeouts() {
         var request = Request(url: URL(string: "http://h/")!, timeoutInterval: 2)
         var configuration = SessionConfiguration()
-        #expect(TaskTimeouts(request: request, configuration: configuration)
+        #expect(TaskTimeouts(request: request, settings: TaskSettings(configuration: configuration))
                 == TaskTimeouts(inactivity: 2000, total: .max, responseHead: .max, idle: .max))
         request.totalTimeoutInterval = 30
         configuration.responseHeadTimeout = 4
         configuration.idleTimeout = 5
-        #expect(TaskTimeouts(request: request, configuration: configuration)
+        #expect(TaskTimeouts(request: request, settings: TaskSettings(configuration: configuration))
                 == TaskTimeouts(inactivity: 2000, total: 30_000, responseHead: 4000, idle: 5000))
     }
 }

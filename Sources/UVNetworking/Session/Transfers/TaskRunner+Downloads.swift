@@ -14,8 +14,6 @@ final class DownloadRun {
     var resumeBasis: DownloadResumeData?
     /// The response's body is not the file's (a 416 whose file is already complete).
     var discardsBody = false
-    /// When the response ends, send the request again without Range.
-    var restartPending = false
     /// The writer was told to close; the task ends when it has.
     var closing = false
     /// What the file came to, for the delivery; set when the writer has closed.
@@ -42,77 +40,74 @@ struct DownloadFinish: Sendable {
     var resumeData: Data?
 }
 
-/// The runner's side of download tasks: the head decides how the file is opened (from the
-/// start, appended, left as it is) or whether the request goes again without Range; body
+/// A download's file is its task's response sink: the head decides how the file is opened (from
+/// the start, appended, left as it is) or whether the request goes again without Range; body
 /// chunks go to the writer, with backpressure; the end waits for the file to be closed.
-extension TaskRunner {
-    enum DownloadHeadOutcome {
-        /// Write the body; progress runs up to `expectedLength` (nil when unknown).
-        case write(expectedLength: Int64?)
-        /// Drop this response; send the request again without Range when it ends.
-        case restart
-        /// The task failed.
-        case failed
-    }
-
+extension DownloadRun: ResponseSink {
     /// A final response head for a download (not a redirect being followed).
-    func downloadReceivedHead(_ head: ResponseHead, download: DownloadRun, bodyLength: Int64?, decoded: Bool) -> DownloadHeadOutcome {
+    func receivedHead(_ head: ResponseHead, bodyLength: Int64?, runner: TaskRunner) -> ResponseSinkHeadDecision {
         let plan = DownloadResumption.plan(status: head.status, contentRange: head.headers.firstValue(named: "content-range"),
-                                           requestedOffset: download.resumeOffset)
+                                           requestedOffset: resumeOffset)
         switch plan {
         case .writeFromStart:
-            download.writer.start(.fromBeginning)
-            captureResumeBasis(head, download: download, decoded: decoded)
-            return .write(expectedLength: bodyLength)
+            writer.start(.fromBeginning)
+            captureResumeBasis(head, request: runner.currentRequest, decoded: runner.contentDecoder != nil)
+            return .accept(expectedLength: bodyLength)
         case .append(let offset, let total):
-            download.writer.start(.appending(at: offset))
-            captureResumeBasis(head, download: download, decoded: decoded)
+            writer.start(.appending(at: offset))
+            captureResumeBasis(head, request: runner.currentRequest, decoded: runner.contentDecoder != nil)
             task.recordResumedBytes(offset)
-            return .write(expectedLength: total ?? bodyLength.map { offset + $0 })
+            return .accept(expectedLength: total ?? bodyLength.map { offset + $0 })
         case .alreadyComplete(let length):
-            download.writer.start(.keepingFile)
-            download.discardsBody = true
+            writer.start(.keepingFile)
+            discardsBody = true
             task.recordResumedBytes(length)
-            return .write(expectedLength: length)
+            return .accept(expectedLength: length)
         case .restartWithoutRange:
-            download.restartPending = true
             return .restart
         case .fail(let why):
-            let error = NetworkingError(.malformedResponse, why)
-            guard case .fail = machine.exchangeFailed(error.code, onReusedConnection: false, responseStarted: true) else { return .failed }
-            fail(error)
-            return .failed
+            return .fail(NetworkingError(.malformedResponse, why))
         }
     }
 
     /// Keeps the validators of a response that can be resumed, or forgets them: resuming needs
     /// a 200 or 206 with a strong ETag or a Last-Modified date, ranges not refused, and bytes
     /// in the file that are the bytes on the wire (no Content-Encoding decoded).
-    private func captureResumeBasis(_ head: ResponseHead, download: DownloadRun, decoded: Bool) {
+    private func captureResumeBasis(_ head: ResponseHead, request: Request, decoded: Bool) {
         let acceptRanges = head.headers.firstValue(named: "accept-ranges")
         guard !decoded, head.status == 200 || head.status == 206,
               acceptRanges?.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("none") != .orderedSame else {
-            download.resumeBasis = nil
+            resumeBasis = nil
             return
         }
-        let basis = DownloadResumeData(request: currentRequest, entityTag: head.headers.firstValue(named: "etag"),
+        let basis = DownloadResumeData(request: request, entityTag: head.headers.firstValue(named: "etag"),
                                        lastModified: head.headers.firstValue(named: "last-modified"),
-                                       temporaryFilePath: download.writer.path)
+                                       temporaryFilePath: writer.path)
         // A 206 without validators continues the ones its request was made with.
-        if basis != nil || head.status != 206 { download.resumeBasis = basis }
+        if basis != nil || head.status != 206 { resumeBasis = basis }
     }
 
-    /// Body bytes of a download (decoded): to the writer, pausing reads while it is behind.
-    func downloadReceived(_ bytes: [UInt8], wireCount: Int, download: DownloadRun) {
-        guard !download.discardsBody else { return }
-        if !bytes.isEmpty && download.writer.push(bytes) && !pausedForConsumer {
-            pausedForConsumer = true
-            connection?.pauseReading()
-        }
-        task.recordReceived(wireCount)
-        engine.progressChanged(task, upload: false)
+    /// Body bytes (decoded): to the writer, which says when it is behind.
+    func receive(_ bytes: UnsafeRawBufferPointer, task: SessionTask) -> ResponseSinkReceipt {
+        guard !discardsBody else { return .dropped }
+        guard !bytes.isEmpty else { return .taken }
+        return writer.push(Array(bytes)) ? .behind : .taken
     }
 
+    var isBehind: Bool { writer.wantsPause }
+    func exchangeRestarted(task: SessionTask) {}
+    func takeBody() -> Data { Data() }
+
+    /// The task ends once the file is closed, on a worker.
+    func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool {
+        runner.closeDownload(self, error: error)
+        return false
+    }
+}
+
+/// The runner's side of download tasks: a write that failed, the restart without Range, and
+/// the end, which waits for the file to be closed.
+extension TaskRunner {
     /// Writing the file failed (a full disk): the task fails; the connection, mid-body, closes.
     func downloadWriteFailed(_ error: NetworkingError) {
         guard case .fail = machine.exchangeFailed(error.code, onReusedConnection: false, responseStarted: true) else { return }
@@ -122,7 +117,6 @@ extension TaskRunner {
     /// A 416 that did not match the partial file ended: the request goes again without Range
     /// (encoded on a worker, like a redirect's), so the whole body comes.
     func planDownloadRestart(_ download: DownloadRun) {
-        download.restartPending = false
         download.resumeOffset = nil
         var whole = currentRequest
         whole.setValue(nil, forHTTPHeaderField: "Range")
