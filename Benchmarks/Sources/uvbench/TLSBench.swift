@@ -81,7 +81,7 @@ extension UVBench {
         let allocations = allocRequests > 0 ? countAllocations(load) : nil
         load.shutdown()
         var report = Report(rounds: rounds, latency: latency, allocations: allocations, connections: connections,
-                            seconds: seconds, goal: goal, server: server)
+                            seconds: seconds, goal: httpsGoal, server: server)
         report.title = "HTTPS keep-alive GET"
         report.detail = "TLS as nginx logged it: UVNetworking \(suites.ours), wrk \(suites.wrk); "
             + "UVNetworking verifies the chain against a CA made for the run (`additionalTrustedCAFiles`), wrk verifies nothing."
