@@ -4,34 +4,42 @@ extension ResponseHead {
     /// The head as a swift-http-types response. Built off the loop thread (on the worker pool, or
     /// when a caller asks a task for its response): validating and lowercasing field names costs
     /// more than the loop can spare per request.
-    ///
-    /// A head with a template (the same bytes as an earlier head of its connection apart from
-    /// Date's value) reuses the template's fields, copied on write, with only Date's value
-    /// replaced: a server sends the same fields response after response.
     var httpResponse: HTTPResponse {
         HTTPResponse(status: .init(code: status, reasonPhrase: reason), headerFields: httpFields)
     }
 
     /// The fields as swift-http-types fields.
+    ///
+    /// A head with a template (the same bytes as an earlier head of its connection apart from
+    /// Date's value) shares the fields its template last handed out for the same Date value: a
+    /// server sends the same fields response after response, and the same Date for a whole
+    /// second of them, so most heads cost one lock and one compare of Date's bytes.
     var httpFields: HTTPFields {
         guard let template else { return Self.makeFields(headers) }
-        var fields = template.templateFields
-        if dateIndex >= 0 {
-            headers.withField(at: dateIndex) { _, value in
-                fields[dateIndex] = Self.field(fields[dateIndex].name, value)
-            }
-        }
-        return fields
+        guard dateIndex >= 0 else { return template.sharedFields(date: UnsafeBufferPointer(start: nil, count: 0), of: self) }
+        return headers.withField(at: dateIndex) { _, value in template.sharedFields(date: value, of: self) }
     }
 
-    /// This head's fields for the heads that name it as their template, built once, by
-    /// whichever thread asks first.
-    private var templateFields: HTTPFields {
+    /// For `head`, one of this template's followers, whose first Date field has the value
+    /// `date`: the fields last built for that value, or (a new second) fields built now, which
+    /// replace them. Whichever thread asks, under the template's lock.
+    private func sharedFields(date: UnsafeBufferPointer<UInt8>, of head: ResponseHead) -> HTTPFields {
         sharedFields.withLock { cached in
-            if let cached { return unsafeDowncast(cached, to: HTTPFieldsBox.self).fields }
-            let box = HTTPFieldsBox(Self.makeFields(headers))
-            cached = box
-            return box.fields
+            guard let cached else {
+                // The follower's own bytes: the same fields as the template's, its Date included.
+                let box = DatedFieldsBox(date: Array(date), fields: Self.makeFields(head.headers))
+                cached = box
+                return box.fields
+            }
+            let box = unsafeDowncast(cached, to: DatedFieldsBox.self)
+            if box.date.withUnsafeBufferPointer({ equalBytes($0, date) }) { return box.fields }
+            // Date is the only field that differs: copy the fields and replace its value.
+            var fields = box.fields
+            let index = head.dateIndex
+            fields[index] = Self.field(fields[index].name, date)
+            box.date = Array(date)
+            box.fields = fields
+            return fields
         }
     }
 
@@ -59,12 +67,15 @@ extension ResponseHead {
     }
 }
 
-/// A template head's swift-http-types fields, kept by the head (`ResponseHead.sharedFields`,
-/// typed AnyObject there so that ResponseHead.swift needs only the standard library).
-private final class HTTPFieldsBox {
-    let fields: HTTPFields
+/// The fields a template head last handed out to its followers and the Date value they carry;
+/// kept by the template (`ResponseHead.sharedFields`, typed AnyObject there so that
+/// ResponseHead.swift needs only the standard library) and changed only under its lock.
+private final class DatedFieldsBox {
+    var date: [UInt8]
+    var fields: HTTPFields
 
-    init(_ fields: HTTPFields) {
+    init(date: [UInt8], fields: HTTPFields) {
+        self.date = date
         self.fields = fields
     }
 }

@@ -25,13 +25,14 @@ final class ResponseHead: Equatable, Sendable {
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
     let keepAlive: Bool
     /// An earlier head of the same connection whose raw bytes equal this one's apart from the
-    /// value of its first Date field: its swift-http-types fields are reused, with only Date's
-    /// value replaced (see ResponseHead+HTTPTypes.swift). Always a head without a template.
+    /// value of its first Date field: the heads naming it share their swift-http-types fields,
+    /// rebuilt only when Date's value changes (see ResponseHead+HTTPTypes.swift). Always a head
+    /// without a template.
     let template: ResponseHead?
     /// The index of the first Date field, when `template` is set.
     let dateIndex: Int
-    /// What a head that names this one as its template needs, built once by whichever thread
-    /// asks first (an `HTTPFieldsBox`; the type lives with swift-http-types).
+    /// What the heads that name this one as their template share: the swift-http-types fields
+    /// last built for one Date value (a `DatedFieldsBox`; the type lives with swift-http-types).
     let sharedFields = Mutex<AnyObject?>(nil)
 
     init(versionMajor: Int, versionMinor: Int, status: Int, reason: String, headers: ReceivedFields, keepAlive: Bool,
@@ -80,6 +81,13 @@ final class ResponseHead: Equatable, Sendable {
         guard end > start, let left = a.baseAddress, let right = b.baseAddress else { return true }
         return memcmpBytes(left + start, right + start, end - start)
     }
+}
+
+/// Whether `a` and `b` hold the same bytes.
+func equalBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    guard let left = a.baseAddress, let right = b.baseAddress else { return true }
+    return memcmpBytes(left, right, a.count)
 }
 
 /// Compares `count` bytes eight at a time (no Foundation or libc import in the fuzz build).

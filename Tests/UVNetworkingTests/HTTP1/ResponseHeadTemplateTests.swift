@@ -30,6 +30,26 @@ import Testing
         #expect(heads[0].httpResponse.headerFields[.date] == Self.date1)
     }
 
+    @Test func headsInTheSameSecondShareOneStorage() {
+        let dates = [Self.date1, Self.date1, Self.date1, Self.date2, Self.date2, Self.date1]
+        let heads = decodeHeads(dates.map { Self.response(date: $0) })
+        #expect(heads.dropFirst().allSatisfy { $0.template === heads[0] })
+        let fields = heads.map(\.httpFields)
+        for (fields, date) in zip(fields, dates) {
+            #expect(fields.map(\.value) == ["nginx", date, "text/plain", "2"])
+        }
+        // The same second: the very same storage, not a copy with Date replaced.
+        #expect(storage(fields[1]) == storage(fields[2]))
+        #expect(storage(fields[3]) == storage(fields[4]))
+        // A new second builds new fields; the earlier ones keep their Date.
+        #expect(storage(fields[2]) != storage(fields[3]))
+        #expect(fields[1][.date] == Self.date1)
+        // The template's own fields stay its own, whatever its followers carry.
+        #expect(storage(fields[0]) != storage(fields[1]))
+        #expect(heads[0].httpFields[.date] == Self.date1)
+        #expect(heads[5].httpFields[.date] == Self.date1)
+    }
+
     @Test(arguments: [
         response(date: date2, server: "nginy"),                                   // a value
         response(date: date2, type: "content-type: text/plain"),                  // a name's case
@@ -83,6 +103,26 @@ import Testing
         }
         #expect(dates == (0..<32).map { "Tue, 24 Nov 2026 15:00:\($0 < 10 ? "0" : "")\($0) GMT" })
     }
+
+    @Test func headsOfFewSecondsResolvedOnManyThreadsAtOnceAgree() async {
+        let dates = (0..<64).map { "Tue, 24 Nov 2026 15:00:0\($0 % 3) GMT" }
+        let heads = decodeHeads(dates.map { Self.response(date: $0) })
+        #expect(heads.dropFirst().allSatisfy { $0.template === heads[0] })
+        let resolved = await withTaskGroup(of: (Int, [String]).self) { group in
+            for (index, head) in heads.enumerated() {
+                group.addTask { (index, head.httpFields.map(\.value)) }
+            }
+            var resolved = [[String]](repeating: [], count: heads.count)
+            for await (index, values) in group { resolved[index] = values }
+            return resolved
+        }
+        #expect(resolved == dates.map { ["nginx", $0, "text/plain", "2"] })
+    }
+}
+
+/// The address of the fields' storage (HTTPFields holds one array).
+private func storage(_ fields: HTTPFields) -> [UInt8] {
+    withUnsafeBytes(of: fields) { Array($0) }
 }
 
 /// Decodes `responses` one after the other on one decoder (one connection), returning the final heads.
