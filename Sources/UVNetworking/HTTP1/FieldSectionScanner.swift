@@ -199,51 +199,54 @@ struct FieldSectionScanner {
         return false
     }
 
-    /// The index of the first CR or LF in bytes[start..<stop], or `stop`. Eight bytes at a time
-    /// while no byte of a word is below 14 (CR and LF are 13 and 10; HTAB, 9, only slows it down).
+    /// The index of the first CR or LF in bytes[start..<stop], or `stop`. Eight bytes at a time:
+    /// the lowest byte a word's mask flags is the first match, so no byte is looked at twice.
     private static func nextLineByte(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
         guard let base = bytes.baseAddress else { return stop }
         var index = start
+        while index &+ 8 <= stop {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let found = zeroBytes(word ^ crs) | zeroBytes(word ^ lfs)
+            if found != 0 { return index &+ found.trailingZeroBitCount &>> 3 }
+            index &+= 8
+        }
         while index < stop {
-            while index &+ 8 <= stop {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                // Sets a high bit when some byte of the word is below 0x0E.
-                if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0 { break }
-                index &+= 8
-            }
-            let wordEnd = min(stop, index &+ 8)
-            while index < wordEnd {
-                let byte = base.load(fromByteOffset: index, as: UInt8.self)
-                if byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
-                index &+= 1
-            }
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            if byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
+            index &+= 1
         }
         return stop
     }
 
     /// The index of the first colon, CR or LF in bytes[start..<stop], or `stop`. Eight bytes at
-    /// a time, like `nextLineByte`, while no byte of a word is a colon or below 14.
+    /// a time, like `nextLineByte`.
     private static func nextNameEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
         guard let base = bytes.baseAddress else { return stop }
         var index = start
+        while index &+ 8 <= stop {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let found = zeroBytes(word ^ colons) | zeroBytes(word ^ crs) | zeroBytes(word ^ lfs)
+            if found != 0 { return index &+ found.trailingZeroBitCount &>> 3 }
+            index &+= 8
+        }
         while index < stop {
-            while index &+ 8 <= stop {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                let colons = word ^ 0x3A3A_3A3A_3A3A_3A3A
-                // A high bit set where some byte is below 0x0E, or (after the XOR) zero: a colon.
-                let low = (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word
-                let zero = (colons &- 0x0101_0101_0101_0101) & ~colons
-                if (low | zero) & 0x8080_8080_8080_8080 != 0 { break }
-                index &+= 8
-            }
-            let wordEnd = min(stop, index &+ 8)
-            while index < wordEnd {
-                let byte = base.load(fromByteOffset: index, as: UInt8.self)
-                if byte == DecoderASCII.colon || byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
-                index &+= 1
-            }
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            if byte == DecoderASCII.colon || byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
+            index &+= 1
         }
         return stop
+    }
+
+    private static let crs: UInt64 = 0x0D0D_0D0D_0D0D_0D0D
+    private static let lfs: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
+    private static let colons: UInt64 = 0x3A3A_3A3A_3A3A_3A3A
+
+    /// The high bit of each zero byte of `word` set. A byte above a zero one may be flagged too
+    /// (the borrow runs upward), never one below: the lowest flag is exact, which is all the
+    /// callers read.
+    @inline(__always)
+    private static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
     }
 
     /// Whether bytes[index..<index+12] is `HTTP/d.d ddd`.
