@@ -54,7 +54,13 @@ extension ResponseDecoder {
     /// bounds into the raw bytes, except a value with an obs-fold, which RFC 9112 §5.2 asks a
     /// user agent to join with one SP per fold (each piece trimmed, empty pieces dropped): those
     /// are written after the raw bytes. The record's storage is kept for the next section.
-    func takeSection() -> ReceivedFields {
+    ///
+    /// For a head (`readingHead`), the same walk reads the framing fields (every Content-Length
+    /// and Transfer-Encoding; `framingProblem` is why they cannot frame a body) and finds the
+    /// first Date field (`dateIndex`, -1 without one), so no later pass looks at the names again.
+    func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
+        var framingProblem: String?
+        var dateIndex = -1
         boundsScratch.removeAll(keepingCapacity: true)
         if boundsScratch.capacity == 0 { boundsScratch.reserveCapacity(32) }
         foldBytes.removeAll()
@@ -80,11 +86,24 @@ extension ResponseDecoder {
                 }
                 value = section.count + extraStart ..< section.count + foldBytes.count
             }
+            let nameLength = line.colon - line.start
+            if readingHead && (nameLength == 4 || nameLength == 14 || nameLength == 17) {
+                let name = UnsafeBufferPointer(rebasing: section[Int(line.start)..<Int(line.colon)])
+                if nameLength == 4 {
+                    if dateIndex < 0 && DecoderASCII.equalsLowercase(name, "date") { dateIndex = boundsScratch.count }
+                } else if framingProblem == nil {
+                    let bytes = value.lowerBound >= section.count
+                        ? UnsafeBufferPointer(rebasing: foldBytes.bytes[(value.lowerBound - section.count)..<(value.upperBound - section.count)])
+                        : UnsafeBufferPointer(rebasing: section[value])
+                    framingProblem = noteFraming(name: name, value: bytes)
+                }
+            }
             boundsScratch.append(ReceivedFields.Bounds(
                 nameStart: line.start, nameEnd: line.colon,
                 valueStart: Int32(truncatingIfNeeded: value.lowerBound), valueEnd: Int32(truncatingIfNeeded: value.upperBound)))
         }
-        return boundsScratch.withUnsafeBufferPointer { ReceivedFields(section: section, extra: foldBytes.bytes, bounds: $0) }
+        let fields = boundsScratch.withUnsafeBufferPointer { ReceivedFields(section: section, extra: foldBytes.bytes, bounds: $0) }
+        return (fields, framingProblem, dateIndex)
     }
 
     /// section[start..<end] without leading and trailing SP/HTAB, as a range.
@@ -96,20 +115,11 @@ extension ResponseDecoder {
         return lower..<upper
     }
 
-    /// Reads the framing fields of a head from its recorded bounds: every Content-Length and
-    /// Transfer-Encoding. Returns why the head cannot frame a body, or nil.
-    private func noteFraming(_ fields: ReceivedFields) -> String? {
-        for index in 0..<fields.count {
-            let bounds = fields.bounds(at: index)
-            let nameLength = bounds.nameEnd - bounds.nameStart
-            guard nameLength == 14 || nameLength == 17 else { continue }
-            let problem: String? = fields.withField(at: index) { name, value in
-                if nameLength == 14 && DecoderASCII.equalsLowercase(name, "content-length") { return noteContentLength(value) }
-                if nameLength == 17 && DecoderASCII.equalsLowercase(name, "transfer-encoding") { noteTransferCodings(value) }
-                return nil
-            }
-            if let problem { return problem }
-        }
+    /// Reads one field of a head if it frames the body (a Content-Length or Transfer-Encoding;
+    /// the caller picked names of those lengths). Returns why the head cannot frame a body, or nil.
+    private func noteFraming(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> String? {
+        if name.count == 14 && DecoderASCII.equalsLowercase(name, "content-length") { return noteContentLength(value) }
+        if name.count == 17 && DecoderASCII.equalsLowercase(name, "transfer-encoding") { noteTransferCodings(value) }
         return nil
     }
 
@@ -169,8 +179,8 @@ extension ResponseDecoder {
     /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
     func onHeadersComplete() -> Int32 {
-        let fields = takeSection()
-        if let problem = noteFraming(fields) { return failCallback(.malformed(problem)) }
+        let (fields, problem, dateIndex) = takeSection(readingHead: true)
+        if let problem { return failCallback(.malformed(problem)) }
         if let contentLength {
             // What llhttp would have set had it read the field; framing and keep-alive use it.
             parser.pointee.content_length = contentLength
@@ -196,14 +206,14 @@ extension ResponseDecoder {
         let keepAlive = llhttp_should_keep_alive(parser) != 0
         if isInterim {
             interimKeepAlive = interimKeepAlive && keepAlive
-            consumer?.decoderReceivedInterim(makeHead(state, fields: fields, keepAlive: keepAlive, final: false))
+            consumer?.decoderReceivedInterim(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: false))
             return 1
         }
         finalKeepAlive = keepAlive
         announcedBodyLength = skipBody ? 0
             : state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 ? Int64(clamping: state.content_length) : nil
         section = .body
-        consumer?.decoderReceivedHead(makeHead(state, fields: fields, keepAlive: keepAlive, final: true))
+        consumer?.decoderReceivedHead(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: true))
         if skipBody { return 1 }
         if let maxBody = limits.maxBodyBytes, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0,
            state.content_length > UInt64(maxBody) {
@@ -222,14 +232,14 @@ extension ResponseDecoder {
     /// connection's template head apart from Date's value takes it as its template; one that
     /// does not becomes the template for the heads after it (unless it has an obs-fold, which
     /// moves values out of the raw bytes).
-    private func makeHead(_ state: llhttp_t, fields: ReceivedFields, keepAlive: Bool, final: Bool) -> ResponseHead {
+    private func makeHead(_ state: llhttp_t, fields: ReceivedFields, dateIndex fieldsDateIndex: Int, keepAlive: Bool, final: Bool) -> ResponseHead {
         let statusLineEnd = Int(record.statusLineEnd)
         // "HTTP/1.1 200 " is 13 bytes: the reason phrase, if any, follows.
         let reason = statusLineEnd > 13
             ? String(decoding: UnsafeBufferPointer(rebasing: record.bytes.bytes[13..<statusLineEnd]), as: UTF8.self) : ""
         var template: ResponseHead?
         var dateIndex = -1
-        if final && !record.hasFold, let candidate = templateHead, let match = ResponseHead.templateMatch(fields, candidate) {
+        if final && !record.hasFold, let candidate = templateHead, let match = ResponseHead.templateMatch(fields, dateIndex: fieldsDateIndex, candidate) {
             template = candidate
             dateIndex = match
         }
@@ -299,7 +309,7 @@ extension ResponseDecoder {
         } else {
             completed = true
             pause = .finalComplete
-            consumer?.decoderReceivedEnd(trailers: section == .trailers ? takeSection() : ReceivedFields())
+            consumer?.decoderReceivedEnd(trailers: section == .trailers ? takeSection().fields : ReceivedFields())
         }
         return Int32(HPE_PAUSED.rawValue)
     }

@@ -53,13 +53,13 @@ final class ResponseHead: Equatable, Sendable {
     }
 
     /// Whether `headers` (a head just decoded, with no obs-fold) can take `candidate` as its
-    /// template: the same raw bytes, except for the value of the first Date field, which must
-    /// lie at the same place. Returns the Date field's index (-1 when there is none), or nil.
-    static func templateMatch(_ headers: ReceivedFields, _ candidate: ResponseHead) -> Int? {
+    /// template: the same raw bytes, except for the value of the first Date field (at
+    /// `dateIndex`, -1 when there is none), which must lie at the same place. Returns
+    /// `dateIndex`, or nil.
+    static func templateMatch(_ headers: ReceivedFields, dateIndex: Int, _ candidate: ResponseHead) -> Int? {
         let other = candidate.headers
         guard other.sectionByteCount == headers.sectionByteCount, other.count == headers.count,
               other.boundsOffset == headers.boundsOffset else { return nil }
-        let dateIndex = headers.firstIndex(named: "date") ?? -1
         var skipStart = headers.sectionByteCount
         var skipEnd = headers.sectionByteCount
         if dateIndex >= 0 {
