@@ -165,9 +165,17 @@ struct FieldSectionScanner {
             } else if byte == DecoderASCII.cr {
                 // "HTTP/1.1 200" is the shortest status line; this also refuses CRLF before it.
                 if onStatusLine && column < 12 { return (ScanStop(index: index, problem: .malformed("status line too short")), index) }
+                if index + 1 < end && bytes[index + 1] == DecoderASCII.lf && byteCount < limit {
+                    // The usual CRLF, both at hand and within the limit: what the next turn
+                    // would do for the LF, without the turn.
+                    byteCount += 1
+                    if lineEnded(at: byteCount - 2, into: &record) { return (nil, index + 2) }
+                    index += 2
+                    continue
+                }
                 sawCR = true
             } else {
-                if onStatusLine, let problem = Self.statusLineProblem(byte, at: column) {
+                if onStatusLine && !(column > 12 && Self.isReasonByte(byte)), let problem = Self.statusLineProblem(byte, at: column) {
                     return (ScanStop(index: index, problem: .malformed(problem)), index)
                 }
                 column += 1
@@ -257,6 +265,12 @@ struct FieldSectionScanner {
             && DecoderASCII.isDigit(bytes[index + 9]) && DecoderASCII.isDigit(bytes[index + 10]) && DecoderASCII.isDigit(bytes[index + 11])
     }
 
+    /// Whether a reason phrase may hold `byte`: reason-phrase = 1*( HTAB / SP / VCHAR / obs-text ).
+    @inline(__always)
+    private static func isReasonByte(_ byte: UInt8) -> Bool {
+        byte == DecoderASCII.tab || (byte >= 0x20 && byte != 0x7F)
+    }
+
     /// Checks one byte of `HTTP/d.d SP ddd [SP reason]` (RFC 9112 §4) at `column`.
     private static func statusLineProblem(_ byte: UInt8, at column: Int) -> String? {
         switch column {
@@ -277,8 +291,7 @@ struct FieldSectionScanner {
         case 9...11:
             return DecoderASCII.isDigit(byte) ? nil : "status code is not three digits"
         default:
-            // reason-phrase = 1*( HTAB / SP / VCHAR / obs-text )
-            return byte == DecoderASCII.tab || (byte >= 0x20 && byte != 0x7F) ? nil : "control character in the reason phrase"
+            return isReasonByte(byte) ? nil : "control character in the reason phrase"
         }
     }
 }
