@@ -29,22 +29,61 @@ struct SectionRecord: ~Copyable {
     /// The section's bytes as received (a bare LF stays bare: llhttp's CR is not recorded).
     var bytes = ByteAccumulator(capacity: 1024)
     /// The field lines, in order.
-    var lines: [Line] = []
+    var lines = LineAccumulator(capacity: 32)
     /// Where the status line ends (the CR or LF), for a head.
     var statusLineEnd: Int32 = 0
     /// Some line is an obs-fold continuation.
     var hasFold = false
 
-    init() {
-        lines.reserveCapacity(32)
-    }
+    init() {}
 
     /// Forgets the section, keeping the storage.
     mutating func removeAll() {
         bytes.removeAll()
-        lines.removeAll(keepingCapacity: true)
+        lines.removeAll()
         statusLineEnd = 0
         hasFold = false
+    }
+}
+
+/// A growable list of lines that keeps its storage when emptied, like `ByteAccumulator`: an
+/// append is a store and a count, with no uniqueness check.
+struct LineAccumulator: ~Copyable {
+    private var base: UnsafeMutablePointer<SectionRecord.Line>
+    private var capacity: Int
+    /// Lines held.
+    private(set) var count = 0
+
+    /// Empty, with room for `capacity` lines.
+    init(capacity: Int) {
+        base = .allocate(capacity: capacity)
+        self.capacity = capacity
+    }
+
+    /// Frees the storage.
+    deinit {
+        base.deallocate()
+    }
+
+    /// The lines held; valid until the next mutation.
+    var lines: UnsafeBufferPointer<SectionRecord.Line> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Appends a line, doubling the storage when full.
+    mutating func append(_ line: SectionRecord.Line) {
+        if count == capacity {
+            let newBase = UnsafeMutablePointer<SectionRecord.Line>.allocate(capacity: capacity * 2)
+            newBase.initialize(from: base, count: count)
+            base.deallocate()
+            base = newBase
+            capacity *= 2
+        }
+        (base + count).initialize(to: line)
+        count += 1
+    }
+
+    /// Forgets the lines, keeping the storage.
+    mutating func removeAll() {
+        count = 0
     }
 }
 

@@ -65,7 +65,7 @@ extension ResponseDecoder {
         if boundsScratch.capacity == 0 { boundsScratch.reserveCapacity(32) }
         foldBytes.removeAll()
         let section = record.bytes.bytes
-        let lines = record.lines
+        let lines = record.lines.lines
         var index = 0
         while index < lines.count {
             let line = lines[index]

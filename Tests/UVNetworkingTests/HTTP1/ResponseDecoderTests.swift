@@ -613,6 +613,17 @@ import Testing
         #expect(decode("HTTP/1.1 200 OK\r\n\(fields)\r\nab", pieces: 1).error?.kind == .malformed)
     }
 
+    @Test func aHeadWithManyMoreFieldsThanTheRecordFirstHoldsKeepsThemAll() {
+        let names = (0..<100).map { "X-Field-\($0)" }
+        let head = "HTTP/1.1 200 OK\r\n" + names.map { "\($0): v\($0)\r\n" }.joined() + "Content-Length: 0\r\n\r\n"
+        for pieces in [nil, 1] as [Int?] {
+            let result = decode(head, pieces: pieces)
+            #expect(result.error == nil)
+            #expect(result.heads.first?.headers.map(\.name) == names + ["Content-Length"])
+            #expect(result.heads.first?.headers.map(\.value) == names.map { "v\($0)" } + ["0"])
+        }
+    }
+
     @Test func contentLengthEdgeValues() {
         #expect(decode("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Length: 00\r\n\r\n").decoder.isComplete)
         let large = decode("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nab")
@@ -620,6 +631,11 @@ import Testing
         #expect(large.decoder.announcedBodyLength == Int64.max)
         // Trailing whitespace is OWS; a Content-Length in the trailers frames nothing.
         #expect(decode("HTTP/1.1 200 OK\r\nContent-Length: 2   \r\n\r\nab").body == Array("ab".utf8))
+        // A folded value frames the body as the joined value (the fold's bytes, not the raw line's).
+        let folded = decode("HTTP/1.1 200 OK\r\nServer: a\r\n b\r\nContent-Length:\r\n 2\r\n\r\nabc")
+        #expect(folded.error == nil)
+        #expect(folded.body == Array("ab".utf8))
+        #expect(folded.decoder.announcedBodyLength == 2)
         let trailer = decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nContent-Length: 7\r\n\r\n")
         #expect(trailer.error == nil)
         #expect(trailer.body == Array("ab".utf8))
