@@ -14,8 +14,9 @@ import CLLHTTP
 //   stream wins however the stream was split.
 // - llhttp validates, with no callback for the status line, names or values. At headers-complete
 //   (ResponseDecoder+Callbacks.swift) the head is built from the record (one `ResponseHead`, one
-//   byte array), framing is read from it, and the checks that need the whole head (framing,
-//   upgrades) are applied. Body bytes go to the consumer as views of the fed bytes.
+//   byte array), framing and the first Date are read in the same walk over the recorded lines,
+//   and the checks that need the whole head (framing, upgrades) are applied. Body bytes go to
+//   the consumer as views of the fed bytes.
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
 //   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
 //   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
