@@ -29,7 +29,7 @@ struct SectionRecord: ~Copyable {
     /// The section's bytes as received (a bare LF stays bare: llhttp's CR is not recorded).
     var bytes = ByteAccumulator(capacity: 1024)
     /// The field lines, in order.
-    var lines = LineAccumulator(capacity: 32)
+    var lines = ScratchList<Line>(capacity: 32)
     /// Where the status line ends (the CR or LF), for a head.
     var statusLineEnd: Int32 = 0
     /// Some line is an obs-fold continuation.
@@ -46,15 +46,15 @@ struct SectionRecord: ~Copyable {
     }
 }
 
-/// A growable list of lines that keeps its storage when emptied, like `ByteAccumulator`: an
-/// append is a store and a count, with no uniqueness check.
-struct LineAccumulator: ~Copyable {
-    private var base: UnsafeMutablePointer<SectionRecord.Line>
+/// A growable list that keeps its storage when emptied, like `ByteAccumulator`: an append is a
+/// store and a count, with no uniqueness check (the scanner's lines, the decoder's field bounds).
+struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
     private var capacity: Int
-    /// Lines held.
+    /// Elements held.
     private(set) var count = 0
 
-    /// Empty, with room for `capacity` lines.
+    /// Empty, with room for `capacity` elements (none: storage comes with the first append).
     init(capacity: Int) {
         base = .allocate(capacity: capacity)
         self.capacity = capacity
@@ -65,23 +65,24 @@ struct LineAccumulator: ~Copyable {
         base.deallocate()
     }
 
-    /// The lines held; valid until the next mutation.
-    var lines: UnsafeBufferPointer<SectionRecord.Line> { UnsafeBufferPointer(start: base, count: count) }
+    /// The elements held; valid until the next mutation.
+    var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 
-    /// Appends a line, doubling the storage when full.
-    mutating func append(_ line: SectionRecord.Line) {
+    /// Appends an element, doubling the storage when full.
+    mutating func append(_ element: Element) {
         if count == capacity {
-            let newBase = UnsafeMutablePointer<SectionRecord.Line>.allocate(capacity: capacity * 2)
+            let newCapacity = Swift.max(capacity * 2, 32)
+            let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
             newBase.initialize(from: base, count: count)
             base.deallocate()
             base = newBase
-            capacity *= 2
+            capacity = newCapacity
         }
-        (base + count).initialize(to: line)
+        (base + count).initialize(to: element)
         count += 1
     }
 
-    /// Forgets the lines, keeping the storage.
+    /// Forgets the elements, keeping the storage.
     mutating func removeAll() {
         count = 0
     }

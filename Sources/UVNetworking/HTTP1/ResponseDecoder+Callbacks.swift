@@ -61,11 +61,10 @@ extension ResponseDecoder {
     func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
         var framingProblem: String?
         var dateIndex = -1
-        boundsScratch.removeAll(keepingCapacity: true)
-        if boundsScratch.capacity == 0 { boundsScratch.reserveCapacity(32) }
+        boundsScratch.removeAll()
         foldBytes.removeAll()
         let section = record.bytes.bytes
-        let lines = record.lines.lines
+        let lines = record.lines.elements
         var index = 0
         while index < lines.count {
             let line = lines[index]
@@ -102,7 +101,7 @@ extension ResponseDecoder {
                 nameStart: line.start, nameEnd: line.colon,
                 valueStart: Int32(truncatingIfNeeded: value.lowerBound), valueEnd: Int32(truncatingIfNeeded: value.upperBound)))
         }
-        let fields = boundsScratch.withUnsafeBufferPointer { ReceivedFields(section: section, extra: foldBytes.bytes, bounds: $0) }
+        let fields = ReceivedFields(section: section, extra: foldBytes.bytes, bounds: boundsScratch.elements)
         return (fields, framingProblem, dateIndex)
     }
 

@@ -125,7 +125,7 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var record = SectionRecord()
     /// Scratch for building a section's `ReceivedFields`: the fields' bounds, and the values
     /// that obs-fold made non-contiguous.
-    @exclusivity(unchecked) var boundsScratch: [ReceivedFields.Bounds] = []
+    @exclusivity(unchecked) var boundsScratch = ScratchList<ReceivedFields.Bounds>(capacity: 0)
     @exclusivity(unchecked) var foldBytes = ByteAccumulator(capacity: 64)
     /// Transfer-Encoding seen in the head, how many codings it listed, and whether all were chunked.
     @exclusivity(unchecked) var sawTransferEncoding = false
