@@ -26,8 +26,16 @@ struct SectionRecord: ~Copyable {
         static let noColon: Int32 = -2
     }
 
+    /// Storage sizes a decoder starts with: room for a usual head (nginx's is about 250 bytes in
+    /// 8 lines) that grows once per connection when its server's heads are longer. An idle
+    /// connection keeps each of them, up to `keptBytes` / `keptLines` (see `shrinkIfGrown`).
+    static let initialBytes = 512
+    static let initialLines = 16
+    static let keptBytes = 4096
+    static let keptLines = 128
+
     /// The section's bytes as received (a bare LF stays bare: llhttp's CR is not recorded).
-    var bytes = ByteAccumulator(capacity: 1024)
+    var bytes = ByteAccumulator(capacity: SectionRecord.initialBytes)
     /// The field lines, in order.
     var lines: [Line] = []
     /// Where the status line ends (the CR or LF), for a head.
@@ -36,7 +44,21 @@ struct SectionRecord: ~Copyable {
     var hasFold = false
 
     init() {
-        lines.reserveCapacity(32)
+        lines.reserveCapacity(Self.initialLines)
+    }
+
+    /// Forgets the section and gives back storage that a large section grew past what a usual
+    /// one needs (an idle connection should not hold a 64 KiB head's buffer).
+    mutating func shrinkIfGrown() {
+        bytes.removeAll(shrinkingPast: Self.keptBytes, to: Self.initialBytes)
+        if lines.capacity > Self.keptLines {
+            lines = []
+            lines.reserveCapacity(Self.initialLines)
+        } else {
+            lines.removeAll(keepingCapacity: true)
+        }
+        statusLineEnd = 0
+        hasFold = false
     }
 
     /// Forgets the section, keeping the storage.

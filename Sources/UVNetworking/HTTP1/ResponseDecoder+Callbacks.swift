@@ -56,7 +56,8 @@ extension ResponseDecoder {
     /// are written after the raw bytes. The record's storage is kept for the next section.
     func takeSection() -> ReceivedFields {
         boundsScratch.removeAll(keepingCapacity: true)
-        if boundsScratch.capacity == 0 { boundsScratch.reserveCapacity(32) }
+        // Sized by the head's lines, not a guess: an idle connection keeps this scratch.
+        if boundsScratch.capacity < record.lines.count { boundsScratch.reserveCapacity(record.lines.count) }
         foldBytes.removeAll()
         let section = record.bytes.bytes
         let lines = record.lines
