@@ -127,11 +127,6 @@ final class HTTP1Connection {
     var hasServedRequests: Bool { machine.hasServedRequests }
     var isClosed: Bool { machine.state == .closed }
 
-    /// The decoder's scratch sizes (tests: what an idle connection keeps).
-    var decoderScratchCapacity: (bytes: Int, lines: Int, bounds: Int, foldBytes: Int) { decoder.scratchCapacity }
-    /// How many resolved addresses the connection holds (tests: none once connected).
-    var heldAddressCount: Int { addresses.count }
-
     // MARK: Connecting
 
     /// Resolves the host and connects, trying each address in turn, within the connect timeout.
