@@ -225,7 +225,16 @@ final class ResponseDecoder {
     /// The connection went idle: scratch that a large head (or trailer section) grew is given
     /// back, so that an idle connection holds only what a usual head needs. Storage of the usual
     /// size is kept: the next response reuses it without allocating.
+    /// Called per request that ends on a kept connection, so the usual case is four compares.
+    @inline(__always)
     func releaseIdleMemory() {
+        if record.bytes.capacity > SectionRecord.keptBytes || record.lines.capacity > SectionRecord.keptLines
+            || boundsScratch.capacity > SectionRecord.keptLines || foldBytes.capacity > SectionRecord.keptBytes {
+            shrinkScratch()
+        }
+    }
+
+    private func shrinkScratch() {
         precondition(!executing, "ResponseDecoder is not re-entrant")
         record.shrinkIfGrown()
         if boundsScratch.capacity > SectionRecord.keptLines { boundsScratch = [] }
