@@ -26,16 +26,37 @@ struct SectionRecord: ~Copyable {
         static let noColon: Int32 = -2
     }
 
+    /// Storage sizes a decoder starts with: room for a usual head (nginx's is about 250 bytes in
+    /// 8 lines) that grows once per connection when its server's heads are longer. An idle
+    /// connection keeps each of them, up to `keptBytes` / `keptLines` (see `shrinkIfGrown`).
+    static let initialBytes = 512
+    static let initialLines = 16
+    static let keptBytes = 4096
+    static let keptLines = 128
+
     /// The section's bytes as received (a bare LF stays bare: llhttp's CR is not recorded).
-    var bytes = ByteAccumulator(capacity: 1024)
+    var bytes = ByteAccumulator(capacity: SectionRecord.initialBytes)
     /// The field lines, in order.
-    var lines = ScratchList<Line>(capacity: 32)
+    var lines = ScratchList<Line>(capacity: SectionRecord.initialLines)
     /// Where the status line ends (the CR or LF), for a head.
     var statusLineEnd: Int32 = 0
     /// Some line is an obs-fold continuation.
     var hasFold = false
 
     init() {}
+
+    /// Forgets the section and gives back storage that a large section grew past what a usual
+    /// one needs (an idle connection should not hold a 64 KiB head's buffer).
+    mutating func shrinkIfGrown() {
+        bytes.removeAll(shrinkingPast: Self.keptBytes, to: Self.initialBytes)
+        if lines.capacity > Self.keptLines {
+            lines = ScratchList(capacity: Self.initialLines)
+        } else {
+            lines.removeAll()
+        }
+        statusLineEnd = 0
+        hasFold = false
+    }
 
     /// Forgets the section, keeping the storage.
     mutating func removeAll() {
@@ -50,7 +71,8 @@ struct SectionRecord: ~Copyable {
 /// store and a count, with no uniqueness check (the scanner's lines, the decoder's field bounds).
 struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
     private var base: UnsafeMutablePointer<Element>
-    private var capacity: Int
+    /// Elements it has room for.
+    private(set) var capacity: Int
     /// Elements held.
     private(set) var count = 0
 
@@ -70,16 +92,19 @@ struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
 
     /// Appends an element, doubling the storage when full.
     mutating func append(_ element: Element) {
-        if count == capacity {
-            let newCapacity = Swift.max(capacity * 2, 32)
-            let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
-            newBase.initialize(from: base, count: count)
-            base.deallocate()
-            base = newBase
-            capacity = newCapacity
-        }
+        if count == capacity { reserveCapacity(Swift.max(capacity * 2, 8)) }
         (base + count).initialize(to: element)
         count += 1
+    }
+
+    /// Makes room for at least `needed` elements, keeping those held.
+    mutating func reserveCapacity(_ needed: Int) {
+        guard needed > capacity else { return }
+        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: needed)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = needed
     }
 
     /// Forgets the elements, keeping the storage.

@@ -34,6 +34,7 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
     /// When an idle connection gives its transport's spare memory back (TLS record buffers).
     @exclusivity(unchecked) private var memoryReleaseDeadline: UInt64 = .max
+    /// The addresses still to try while connecting; emptied once connected.
     @exclusivity(unchecked) private var addresses: [SocketAddress] = []
     @exclusivity(unchecked) private var addressIndex = 0
     /// The decoder handed on the response's end during the current feed or finish.
@@ -70,12 +71,12 @@ final class HTTP1Connection {
     // For task metrics (TransactionMetrics): a few dates per connection, two sums per exchange.
     /// When each phase of opening this connection happened.
     struct Timings {
-        var domainLookupStart: Date?
-        var domainLookupEnd: Date?
-        var connectStart: Date?
-        var connectEnd: Date?
-        var secureConnectionStart: Date?
-        var secureConnectionEnd: Date?
+        @CompactDate var domainLookupStart: Date? = nil
+        @CompactDate var domainLookupEnd: Date? = nil
+        @CompactDate var connectStart: Date? = nil
+        @CompactDate var connectEnd: Date? = nil
+        @CompactDate var secureConnectionStart: Date? = nil
+        @CompactDate var secureConnectionEnd: Date? = nil
         var remote: SocketAddress?
     }
     @exclusivity(unchecked) private(set) var timings = Timings()
@@ -259,6 +260,8 @@ final class HTTP1Connection {
 
     /// Starts the idle timer (the pool parked this connection).
     func parkIdle(timeout: Double) {
+        // Scratch that a large head grew goes back at once: the connection may idle for long.
+        decoder.releaseIdleMemory()
         let now = LoopTimer.now(loop)
         idleDeadline = LoopDuration.deadline(now, plus: LoopDuration.clamped(timeout))
         var wake = idleDeadline
@@ -470,6 +473,8 @@ extension HTTP1Connection: ResponseDecoderConsumer {
 
 extension HTTP1Connection: TransportDelegate {
     func transportDidConnect(_ transport: StreamTransport) {
+        // No other address will be tried: an idle connection need not keep the DNS answer.
+        addresses = []
         let now = Date()
         if let tls = transport as? TLSTransport, let handshakeStart = tls.handshakeStartDate {
             timings.connectEnd = handshakeStart

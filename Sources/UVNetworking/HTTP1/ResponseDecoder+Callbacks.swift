@@ -62,6 +62,8 @@ extension ResponseDecoder {
         var framingProblem: String?
         var dateIndex = -1
         boundsScratch.removeAll()
+        // Sized by the head's lines, not a guess: an idle connection keeps this scratch.
+        if boundsScratch.capacity < record.lines.count { boundsScratch.reserveCapacity(record.lines.count) }
         foldBytes.removeAll()
         let section = record.bytes.bytes
         let lines = record.lines.elements

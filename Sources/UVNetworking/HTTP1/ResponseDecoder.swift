@@ -126,7 +126,7 @@ final class ResponseDecoder {
     /// Scratch for building a section's `ReceivedFields`: the fields' bounds, and the values
     /// that obs-fold made non-contiguous.
     @exclusivity(unchecked) var boundsScratch = ScratchList<ReceivedFields.Bounds>(capacity: 0)
-    @exclusivity(unchecked) var foldBytes = ByteAccumulator(capacity: 64)
+    @exclusivity(unchecked) var foldBytes = ByteAccumulator(capacity: 0)
     /// Transfer-Encoding seen in the head, how many codings it listed, and whether all were chunked.
     @exclusivity(unchecked) var sawTransferEncoding = false
     @exclusivity(unchecked) var transferCodingCount = 0
@@ -221,6 +221,30 @@ final class ResponseDecoder {
         case .trailers: reason = "connection closed inside the trailer section"
         }
         throw fail(ResponseDecoderError(kind: .truncatedBody, reason: reason))
+    }
+
+    /// The connection went idle: scratch that a large head (or trailer section) grew is given
+    /// back, so that an idle connection holds only what a usual head needs. Storage of the usual
+    /// size is kept: the next response reuses it without allocating.
+    /// Called per request that ends on a kept connection, so the usual case is four compares.
+    @inline(__always)
+    func releaseIdleMemory() {
+        if record.bytes.capacity > SectionRecord.keptBytes || record.lines.capacity > SectionRecord.keptLines
+            || boundsScratch.capacity > SectionRecord.keptLines || foldBytes.capacity > SectionRecord.keptBytes {
+            shrinkScratch()
+        }
+    }
+
+    private func shrinkScratch() {
+        precondition(!executing, "ResponseDecoder is not re-entrant")
+        record.shrinkIfGrown()
+        if boundsScratch.capacity > SectionRecord.keptLines { boundsScratch = ScratchList(capacity: 0) }
+        foldBytes.removeAll(shrinkingPast: SectionRecord.keptBytes, to: 0)
+    }
+
+    /// Bytes and lines the decoder's scratch has room for (tests: what an idle connection keeps).
+    var scratchCapacity: (bytes: Int, lines: Int, bounds: Int, foldBytes: Int) {
+        (record.bytes.capacity, record.lines.capacity, boundsScratch.capacity, foldBytes.capacity)
     }
 
     /// Whether any byte of the current response (1xx included) has been received.
@@ -365,7 +389,8 @@ final class ResponseDecoder {
 /// head limit, which the scanner enforces before llhttp sees the bytes.
 struct ByteAccumulator: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    /// Bytes the storage has room for.
+    private(set) var capacity: Int
     /// Bytes held.
     private(set) var count = 0
 
@@ -409,6 +434,15 @@ struct ByteAccumulator: ~Copyable {
     /// Forgets the bytes, keeping the storage.
     mutating func removeAll() {
         count = 0
+    }
+
+    /// Forgets the bytes and, when the storage grew past `limit` bytes, goes back to `capacity`.
+    mutating func removeAll(shrinkingPast limit: Int, to capacity: Int) {
+        count = 0
+        guard self.capacity > limit else { return }
+        base.deallocate()
+        base = .allocate(capacity: capacity)
+        self.capacity = capacity
     }
 
     /// Moves the bytes to storage of at least `needed` bytes (doubling, to keep appends amortised O(1)).
