@@ -30,6 +30,7 @@ sources=(
   "$decoder/ResponseHead.swift"
   "$decoder/ReceivedFields.swift"
   "$decoder/FieldSectionScanner.swift"
+  "$decoder/ScratchList.swift"
   "$decoder/ResponseDecoderError.swift"
   "$decoder/ResponseDecoder.swift"
   "$decoder/ResponseDecoder+Callbacks.swift"

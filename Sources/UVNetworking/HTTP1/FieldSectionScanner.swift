@@ -67,52 +67,6 @@ struct SectionRecord: ~Copyable {
     }
 }
 
-/// A growable list that keeps its storage when emptied, like `ByteAccumulator`: an append is a
-/// store and a count, with no uniqueness check (the scanner's lines, the decoder's field bounds).
-struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
-    private var base: UnsafeMutablePointer<Element>
-    /// Elements it has room for.
-    private(set) var capacity: Int
-    /// Elements held.
-    private(set) var count = 0
-
-    /// Empty, with room for `capacity` elements (none: storage comes with the first append).
-    init(capacity: Int) {
-        base = .allocate(capacity: capacity)
-        self.capacity = capacity
-    }
-
-    /// Frees the storage.
-    deinit {
-        base.deallocate()
-    }
-
-    /// The elements held; valid until the next mutation.
-    var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
-
-    /// Appends an element, doubling the storage when full.
-    mutating func append(_ element: Element) {
-        if count == capacity { reserveCapacity(Swift.max(capacity * 2, 8)) }
-        (base + count).initialize(to: element)
-        count += 1
-    }
-
-    /// Makes room for at least `needed` elements, keeping those held.
-    mutating func reserveCapacity(_ needed: Int) {
-        guard needed > capacity else { return }
-        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: needed)
-        newBase.initialize(from: base, count: count)
-        base.deallocate()
-        base = newBase
-        capacity = needed
-    }
-
-    /// Forgets the elements, keeping the storage.
-    mutating func removeAll() {
-        count = 0
-    }
-}
-
 /// Walks the raw bytes of one field section (a head, or a trailer section) ahead of llhttp.
 ///
 /// It exists because strict llhttp 8.1 skips CR/LF before a status line, accepts status codes
