@@ -210,15 +210,7 @@ extension EndToEnd {
                     completed.withLock { $0 += 1 }
                 }).resume()
             }
-            #expect(waitUntil(timeout: 10) { harness.manager.tasks.isEmpty })
-            let notified = DispatchSemaphore(value: 0)
-            let seenAtNotify = Mutex(-1)
-            group.notify(queue: .global()) {
-                seenAtNotify.withLock { $0 = completed.withLock { $0 } }
-                notified.signal()
-            }
-            #expect(notified.wait(timeout: .now() + 10) == .success)
-            #expect(seenAtNotify.withLock { $0 } == 20)
+            #expect(completionsCountedWhenGroupNotifies(harness.manager, group, { completed.withLock { $0 } }) == 20)
             #expect(heldEveryTime.withLock { $0 })
             harness.finish()
         }

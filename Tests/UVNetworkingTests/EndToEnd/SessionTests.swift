@@ -19,16 +19,7 @@ extension EndToEnd {
                     completed.withLock { $0 += 1 }
                 }).resume()
             }
-            // The group is entered only once tasks finish; wait until all have, then notify.
-            #expect(waitUntil(timeout: 10) { harness.manager.tasks.isEmpty })
-            let notified = DispatchSemaphore(value: 0)
-            let seenAtNotify = Mutex(-1)
-            group.notify(queue: .global()) {
-                seenAtNotify.withLock { $0 = completed.withLock { $0 } }
-                notified.signal()
-            }
-            #expect(notified.wait(timeout: .now() + 10) == .success)
-            #expect(seenAtNotify.withLock { $0 } == 50)
+            #expect(completionsCountedWhenGroupNotifies(harness.manager, group, { completed.withLock { $0 } }) == 50)
             harness.finish()
         }
 

@@ -136,3 +136,20 @@ final class ClientHarness: @unchecked Sendable {
         }
     }
 }
+
+/// Waits until `manager` lists no task, then for `group`'s notification, and returns what
+/// `completed` counted when the notification ran (nil if either wait timed out): a group left
+/// only after every handler ran reads the full count.
+func completionsCountedWhenGroupNotifies(_ manager: SessionManager, _ group: DispatchGroup,
+                                         _ completed: @escaping @Sendable () -> Int) -> Int? {
+    // The group is entered only once tasks finish; wait until all have, then notify.
+    guard waitUntil(timeout: 10, { manager.tasks.isEmpty }) else { return nil }
+    let notified = DispatchSemaphore(value: 0)
+    let seenAtNotify = Mutex(-1)
+    group.notify(queue: .global()) {
+        seenAtNotify.withLock { $0 = completed() }
+        notified.signal()
+    }
+    guard notified.wait(timeout: .now() + 10) == .success else { return nil }
+    return seenAtNotify.withLock { $0 }
+}
