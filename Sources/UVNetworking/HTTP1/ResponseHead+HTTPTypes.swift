@@ -4,43 +4,56 @@ extension ResponseHead {
     /// The head as a swift-http-types response. Built off the loop thread (on the worker pool, or
     /// when a caller asks a task for its response): validating and lowercasing field names costs
     /// more than the loop can spare per request.
-    var httpResponse: HTTPResponse {
-        HTTPResponse(status: .init(code: status, reasonPhrase: reason), headerFields: httpFields)
-    }
-
-    /// The fields as swift-http-types fields.
     ///
     /// A head with a template (the same bytes as an earlier head of its connection apart from
-    /// Date's value) shares the fields its template last handed out for the same Date value: a
-    /// server sends the same fields response after response, and the same Date for a whole
-    /// second of them, so most heads cost one lock and one compare of Date's bytes.
+    /// Date's value, status line included) shares the response its template last handed out for
+    /// the same Date value: a server sends the same head response after response, and the same
+    /// Date for a whole second of them, so most heads cost one lock and one compare of Date's
+    /// bytes, and no allocation.
+    var httpResponse: HTTPResponse {
+        guard let template else { return Self.makeResponse(self) }
+        return withDateValue { template.sharedResponse(date: $0, of: self) }
+    }
+
+    /// The fields as swift-http-types fields (shared with the template's followers, as
+    /// `httpResponse` is).
     var httpFields: HTTPFields {
         guard let template else { return Self.makeFields(headers) }
-        guard dateIndex >= 0 else { return template.sharedFields(date: UnsafeBufferPointer(start: nil, count: 0), of: self) }
-        return headers.withField(at: dateIndex) { _, value in template.sharedFields(date: value, of: self) }
+        return withDateValue { template.sharedResponse(date: $0, of: self) }.headerFields
+    }
+
+    /// Calls `body` with the value of the first Date field (empty without one).
+    private func withDateValue<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        guard dateIndex >= 0 else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return headers.withField(at: dateIndex) { _, value in body(value) }
     }
 
     /// For `head`, one of this template's followers, whose first Date field has the value
-    /// `date`: the fields last built for that value, or (a new second) fields built now, which
-    /// replace them. Whichever thread asks, under the template's lock.
-    private func sharedFields(date: UnsafeBufferPointer<UInt8>, of head: ResponseHead) -> HTTPFields {
-        sharedFields.withLock { cached in
+    /// `date`: the response last built for that value, or (a new second) one built now, which
+    /// replaces it. Whichever thread asks, under the template's lock.
+    private func sharedResponse(date: UnsafeBufferPointer<UInt8>, of head: ResponseHead) -> HTTPResponse {
+        followersResponse.withLock { cached in
             guard let cached else {
-                // The follower's own bytes: the same fields as the template's, its Date included.
-                let box = DatedFieldsBox(date: Array(date), fields: Self.makeFields(head.headers))
+                // The follower's own bytes: the same head as the template's, its Date included.
+                let box = DatedResponseBox(date: Array(date), response: Self.makeResponse(head))
                 cached = box
-                return box.fields
+                return box.response
             }
-            let box = unsafeDowncast(cached, to: DatedFieldsBox.self)
-            if box.date.withUnsafeBufferPointer({ equalBytes($0, date) }) { return box.fields }
-            // Date is the only field that differs: copy the fields and replace its value.
-            var fields = box.fields
+            let box = unsafeDowncast(cached, to: DatedResponseBox.self)
+            if box.date.withUnsafeBufferPointer({ equalBytes($0, date) }) { return box.response }
+            // Date is the only field that differs: copy the response and replace its value.
+            var response = box.response
             let index = head.dateIndex
-            fields[index] = Self.field(fields[index].name, date)
+            response.headerFields[index] = Self.field(response.headerFields[index].name, date)
             box.date = Array(date)
-            box.fields = fields
-            return fields
+            box.response = response
+            return response
         }
+    }
+
+    /// Builds the swift-http-types response of `head` from its own bytes.
+    private static func makeResponse(_ head: ResponseHead) -> HTTPResponse {
+        HTTPResponse(status: .init(code: head.status, reasonPhrase: head.reason), headerFields: makeFields(head.headers))
     }
 
     /// Builds swift-http-types fields from received ones.
@@ -67,16 +80,16 @@ extension ResponseHead {
     }
 }
 
-/// The fields a template head last handed out to its followers and the Date value they carry;
-/// kept by the template (`ResponseHead.sharedFields`, typed AnyObject there so that
+/// The response a template head last handed out to its followers and the Date value it
+/// carries; kept by the template (`ResponseHead.followersResponse`, typed AnyObject there so that
 /// ResponseHead.swift needs only the standard library) and changed only under its lock.
-private final class DatedFieldsBox {
+private final class DatedResponseBox {
     var date: [UInt8]
-    var fields: HTTPFields
+    var response: HTTPResponse
 
-    init(date: [UInt8], fields: HTTPFields) {
+    init(date: [UInt8], response: HTTPResponse) {
         self.date = date
-        self.fields = fields
+        self.response = response
     }
 }
 

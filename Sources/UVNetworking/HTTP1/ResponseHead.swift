@@ -25,15 +25,15 @@ final class ResponseHead: Equatable, Sendable {
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
     let keepAlive: Bool
     /// An earlier head of the same connection whose raw bytes equal this one's apart from the
-    /// value of its first Date field: the heads naming it share their swift-http-types fields,
+    /// value of its first Date field: the heads naming it share their swift-http-types response,
     /// rebuilt only when Date's value changes (see ResponseHead+HTTPTypes.swift). Always a head
     /// without a template.
     let template: ResponseHead?
     /// The index of the first Date field, when `template` is set.
     let dateIndex: Int
-    /// What the heads that name this one as their template share: the swift-http-types fields
-    /// last built for one Date value (a `DatedFieldsBox`; the type lives with swift-http-types).
-    let sharedFields = Mutex<AnyObject?>(nil)
+    /// What the heads that name this one as their template share: the swift-http-types response
+    /// last built for one Date value (a `DatedResponseBox`; the type lives with swift-http-types).
+    let followersResponse = Mutex<AnyObject?>(nil)
 
     init(versionMajor: Int, versionMinor: Int, status: Int, reason: String, headers: ReceivedFields, keepAlive: Bool,
          template: ResponseHead? = nil, dateIndex: Int = -1) {

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Testing
 
@@ -48,6 +49,23 @@ import Testing
         #expect(storage(fields[0]) != storage(fields[1]))
         #expect(heads[0].httpFields[.date] == Self.date1)
         #expect(heads[5].httpFields[.date] == Self.date1)
+    }
+
+    @Test func headsInTheSameSecondShareOneResponseWithTheirStatusLine() {
+        let head = "HTTP/1.1 404 Not Here\r\nServer: nginx\r\nDate: %@\r\nContent-Length: 0\r\n\r\n"
+        let dates = [Self.date1, Self.date1, Self.date1, Self.date2]
+        let heads = decodeHeads(dates.map { head.replacingOccurrences(of: "%@", with: $0) })
+        #expect(heads.dropFirst().allSatisfy { $0.template === heads[0] })
+        let responses = heads.map(\.httpResponse)
+        for (response, date) in zip(responses, dates) {
+            #expect(response.status.code == 404)
+            #expect(response.status.reasonPhrase == "Not Here")
+            #expect(response.headerFields[.date] == date)
+        }
+        // Within one second the followers get the very same response: its storage too, not a
+        // new HTTPResponse around shared fields.
+        #expect(bytesOf(responses[1]) == bytesOf(responses[2]))
+        #expect(bytesOf(responses[2]) != bytesOf(responses[3]))
     }
 
     @Test(arguments: [
@@ -123,6 +141,11 @@ import Testing
 /// The address of the fields' storage (HTTPFields holds one array).
 private func storage(_ fields: HTTPFields) -> [UInt8] {
     withUnsafeBytes(of: fields) { Array($0) }
+}
+
+/// The bytes of a response value: its storage references (equal bytes, the same storage).
+private func bytesOf(_ response: HTTPResponse) -> [UInt8] {
+    withUnsafeBytes(of: response) { Array($0) }
 }
 
 /// Decodes `responses` one after the other on one decoder (one connection), returning the final heads.
