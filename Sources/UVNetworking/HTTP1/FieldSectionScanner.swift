@@ -226,39 +226,33 @@ struct FieldSectionScanner {
         return false
     }
 
-    /// The index of the first CR or LF in bytes[start..<stop], or `stop`. Eight bytes at a time:
-    /// the lowest byte a word's mask flags is the first match, so no byte is looked at twice.
+    /// The index of the first CR or LF in bytes[start..<stop], or `stop`.
     private static func nextLineByte(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
-        guard let base = bytes.baseAddress else { return stop }
-        var index = start
-        while index &+ 8 <= stop {
-            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            let found = zeroBytes(word ^ crs) | zeroBytes(word ^ lfs)
-            if found != 0 { return index &+ found.trailingZeroBitCount &>> 3 }
-            index &+= 8
-        }
-        while index < stop {
-            let byte = base.load(fromByteOffset: index, as: UInt8.self)
-            if byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
-            index &+= 1
-        }
-        return stop
+        nextByte(bytes, from: start, before: stop, orColon: false)
     }
 
-    /// The index of the first colon, CR or LF in bytes[start..<stop], or `stop`. Eight bytes at
-    /// a time, like `nextLineByte`.
+    /// The index of the first colon, CR or LF in bytes[start..<stop], or `stop`.
     private static func nextNameEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int) -> Int {
+        nextByte(bytes, from: start, before: stop, orColon: true)
+    }
+
+    /// The index of the first CR or LF (or colon, with `orColon`) in bytes[start..<stop], or
+    /// `stop`. Eight bytes at a time: the lowest byte a word's mask flags is the first match, so
+    /// no byte is looked at twice. Inlined into both callers, where `orColon` is a constant.
+    @inline(__always)
+    private static func nextByte(_ bytes: UnsafeRawBufferPointer, from start: Int, before stop: Int, orColon: Bool) -> Int {
         guard let base = bytes.baseAddress else { return stop }
         var index = start
         while index &+ 8 <= stop {
             let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            let found = zeroBytes(word ^ colons) | zeroBytes(word ^ crs) | zeroBytes(word ^ lfs)
+            var found = zeroBytes(word ^ crs) | zeroBytes(word ^ lfs)
+            if orColon { found |= zeroBytes(word ^ colons) }
             if found != 0 { return index &+ found.trailingZeroBitCount &>> 3 }
             index &+= 8
         }
         while index < stop {
             let byte = base.load(fromByteOffset: index, as: UInt8.self)
-            if byte == DecoderASCII.colon || byte == DecoderASCII.cr || byte == DecoderASCII.lf { return index }
+            if byte == DecoderASCII.cr || byte == DecoderASCII.lf || (orColon && byte == DecoderASCII.colon) { return index }
             index &+= 1
         }
         return stop
