@@ -190,7 +190,8 @@ final class HTTP1Connection {
             }
             if now >= idleDeadline {
                 perform(machine.closeRequested())
-            } else if idleDeadline != .max {
+            } else if min(idleDeadline, memoryReleaseDeadline) != .max {
+                // (With no idle timeout, a release still to come needs the timer too.)
                 timer?.arm(at: min(idleDeadline, memoryReleaseDeadline))
             }
         case .active:
