@@ -20,9 +20,6 @@ struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
         base.deallocate()
     }
 
-    /// Whether nothing is held.
-    var isEmpty: Bool { count == 0 }
-
     /// The elements held; valid until the next mutation.
     var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 

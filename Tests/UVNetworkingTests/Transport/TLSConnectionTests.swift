@@ -3,6 +3,20 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
+extension TLSConnection {
+    /// All the ciphertext produced so far, in one array (the tests' way to move it to the server).
+    func takeOutput() -> [UInt8] {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 1)
+        defer { scratch.deallocate() }
+        var bytes: [UInt8] = []
+        _ = sendOutput(through: scratch) { piece, _ in
+            bytes.append(contentsOf: piece)
+            return true
+        }
+        return bytes
+    }
+}
+
 /// An OpenSSL server over memory BIOs, wired to a TLSConnection by copying bytes: the client's
 /// handshake, trust suspension, records and shutdown, with no socket and no loop.
 private final class InMemoryServer {

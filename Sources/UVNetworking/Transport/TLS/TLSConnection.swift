@@ -2,7 +2,7 @@ import COpenSSL
 import Glibc
 
 /// One TLS client connection as OpenSSL sees it: an SSL object between two memory BIOs. It does
-/// no I/O: the transport feeds it what arrived (`feed`), sends what it produced (`takeOutput`),
+/// no I/O: the transport feeds it what arrived (`feed`), sends what it produced (`sendOutput`),
 /// and asks it to step the handshake, read or write. So the same object works under libuv and in
 /// unit tests that pair it with an in-memory server.
 ///
@@ -121,15 +121,6 @@ final class TLSConnection {
             guard send(UnsafeRawBufferPointer(start: scratch.baseAddress, count: count), remaining == 0) else { break }
         }
         return pieces
-    }
-
-    /// The ciphertext produced so far (records, alerts, handshake messages), to be sent in order.
-    func takeOutput() -> [UInt8] {
-        let count = Int(BIO_ctrl_pending(output))
-        guard count > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            initialized = Int(max(0, BIO_read(output, buffer.baseAddress, Int32(count))))
-        }
     }
 
     // MARK: Handshake
