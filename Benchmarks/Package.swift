@@ -17,6 +17,9 @@ let package = Package(
         // Counts malloc-family calls while enabled (an interposer linked into uvbench itself, so no
         // LD_PRELOAD is needed).
         .target(name: "CAllocCounter"),
+        // libuv and llhttp for the bare loop, the ceiling uvbench measures beside UVNetworking.
+        .systemLibrary(name: "CBareLoop", pkgConfig: "libllhttp"),
+        .target(name: "BareLoop", dependencies: ["CBareLoop"]),
         // What uvbench and the ordo-one benchmark share: a private nginx, wrk, and the closed-loop
         // load driver for the task model.
         .target(
@@ -30,7 +33,7 @@ let package = Package(
         .executableTarget(
             name: "uvbench",
             dependencies: [
-                "BenchSupport", "CAllocCounter",
+                "BenchSupport", "CAllocCounter", "BareLoop",
                 .product(name: "UVNetworking", package: "UVNetworking"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -6,7 +6,7 @@
 #   - where the CPU goes (perf record -g on cpu-clock; top symbols written to $out/perf-top.txt),
 #   - with --callgrind: instructions per request in steady state, from two runs under callgrind
 #     (12,000 and 2,000 requests; the difference removes start-up), and per-function figures in
-#     $out/callgrind-*.txt. Instruction counts do not depend on what else the machine runs.
+#     $out/callgrind-*.txt; the same for the run-on-loop mode and the bare libuv+llhttp loop. Instruction counts do not depend on what else the machine runs.
 # Usage: bash Benchmarks/profile.sh [--callgrind] [seconds]     (perf: apt-get install linux-perf)
 # PROFILE_MARKDOWN=FILE also writes the per-request figures as a markdown table (make bench does).
 set -uo pipefail
@@ -68,34 +68,57 @@ if [ "$callgrind" = 1 ]; then
   echo "== callgrind: instructions per request (steady state)"
   # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: profile a copy without it.
   objcopy --strip-debug "$bin" "$out/uvbench.nodebug"
+  # Steady state of one client mode: the difference of a 12,000- and a 2,000-request run.
+  per_request() {  # tag, extra uvbench arguments...
+    local tag=$1; shift
+    for n in 2000 12000; do
+      valgrind --tool=callgrind --callgrind-out-file="$out/callgrind$tag.$n.out" \
+        "$out/uvbench.nodebug" --ours-only --url "$url" --requests $n --warmup 0 "$@" > "$out/callgrind$tag.$n.log" 2>&1
+    done
+    local a b
+    a=$(grep -o 'Collected : [0-9]*' "$out/callgrind$tag.2000.log" | awk '{print $3}')
+    b=$(grep -o 'Collected : [0-9]*' "$out/callgrind$tag.12000.log" | awk '{print $3}')
+    echo $(( (b - a) / 10000 ))
+  }
+  task=$(per_request "")
   for n in 2000 12000; do
-    valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.$n.out" \
-      "$out/uvbench.nodebug" --ours-only --url "$url" --requests $n --warmup 0 > "$out/callgrind.$n.log" 2>&1
     callgrind_annotate --inclusive=yes --threshold=100 "$out/callgrind.$n.out" 2>/dev/null > "$out/callgrind-inclusive.$n.txt"
+    callgrind_annotate --threshold=100 "$out/callgrind.$n.out" 2>/dev/null > "$out/callgrind-self.$n.txt"
   done
-  a=$(grep -o 'Collected : [0-9]*' "$out/callgrind.2000.log" | awk '{print $3}')
-  b=$(grep -o 'Collected : [0-9]*' "$out/callgrind.12000.log" | awk '{print $3}')
-  echo "  $(( (b - a) / 10000 )) instructions per request (all threads, user space)"
-  printf '| instructions, all threads, user space (callgrind, steady state) | %d |\n' $(( (b - a) / 10000 )) | cat - "$out/rows.md" > "$out/rows.tmp" && mv "$out/rows.tmp" "$out/rows.md"
+  onloop=$(per_request "-onloop" --on-loop)
+  bare=$(per_request "-bare" --bare)
+  echo "  $task instructions per request (all threads, user space): task API"
+  echo "  $onloop in the run-on-loop mode (deliversOnEventLoop)"
+  echo "  $bare in the bare libuv+llhttp loop (Benchmarks/Sources/BareLoop: the design's floor)"
+  {
+    printf '| instructions, all threads, user space (callgrind, steady state) | %d |\n' "$task"
+    printf '| instructions, run-on-loop mode (callgrind) | %d |\n' "$onloop"
+    printf '| instructions, bare libuv+llhttp loop (callgrind) | %d |\n' "$bare"
+    cat "$out/rows.md"
+  } > "$out/rows.tmp" && mv "$out/rows.tmp" "$out/rows.md"
   python3 - "$out" <<'PY'
 import re, subprocess, sys
 out = sys.argv[1]
-def load(n):
+def load(n, kind):
     costs = {}
-    for line in open(f"{out}/callgrind-inclusive.{n}.txt"):
+    for line in open(f"{out}/callgrind-{kind}.{n}.txt"):
         m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$", line.rstrip())
         if m:
             costs[m.group(2)] = costs.get(m.group(2), 0) + int(m.group(1).replace(",", ""))
     return costs
-a, b = load(2000), load(12000)
-rows = sorted(((b[k] - a.get(k, 0)) / 10000, k) for k in b if k != "PROGRAM TOTALS")[::-1][:60]
-names = [k.split(":", 1)[1] if k.startswith("???:") else k for _, k in rows]
-demangled = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(names),
-                           capture_output=True, text=True).stdout.split("\n")
-with open(f"{out}/callgrind-per-request.txt", "w") as f:
-    for (v, _), name in zip(rows, demangled):
-        f.write(f"{v:9.0f}  {name[:160]}\n")
-print(f"  inclusive instructions per request by function: {out}/callgrind-per-request.txt")
+def per_request(kind, limit):
+    a, b = load(2000, kind), load(12000, kind)
+    rows = sorted(((b[k] - a.get(k, 0)) / 10000, k) for k in b if k != "PROGRAM TOTALS")[::-1][:limit]
+    names = [k.split(":", 1)[1] if k.startswith("???:") else k for _, k in rows]
+    demangled = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(names),
+                               capture_output=True, text=True).stdout.split("\n")
+    with open(f"{out}/callgrind-{'per-request' if kind == 'inclusive' else 'self-per-request'}.txt", "w") as f:
+        for (v, _), name in zip(rows, demangled):
+            f.write(f"{v:9.0f}  {name[:160]}\n")
+per_request("inclusive", 60)
+per_request("self", 80)
+print(f"  instructions per request by function: {out}/callgrind-per-request.txt (inclusive), "
+      f"{out}/callgrind-self-per-request.txt (self)")
 PY
 fi
 

@@ -52,10 +52,25 @@ struct Report {
         onLoopLatency.map { formatMicros(Double($0.valueAtPercentile(percentile)) / 1e3) } ?? "n/a"
     }
 
+    /// The bare libuv+llhttp loop (the design's ceiling), when it ran.
+    var hasBare: Bool { rounds.contains { $0.bare != nil } }
+    var bareMedian: Double { median(rounds.compactMap { $0.bare?.requestsPerSecond }) }
+    var bareRatio: Double { wrkMedian > 0 ? bareMedian / wrkMedian : 0 }
+    var bareCPUPerRequest: Double {
+        median(rounds.compactMap { round in zip2(round.bare, round.bareCPU).map { $1.total / Double(max(1, $0.completed)) } })
+    }
+    private var bareSummary: String {
+        "bare libuv+llhttp loop (the design's ceiling): median \(formatRate(bareMedian)) req/s, "
+            + String(format: "%.2fx wrk (rounds ", bareRatio)
+            + rounds.compactMap { round in round.bare.map { String(format: "%.3f", $0.requestsPerSecond / round.wrk.requestsPerSecond) } }
+                .joined(separator: ", ")
+            + String(format: "), client CPU %.2f µs/request", bareCPUPerRequest)
+    }
+
     var wrkMedian: Double { median(rounds.map(\.wrk.requestsPerSecond)) }
     var oursMedian: Double { median(rounds.map(\.ours.requestsPerSecond)) }
     var ratio: Double { wrkMedian > 0 ? oursMedian / wrkMedian : 0 }
-    var errors: Int { rounds.reduce(0) { $0 + $1.ours.errors + ($1.onLoop?.errors ?? 0) } }
+    var errors: Int { rounds.reduce(0) { $0 + $1.ours.errors + ($1.onLoop?.errors ?? 0) + ($1.bare?.errors ?? 0) } }
     var wrkErrors: Int { rounds.reduce(0) { $0 + $1.wrk.errors } }
 
     var verdict: String {
@@ -120,6 +135,7 @@ struct Report {
         lines.append("\(pad("median", 10))\(lpad(formatRate(wrkMedian), 18))\(lpad(formatRate(oursMedian), 18))"
                      + "\(lpad(String(format: "%.3f", ratio), 10))"
                      + (onLoop ? "\(lpad(formatRate(onLoopMedian), 18))\(lpad(String(format: "%.3f", onLoopRatio), 10))" : ""))
+        if hasBare { lines.append(bareSummary) }
         lines.append("")
         let third = { (value: String) in onLoop ? self.lpad(value, 16) : "" }
         lines.append("\(pad("per request (medians of rounds)", 40))\(lpad("UVNetworking", 16))\(lpad("wrk", 16))\(third("on loop"))")
@@ -182,6 +198,10 @@ struct Report {
         md.append("| **median** | **\(formatRate(wrkMedian))** | **\(formatRate(oursMedian))** | **"
                   + String(format: "%.2f", ratio) + "x** |"
                   + (onLoop ? " **\(formatRate(onLoopMedian))** | **" + String(format: "%.2f", onLoopRatio) + "x** |" : ""))
+        if hasBare {
+            md.append("")
+            md.append("The " + bareSummary + ": a keep-alive client written straight on libuv and llhttp, in the same rounds.")
+        }
         md.append("")
         let cell = { (value: String) in onLoop ? " \(value) |" : "" }
         md.append("| per request (median of rounds) | UVNetworking | wrk |" + cell("on loop"))

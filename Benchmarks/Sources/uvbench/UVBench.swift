@@ -1,4 +1,5 @@
 import ArgumentParser
+import BareLoop
 import BenchSupport
 import CAllocCounter
 import Foundation
@@ -17,8 +18,9 @@ struct UVBench: ParsableCommand {
         commandName: "uvbench",
         abstract: "wrk vs UVNetworking's task model against a private nginx (12-byte body, keep-alive).",
         discussion: """
-        Rounds alternate: wrk, UVNetworking, UVNetworking on its loop, wrk, ... each for --seconds, after \
-        a warm-up of each. UVNetworking keeps exactly --connections tasks in flight: every completion \
+        Rounds alternate: wrk, UVNetworking, UVNetworking on its loop, the bare loop, wrk, ... each for \
+        --seconds, after a warm-up of each. The bare loop is a keep-alive client written straight on libuv \
+        and llhttp (no session, tasks or queues): the ceiling of UVNetworking's design on this machine. UVNetworking keeps exactly --connections tasks in flight: every completion \
         handler checks its response (200, the 12 bytes) and resumes the next task; the default mode \
         runs handlers on a serial completion queue, the run-on-loop mode (deliversOnEventLoop) on the \
         loop thread. A run with any error is invalid (exit status 2). Missing a goal is a verdict, not \
@@ -67,6 +69,12 @@ struct UVBench: ParsableCommand {
 
     @Flag(help: "With --ours-only: run in the run-on-loop mode (deliversOnEventLoop).")
     var onLoop = false
+
+    @Flag(help: "Leave out the bare libuv+llhttp loop (the design's ceiling) from the side by side.")
+    var skipBare = false
+
+    @Flag(help: "With --ours-only: run the bare libuv+llhttp loop instead of UVNetworking (e.g. under valgrind).")
+    var bare = false
 
     @Option(help: "nginx executable.")
     var nginx: String = "/usr/sbin/nginx"
@@ -119,6 +127,7 @@ struct UVBench: ParsableCommand {
         if (requests != nil || cacert != nil || (url != nil && !idleOnly)) && !oursOnly {
             throw ValidationError("--url, --requests and --cacert are for --ours-only runs (and --url for --idle-only)")
         }
+        if (bare || onLoop) && !oursOnly { throw ValidationError("--bare and --on-loop are for --ours-only runs") }
         guard downloadGib >= 0, downloadRepeats > 0, handshakeConcurrency > 0 else {
             throw ValidationError("--download-gib must not be negative, --download-repeats and --handshake-concurrency must be positive")
         }
@@ -185,6 +194,7 @@ struct UVBench: ParsableCommand {
             configuration.tls.additionalTrustedCAFiles = server!.certificates.map { [$0.caFile] } ?? []
         }
         defer { server?.stop() }
+        if bare { return try runBareOnly(target) }
         let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
@@ -202,6 +212,21 @@ struct UVBench: ParsableCommand {
         if !result.isValid { throw InvalidRun(firstError: result.firstError, errors: result.errors) }
     }
 
+    /// The bare loop alone, for profilers: its instructions per request are the floor the
+    /// library's are compared with.
+    private func runBareOnly(_ target: URL) throws {
+        let client = try BareLoopClient(url: target, expectedBodyLength: NginxServer.defaultBody.utf8.count)
+        if warmup > 0 { _ = try client.run(connections: connections, seconds: Double(warmup)) }
+        let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
+        say("uvbench: the bare libuv+llhttp loop only, \(connections) in flight for \(amount) against \(target.absoluteString) (pid \(getpid()))")
+        let cpuBefore = CPUTime.ofSelf()
+        let result = try client.run(connections: connections, seconds: Double(seconds), requests: requests)
+        let cpu = CPUTime.ofSelf() - cpuBefore
+        say(String(format: "%.0f req/s, %d requests, %d errors, CPU %.2f µs/request",
+                   result.requestsPerSecond, result.completed, result.errors, cpu.total / Double(max(1, result.completed))))
+        if !result.isValid { throw InvalidRun(firstError: "the bare loop got \(result.errors) bad responses or connection failures", errors: result.errors) }
+    }
+
     // MARK: Side by side
 
     struct Round {
@@ -214,6 +239,9 @@ struct UVBench: ParsableCommand {
         var onLoop: LoadResult? = nil
         var onLoopCPU: CPUTime? = nil
         var onLoopNginxCPU: Double? = nil
+        /// The bare libuv+llhttp loop, when it ran.
+        var bare: BareLoopResult? = nil
+        var bareCPU: CPUTime? = nil
     }
 
     private func runSideBySide() throws -> (markdown: String, invalid: InvalidRun?) {
@@ -222,7 +250,9 @@ struct UVBench: ParsableCommand {
         let load = ClosedLoopLoad(url: server.url, connections: connections)
         let onLoopLoad = skipOnLoop ? nil : ClosedLoopLoad(url: server.url, connections: connections, deliversOnEventLoop: true)
         say("uvbench: nginx (1 worker, pid \(server.masterPID)) on \(server.url.absoluteString) serving \(server.body.utf8.count) bytes")
-        let (results, latency) = try alternateRounds(server: server, url: server.url, load: load, onLoopLoad: onLoopLoad)
+        let bareClient = skipBare ? nil : try BareLoopClient(url: server.url, expectedBodyLength: server.body.utf8.count)
+        let (results, latency) = try alternateRounds(server: server, url: server.url, load: load, onLoopLoad: onLoopLoad,
+                                                     bare: bareClient)
         let allocations = allocRequests > 0 ? countAllocations(load) : nil
         let onLoopAllocations = allocRequests > 0 ? onLoopLoad.flatMap(countAllocations) : nil
         load.shutdown()
@@ -262,15 +292,17 @@ struct UVBench: ParsableCommand {
 
     /// A run is invalid when any UVNetworking request failed or got the wrong response.
     static func invalidRun(_ rounds: [Round]) -> InvalidRun? {
-        let errors = rounds.reduce(0) { $0 + $1.ours.errors + ($1.onLoop?.errors ?? 0) }
-        let first = rounds.compactMap { $0.ours.firstError ?? $0.onLoop?.firstError }.first
+        let errors = rounds.reduce(0) { $0 + $1.ours.errors + ($1.onLoop?.errors ?? 0) + ($1.bare?.errors ?? 0) }
+        let first = rounds.compactMap {
+            $0.ours.firstError ?? $0.onLoop?.firstError ?? (($0.bare?.errors ?? 0) > 0 ? "the bare loop got bad responses" : nil)
+        }.first
         return errors > 0 ? InvalidRun(firstError: first, errors: errors) : nil
     }
 
     /// The warm-ups, then `rounds` rounds of wrk then UVNetworking (then UVNetworking in the
-    /// run-on-loop mode, with `onLoopLoad`) on `url`, each for `seconds`.
+    /// run-on-loop mode, with `onLoopLoad`, then the bare loop, with `bare`) on `url`, each for `seconds`.
     func alternateRounds(server: NginxServer, url: URL, load: ClosedLoopLoad,
-                         onLoopLoad: ClosedLoopLoad? = nil) throws -> ([Round], Histogram<UInt64>) {
+                         onLoopLoad: ClosedLoopLoad? = nil, bare: BareLoopClient? = nil) throws -> ([Round], Histogram<UInt64>) {
         say("uvbench: \(rounds) rounds x \(seconds) s of each client, alternating, \(connections) in flight; warm-up \(warmup) s each")
 
         if warmup > 0 {
@@ -279,6 +311,7 @@ struct UVBench: ParsableCommand {
                 let warm = warming.run(concurrency: connections, seconds: Double(warmup), recordLatency: false)
                 guard warm.isValid else { throw InvalidRun(firstError: warm.firstError, errors: warm.errors) }
             }
+            _ = try bare?.run(connections: connections, seconds: Double(warmup))
         }
 
         var results: [Round] = []
@@ -307,6 +340,15 @@ struct UVBench: ParsableCommand {
                 onLoopNote = String(format: "   on loop %9.0f req/s", onLoop.requestsPerSecond)
                     + (onLoop.errors > 0 ? " (\(onLoop.errors) ERRORS)" : "")
                     + String(format: "   ratio %.3f", onLoop.requestsPerSecond / wrkResult.requestsPerSecond)
+            }
+            if let bare {
+                let cpuBefore = CPUTime.ofSelf()
+                let result = try bare.run(connections: connections, seconds: Double(seconds))
+                round.bareCPU = CPUTime.ofSelf() - cpuBefore
+                round.bare = result
+                onLoopNote += String(format: "   bare loop %9.0f req/s", result.requestsPerSecond)
+                    + (result.errors > 0 ? " (\(result.errors) ERRORS)" : "")
+                    + String(format: "   ratio %.3f", result.requestsPerSecond / wrkResult.requestsPerSecond)
             }
             results.append(round)
             if latency == nil { latency = ours.latency } else { latency!.add(ours.latency) }
