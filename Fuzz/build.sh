@@ -28,6 +28,7 @@ for flag in "${cflags[@]}"; do xcc+=(-Xcc "$flag"); done
 decoder=$repo/Sources/UVNetworking/HTTP1
 sources=(
   "$decoder/ResponseHead.swift"
+  "$decoder/HeadReplay.swift"
   "$decoder/ReceivedFields.swift"
   "$decoder/FieldSectionScanner.swift"
   "$decoder/ScratchList.swift"

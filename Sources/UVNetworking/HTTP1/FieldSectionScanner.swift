@@ -42,6 +42,8 @@ struct SectionRecord: ~Copyable {
     var statusLineEnd: Int32 = 0
     /// Some line is an obs-fold continuation.
     var hasFold = false
+    /// Some line ended in a bare LF (llhttp was fed a CR for it).
+    var hasBareLF = false
 
     init() {}
 
@@ -56,6 +58,7 @@ struct SectionRecord: ~Copyable {
         }
         statusLineEnd = 0
         hasFold = false
+        hasBareLF = false
     }
 
     /// Forgets the section, keeping the storage.
@@ -64,6 +67,7 @@ struct SectionRecord: ~Copyable {
         lines.removeAll()
         statusLineEnd = 0
         hasFold = false
+        hasBareLF = false
     }
 }
 
@@ -179,6 +183,7 @@ struct FieldSectionScanner {
             } else if byte == DecoderASCII.lf {
                 // A bare LF ends the line too (RFC 9112 §2.2); llhttp must get a CR before it.
                 if onStatusLine && column < 12 { return (ScanStop(index: index, problem: .malformed("status line too short")), index) }
+                record.hasBareLF = true
                 _ = lineEnded(at: byteCount - 1, into: &record)
                 return (ScanStop(index: index, problem: nil), index + 1)
             } else if byte == DecoderASCII.cr {

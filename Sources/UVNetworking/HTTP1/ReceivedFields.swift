@@ -66,6 +66,18 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         count = bounds.count
     }
 
+    /// `template`'s fields over another section of the same length and line structure (a head
+    /// that repeats the template's bytes but for a value of the same length, see `HeadReplay`):
+    /// the template's storage with `section`'s bytes in place of its own. One allocation.
+    init(_ template: ReceivedFields, section: UnsafeRawPointer) {
+        var storage = template.storage
+        storage.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: section, byteCount: template.sectionByteCount) }
+        self.storage = storage
+        boundsOffset = template.boundsOffset
+        sectionByteCount = template.sectionByteCount
+        count = template.count
+    }
+
     /// Fields given as bytes and bounds (tests).
     init(bytes: [UInt8], bounds: [Bounds]) {
         self = bytes.withUnsafeBufferPointer { section in
@@ -100,6 +112,13 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         return storage.withUnsafeBytes {
             $0.loadUnaligned(fromByteOffset: boundsOffset + index * MemoryLayout<Bounds>.stride, as: Bounds.self)
         }
+    }
+
+    /// Where the value of the field at `index` lies in the storage (inside the raw section unless
+    /// an obs-fold moved it after it).
+    func valueRange(at index: Int) -> Range<Int> {
+        let field = bounds(at: index)
+        return Int(field.valueStart)..<Int(field.valueEnd)
     }
 
     /// The field at `index`, decoded as UTF-8 (invalid bytes become U+FFFD).

@@ -180,7 +180,16 @@ extension ResponseDecoder {
     /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
     func onHeadersComplete() -> Int32 {
-        let (fields, problem, dateIndex) = takeSection(readingHead: true)
+        // A head that repeats the template's bytes takes its record (`HeadReplay`).
+        var replay: HeadReplay?
+        let (fields, problem, dateIndex): (ReceivedFields, String?, Int)
+        if let start = replayedHead, let headReplay {
+            replayedHead = nil
+            replay = headReplay
+            (fields, problem, dateIndex) = takeReplayedSection(at: start, of: headReplay)
+        } else {
+            (fields, problem, dateIndex) = takeSection(readingHead: true)
+        }
         if let problem { return failCallback(.malformed(problem)) }
         if let contentLength {
             // What llhttp would have set had it read the field; framing and keep-alive use it.
@@ -207,14 +216,16 @@ extension ResponseDecoder {
         let keepAlive = llhttp_should_keep_alive(parser) != 0
         if isInterim {
             interimKeepAlive = interimKeepAlive && keepAlive
-            consumer?.decoderReceivedInterim(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: false))
+            consumer?.decoderReceivedInterim(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: false,
+                                                      replaying: replay))
             return 1
         }
         finalKeepAlive = keepAlive
         announcedBodyLength = skipBody ? 0
             : state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 ? Int64(clamping: state.content_length) : nil
         section = .body
-        consumer?.decoderReceivedHead(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: true))
+        consumer?.decoderReceivedHead(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: true,
+                                               replaying: replay))
         if skipBody { return 1 }
         if let maxBody = limits.maxBodyBytes, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0,
            state.content_length > UInt64(maxBody) {
@@ -229,11 +240,30 @@ extension ResponseDecoder {
         return 0
     }
 
+    /// The fields of a head that repeats the template's bytes (`replaying`, starting at `start`):
+    /// the template's fields over this head's bytes, and the framing its fields gave.
+    private func takeReplayedSection(at start: UnsafeRawPointer, of replaying: HeadReplay)
+        -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
+        contentLength = replaying.contentLength
+        sawTransferEncoding = replaying.sawTransferEncoding
+        transferCodingCount = replaying.transferCodingCount
+        transferCodingsAllChunked = replaying.transferCodingsAllChunked
+        return (ReceivedFields(replaying.head.headers, section: start), nil, replaying.dateIndex)
+    }
+
     /// The head from the recorded section. A final head whose bytes equal those of the
     /// connection's template head apart from Date's value takes it as its template; one that
     /// does not becomes the template for the heads after it (unless it has an obs-fold, which
-    /// moves values out of the raw bytes).
-    private func makeHead(_ state: llhttp_t, fields: ReceivedFields, dateIndex fieldsDateIndex: Int, keepAlive: Bool, final: Bool) -> ResponseHead {
+    /// moves values out of the raw bytes). A head that repeats the template (`replaying`) was
+    /// not recorded: it takes the template's reason phrase and Date position.
+    private func makeHead(_ state: llhttp_t, fields: ReceivedFields, dateIndex fieldsDateIndex: Int, keepAlive: Bool, final: Bool,
+                          replaying: HeadReplay?) -> ResponseHead {
+        if let replaying {
+            let template = replaying.head
+            return ResponseHead(versionMajor: template.versionMajor, versionMinor: template.versionMinor, status: template.status,
+                                reason: template.reason, headers: fields, keepAlive: keepAlive,
+                                template: template, dateIndex: replaying.dateIndex)
+        }
         let statusLineEnd = Int(record.statusLineEnd)
         // "HTTP/1.1 200 " is 13 bytes: the reason phrase, if any, follows.
         let reason = statusLineEnd > 13
@@ -247,7 +277,14 @@ extension ResponseDecoder {
         let head = ResponseHead(versionMajor: Int(state.http_major), versionMinor: Int(state.http_minor),
                                 status: Int(state.status_code), reason: reason, headers: fields, keepAlive: keepAlive,
                                 template: template, dateIndex: dateIndex)
-        if final && template == nil { templateHead = record.hasFold ? nil : head }
+        if final && template == nil {
+            templateHead = record.hasFold ? nil : head
+            headReplay = record.hasFold || record.hasBareLF ? nil : HeadReplay(
+                head: head, dateIndex: fieldsDateIndex,
+                dateValue: fieldsDateIndex < 0 ? fields.sectionByteCount..<fields.sectionByteCount : fields.valueRange(at: fieldsDateIndex),
+                contentLength: contentLength, sawTransferEncoding: sawTransferEncoding,
+                transferCodingCount: transferCodingCount, transferCodingsAllChunked: transferCodingsAllChunked)
+        }
         return head
     }
 

@@ -17,6 +17,9 @@ import CLLHTTP
 //   byte array), framing and the first Date are read in the same walk over the recorded lines,
 //   and the checks that need the whole head (framing, upgrades) are applied. Body bytes go to
 //   the consumer as views of the fed bytes.
+// - A head that repeats the connection's template head (the last one built in full) apart from
+//   Date's value skips the scan and the build (`HeadReplay`): it is recognised by two compares
+//   when it starts a read whole, then llhttp validates it as any other.
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
 //   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
 //   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
@@ -140,6 +143,14 @@ final class ResponseDecoder {
     /// The last final head decoded on this connection that had no template: the next head whose
     /// bytes match it apart from Date takes it as its template (`ResponseHead.template`).
     @exclusivity(unchecked) var templateHead: ResponseHead?
+    /// What a head that repeats `templateHead` may take from it instead of being scanned; nil when
+    /// the template cannot be replayed (an obs-fold or a bare LF in it).
+    @exclusivity(unchecked) var headReplay: HeadReplay?
+    /// The head being decoded repeats `headReplay`'s: where it starts in the bytes being fed
+    /// (valid during this feed only; cleared at headers-complete and by `startMessage`).
+    @exclusivity(unchecked) var replayedHead: UnsafeRawPointer?
+    /// Heads that took the replay (tests and profiles: how often the shortcut is taken).
+    @exclusivity(unchecked) private(set) var replayedHeadCount = 0
 
     /// Creates a decoder armed for a response to a non-HEAD request.
     init(limits: Limits = Limits()) {
@@ -278,6 +289,13 @@ final class ResponseDecoder {
         while offset < bytes.count {
             var stop = bytes.count
             var found: ScanStop?
+            if scanner.isActive && scanner.byteCount == 0 && section == .head,
+               let headReplay, headReplay.matches(bytes, at: offset) {
+                // The template's record holds for this head: llhttp alone goes over it.
+                replayedHead = UnsafeRawPointer(bytes.baseAddress! + offset)
+                replayedHeadCount &+= 1
+                scanner = .inactive
+            }
             if scanner.isActive {
                 found = scanner.scan(bytes, from: scanned, limit: limits.maxHeaderBytes, into: &record)
             } else if chunkScanner.isActive, let lf = chunkScanner.scan(bytes, from: scanned) {
@@ -356,6 +374,7 @@ final class ResponseDecoder {
     func startMessage() {
         llhttp_reset(parser)
         scanner = .head
+        replayedHead = nil
         chunkScanner = .inactive
         section = .head
         pause = nil

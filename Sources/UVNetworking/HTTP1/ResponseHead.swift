@@ -91,7 +91,7 @@ func equalBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>
 }
 
 /// Compares `count` bytes eight at a time (no Foundation or libc import in the fuzz build).
-private func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     let left = UnsafeRawPointer(a)
     let right = UnsafeRawPointer(b)
     var offset = 0

@@ -1,0 +1,70 @@
+// A server sends the same head response after response, its Date value aside. Once a head has
+// been scanned and built, the next head that repeats its bytes needs neither the scan nor the
+// build: two compares tell it apart, and the template's record of its lines, names, framing and
+// Date position holds for it too. llhttp still validates every byte. Only the standard library is
+// used here so that the fuzz harness can compile the decoder's files alone.
+
+/// What the decoder keeps of its connection's template head (`ResponseDecoder.templateHead`) so
+/// that a later head with the same bytes apart from Date's value can skip the scan.
+///
+/// The rule that makes the shortcut exact: a head whose bytes equal the template's everywhere but
+/// inside the Date value, where it has printable ASCII that neither starts nor ends with a space,
+/// has the same lines, names, colons, value bounds and framing fields as the template; it is the
+/// head the full scan would have built, with the template as its template. Anything else (a
+/// different length, a byte outside Date's value, a head split across reads, a template with a
+/// bare LF or an obs-fold) takes the full scan.
+///
+/// A class: made once per template, then only referenced (a struct of this size would be copied,
+/// with its references retained, at every head).
+final class HeadReplay {
+    /// The template: a final head with no obs-fold and no bare LF.
+    let head: ResponseHead
+    /// Its first Date field's index among its fields, -1 without one.
+    let dateIndex: Int
+    /// Where that field's value lies in the raw head (an empty range without one).
+    let dateValue: Range<Int>
+    /// What its framing fields said (the decoder's state after reading them).
+    let contentLength: UInt64?
+    let sawTransferEncoding: Bool
+    let transferCodingCount: Int
+    let transferCodingsAllChunked: Bool
+
+    init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
+         transferCodingCount: Int, transferCodingsAllChunked: Bool) {
+        self.head = head
+        self.dateIndex = dateIndex
+        self.dateValue = dateValue
+        self.contentLength = contentLength
+        self.sawTransferEncoding = sawTransferEncoding
+        self.transferCodingCount = transferCodingCount
+        self.transferCodingsAllChunked = transferCodingsAllChunked
+    }
+
+    /// The raw head's length, final empty line included.
+    var byteCount: Int { head.headers.sectionByteCount }
+
+    /// Whether `bytes[offset...]` starts with a head that repeats the template's bytes apart from
+    /// Date's value (see the type's rule).
+    func matches(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        let count = byteCount
+        guard count > 0, bytes.count - offset >= count, let base = bytes.baseAddress else { return false }
+        let incoming = (base + offset).assumingMemoryBound(to: UInt8.self)
+        return head.headers.withSectionBytes { template in
+            let ours = template.baseAddress!
+            guard memcmpBytes(incoming, ours, dateValue.lowerBound),
+                  memcmpBytes(incoming + dateValue.upperBound, ours + dateValue.upperBound, count - dateValue.upperBound) else {
+                return false
+            }
+            return Self.isPlainValue(UnsafeBufferPointer(start: incoming + dateValue.lowerBound, count: dateValue.count))
+        }
+    }
+
+    /// Printable ASCII, not starting or ending with a space: a value the scan would have bounded
+    /// exactly as the template's (and llhttp accepts), with no line end inside it.
+    private static func isPlainValue(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = value.first, let last = value.last else { return true }
+        guard first != DecoderASCII.space, last != DecoderASCII.space else { return false }
+        for byte in value where byte < 0x20 || byte > 0x7E { return false }
+        return true
+    }
+}
