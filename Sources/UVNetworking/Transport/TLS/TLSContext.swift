@@ -21,9 +21,13 @@ final class TLSContext: @unchecked Sendable {
             // system shares one store (X509_STORE is safe to share for verification).
             trustStore = TrustStore.system
         } else {
-            trustStore = try TrustStore(trustsSystemCAs: configuration.trustsSystemCAs,
-                                        caFiles: configuration.additionalTrustedCAFiles,
-                                        caDirectories: configuration.additionalTrustedCADirectories)
+            do throws(SecurityError) {
+                trustStore = try TrustStore(trustsSystemCAs: configuration.trustsSystemCAs,
+                                            caFiles: configuration.additionalTrustedCAFiles,
+                                            caDirectories: configuration.additionalTrustedCADirectories)
+            } catch {
+                throw NetworkingError(error)
+            }
         }
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw NetworkingError(.secureConnectionFailed, OpenSSLErrorQueue.detail("OpenSSL could not make a TLS context"))
@@ -51,7 +55,7 @@ final class TLSContext: @unchecked Sendable {
             try configuration.clientIdentity?.apply(to: context)
         } catch {
             SSL_CTX_free(context)
-            throw error
+            throw NetworkingError(error)
         }
     }
 
