@@ -102,14 +102,14 @@ final class HTTP1Connection {
             self.transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
         } catch {
             self.transport = TCPTransport(loop: loop)
-            setupError = error
+            setupError = NetworkingError(error)
         }
         self.decoder = ResponseDecoder(limits: decoderLimits)
         transport.delegate = self
     }
 
     /// TCP; then a CONNECT tunnel through a proxy if there is one; then TLS for https.
-    private static func makeTransport(loop: EventLoop, tls: TLSRoute?, tunnel: TunnelRoute?) throws(NetworkingError) -> StreamTransport {
+    private static func makeTransport(loop: EventLoop, tls: TLSRoute?, tunnel: TunnelRoute?) throws(TLSError) -> StreamTransport {
         var transport: StreamTransport = TCPTransport(loop: loop)
         if let tunnel {
             transport = TunnelTransport(over: transport, authority: tunnel.authority, authorization: tunnel.authorization)
@@ -150,7 +150,7 @@ final class HTTP1Connection {
                 self.addresses = addresses
                 self.transport.connect(to: addresses[0])
             case .failure(let error):
-                self.connectFailed(error)
+                self.connectFailed(NetworkingError(error))
             }
         }
     }
@@ -168,7 +168,7 @@ final class HTTP1Connection {
         do {
             transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
         } catch {
-            connectFailed(error)
+            connectFailed(NetworkingError(error))
             return
         }
         transport.delegate = self
@@ -553,11 +553,11 @@ extension HTTP1Connection: TransportDelegate {
         failed(NetworkingError(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(code))"))
     }
 
-    func transport(_ transport: StreamTransport, didFail error: NetworkingError) {
+    func transport(_ transport: StreamTransport, didFail error: TransportError) {
         if machine.state == .connecting {
-            connectFailed(error)
+            connectFailed(NetworkingError(error))
         } else {
-            failed(error)
+            failed(NetworkingError(error))
         }
     }
 

@@ -22,18 +22,18 @@ enum ServerTrustEvaluation {
                     return .trusted(verifiedChain: evaluation.verifiedChain.isEmpty ? trust.certificates : evaluation.verifiedChain)
                 }
             case .cancelAuthenticationChallenge:
-                return .untrusted(NetworkingError(.challengeCancelled(host: trust.host)))
+                return .untrusted(.challengeCancelled(host: trust.host))
             case .rejectProtectionSpace:
-                return .untrusted(NetworkingError(.untrusted(trust, port: port, reason: "the authentication challenge handler rejected it", cause: nil)))
+                return .untrusted(.untrusted(trust, port: port, reason: "the authentication challenge handler rejected it", cause: nil))
             case .fail(let error):
-                return .untrusted(NetworkingError(.untrusted(trust, port: port, reason: "the authentication challenge handler failed it: \(error)",
-                                                             cause: error)))
+                return .untrusted(.untrusted(trust, port: port, reason: "the authentication challenge handler failed it: \(error)",
+                                             cause: error))
             }
         }
         let evaluation = policy.evaluation(of: trust, forDomain: trust.host)
         guard evaluation.isTrusted else {
-            return .untrusted(NetworkingError(.untrusted(trust, port: port, reason: evaluation.failureReason ?? "the security policy refused it",
-                                                         cause: nil)))
+            return .untrusted(.untrusted(trust, port: port, reason: evaluation.failureReason ?? "the security policy refused it",
+                                         cause: nil))
         }
         return .trusted(verifiedChain: evaluation.verifiedChain)
     }
