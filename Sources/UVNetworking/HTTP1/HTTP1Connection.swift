@@ -26,7 +26,7 @@ final class HTTP1Connection {
     /// For https through a proxy: the CONNECT tunnel each new transport opens first.
     private let tunnel: TunnelRoute?
     /// Why the transport could not be made (reported by `start`).
-    private var setupError: NetworkingError?
+    private var setupError: HTTP1Error?
     private let decoder: ResponseDecoder
     @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
     @exclusivity(unchecked) private var timer: LoopTimer?
@@ -59,7 +59,7 @@ final class HTTP1Connection {
     /// Body bytes written so far, for upload progress.
     @exclusivity(unchecked) private var bodyBytesSent: Int64 = 0
     /// Why the body failed, for the machine's `failExchange`.
-    @exclusivity(unchecked) private var bodyError: NetworkingError?
+    @exclusivity(unchecked) private var bodyError: RequestBodyError?
     /// `Expect: 100-continue`: when the body stops waiting for the server's 100 and goes anyway
     /// (loop milliseconds); .max when no body waits.
     @exclusivity(unchecked) private var continueDeadline: UInt64 = .max
@@ -102,14 +102,14 @@ final class HTTP1Connection {
             self.transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
         } catch {
             self.transport = TCPTransport(loop: loop)
-            setupError = error
+            setupError = .transport(.tls(error))
         }
         self.decoder = ResponseDecoder(limits: decoderLimits)
         transport.delegate = self
     }
 
     /// TCP; then a CONNECT tunnel through a proxy if there is one; then TLS for https.
-    private static func makeTransport(loop: EventLoop, tls: TLSRoute?, tunnel: TunnelRoute?) throws(NetworkingError) -> StreamTransport {
+    private static func makeTransport(loop: EventLoop, tls: TLSRoute?, tunnel: TunnelRoute?) throws(TLSError) -> StreamTransport {
         var transport: StreamTransport = TCPTransport(loop: loop)
         if let tunnel {
             transport = TunnelTransport(over: transport, authority: tunnel.authority, authorization: tunnel.authorization)
@@ -150,14 +150,14 @@ final class HTTP1Connection {
                 self.addresses = addresses
                 self.transport.connect(to: addresses[0])
             case .failure(let error):
-                self.connectFailed(error)
+                self.connectFailed(.transport(error))
             }
         }
     }
 
-    private func connectFailed(_ error: NetworkingError) {
+    private func connectFailed(_ error: HTTP1Error) {
         guard machine.state == .connecting else { return }
-        _ = machine.failed(error.code)
+        _ = machine.failed()
         tearDown(reset: false)
         owner.connection(self, failedToConnect: error)
     }
@@ -168,7 +168,7 @@ final class HTTP1Connection {
         do {
             transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
         } catch {
-            connectFailed(error)
+            connectFailed(.transport(.tls(error)))
             return
         }
         transport.delegate = self
@@ -179,8 +179,7 @@ final class HTTP1Connection {
     private func timerFired() {
         switch machine.state {
         case .connecting:
-            let what = tls == nil ? "connecting to" : "connecting to and the TLS handshake with"
-            connectFailed(NetworkingError(.connectTimeout, "\(what) \(host):\(port) took longer than \(connectTimeoutMilliseconds) ms"))
+            connectFailed(.connectTimeout(host: host, port: port, milliseconds: connectTimeoutMilliseconds, tls: tls != nil))
         case .idle:
             // The pool's idle timeout, unless this is an early firing left from an exchange.
             let now = LoopTimer.now(loop)
@@ -304,7 +303,7 @@ final class HTTP1Connection {
             case .pending:
                 break
             case .failed(let code):
-                failed(NetworkingError(.writeFailed, "writing the request failed: \(UVError.describe(code))"))
+                failed(.writeFailed(status: code))
             }
         case .sendHeadAndReadBody:
             // The first chunk is read while the head is written.
@@ -338,9 +337,9 @@ final class HTTP1Connection {
                 tearDown(reset: false)
                 owner.connectionClosed(self)
             }
-        case .failExchange(let code):
+        case .failExchange:
             // From the body (the socket's failures go through failed(_:), which has the error).
-            failExchange(bodyError ?? NetworkingError(code, "the request body failed"))
+            failExchange(.requestBody(bodyError ?? .unexplained))
         case .close:
             tearDown(reset: reset)
             if reportedReady { owner.connectionClosed(self) }
@@ -353,12 +352,12 @@ final class HTTP1Connection {
     }
 
     /// Fails the exchange in flight (if any) with `error` and closes.
-    private func failed(_ error: NetworkingError) {
+    private func failed(_ error: HTTP1Error) {
         if machine.state == .connecting {
             connectFailed(error)
             return
         }
-        let action = machine.failed(error.code)
+        let action = machine.failed()
         switch action {
         case .failExchange:
             failExchange(error)
@@ -371,7 +370,7 @@ final class HTTP1Connection {
     }
 
     /// Tells the exchange it failed with `error`, and closes.
-    private func failExchange(_ error: NetworkingError) {
+    private func failExchange(_ error: HTTP1Error) {
         let delegate = exchange
         exchange = nil
         tearDown(reset: false)
@@ -429,7 +428,7 @@ final class HTTP1Connection {
             if !machine.holdsReadyChunk { readyChunk = [] }
         case .failed(let error):
             bodyError = error
-            perform(machine.bodyReadFailed(error.code))
+            perform(machine.bodyReadFailed())
         }
     }
 
@@ -493,16 +492,14 @@ extension HTTP1Connection: TransportDelegate {
             retryWithNextAddress()
             return
         }
-        let refused = code == UV_ECONNREFUSED.rawValue
-        connectFailed(NetworkingError(refused ? .connectionRefused : .connectFailed,
-                                      "connecting to \(host):\(port) failed: \(UVError.describe(code))"))
+        connectFailed(.connectFailed(host: host, port: port, status: code))
     }
 
     func transport(_ transport: StreamTransport, didRead bytes: UnsafeRawBufferPointer) {
         guard exchange != nil, !reportedEnd else {
             // Bytes nobody asked for: the stream is out of step, so the connection cannot be
             // trusted with another request.
-            failed(NetworkingError(.malformedResponse, "the server sent \(bytes.count) bytes outside of any response"))
+            failed(.bytesOutsideResponse(count: bytes.count))
             return
         }
         responseStarted = true
@@ -512,7 +509,7 @@ extension HTTP1Connection: TransportDelegate {
         do {
             consumed = try decoder.feed(bytes, to: self)
         } catch {
-            failed(NetworkingError(error.networkingCode, error.reason))
+            failed(.decoding(error))
             return
         }
         guard decodedEnd else { return }
@@ -525,39 +522,38 @@ extension HTTP1Connection: TransportDelegate {
         if !cleanly && exchange != nil && !reportedEnd && decoder.isReadingBodyUntilEOF {
             // Without close_notify, the end of the connection proves nothing about the end of
             // the body: anyone on the path can send a FIN.
-            failed(NetworkingError(.truncatedResponse, "the TLS connection ended without close_notify inside a body that only the end of the connection frames; it may have been cut short"))
+            failed(.uncleanTLSEnd)
             return
         }
         guard exchange != nil, !reportedEnd else {
             // The server closed an idle connection (or after a response we already have).
-            failed(NetworkingError(.connectionClosed, "the server closed the connection"))
+            failed(.closedWithoutResponse)
             return
         }
         decodedEnd = false
         do {
             try decoder.finish(to: self)
         } catch {
-            failed(NetworkingError(error.networkingCode, error.reason))
+            failed(.decoding(error))
             return
         }
         if decodedEnd {
             reportedEnd = true
             perform(machine.responseEnded(keepAlive: false))
         } else {
-            failed(NetworkingError(.truncatedResponse, "the server closed the connection inside the response"))
+            failed(.closedInsideResponse)
         }
     }
 
     func transport(_ transport: StreamTransport, didFailWith code: Int32) {
-        let reset = code == UV_ECONNRESET.rawValue || code == UV_EPIPE.rawValue
-        failed(NetworkingError(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(code))"))
+        failed(.socketFailed(status: code))
     }
 
-    func transport(_ transport: StreamTransport, didFail error: NetworkingError) {
+    func transport(_ transport: StreamTransport, didFail error: TransportError) {
         if machine.state == .connecting {
-            connectFailed(error)
+            connectFailed(.transport(error))
         } else {
-            failed(error)
+            failed(.transport(error))
         }
     }
 

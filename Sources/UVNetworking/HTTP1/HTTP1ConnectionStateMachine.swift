@@ -82,8 +82,9 @@ struct HTTP1ConnectionStateMachine: Sendable {
         case bodyComplete
         /// The exchange is over; the task completes. `reusable`: back to the pool, else close.
         case exchangeFinished(reusable: Bool)
-        /// Fail the exchange in flight with this error and close.
-        case failExchange(NetworkingError.Code)
+        /// Fail the exchange in flight and close. The shell holds the error (the socket's, the
+        /// decoder's or the body's): the machine only decides that the exchange fails.
+        case failExchange
         /// Close the socket; no exchange is affected.
         case close
     }
@@ -170,7 +171,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
         case .writingLast(failAfterWrite: true):
             self.body = nil
             state = .closed
-            return .failExchange(.bodyStreamFailed)
+            return .failExchange
         case .writingLast(failAfterWrite: false):
             self.body = .written
             return .bodyComplete
@@ -207,9 +208,9 @@ struct HTTP1ConnectionStateMachine: Sendable {
 
     /// Reading the streamed body failed (the stream threw, or ended before its declared length).
     /// Fails the exchange, unless the response already ended it.
-    mutating func bodyReadFailed(_ code: NetworkingError.Code) -> Action {
+    mutating func bodyReadFailed() -> Action {
         guard case .active(requestWritten: false, _, _) = state, let body, body != .abandoned else { return .none }
-        return failed(code)
+        return failed()
     }
 
     /// Whether the chunk the shell holds is still wanted (the machine says `chunkReady`).
@@ -237,12 +238,12 @@ struct HTTP1ConnectionStateMachine: Sendable {
     }
 
     /// A socket error, a decoder error, a timeout or EOF that did not end the response.
-    mutating func failed(_ code: NetworkingError.Code) -> Action {
+    mutating func failed() -> Action {
         switch state {
         case .active:
             state = .closed
             body = nil
-            return .failExchange(code)
+            return .failExchange
         case .connecting, .idle:
             state = .closed
             return .close

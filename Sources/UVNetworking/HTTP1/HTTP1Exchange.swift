@@ -16,7 +16,7 @@ protocol HTTP1ExchangeDelegate: AnyObject {
     /// first, given up (the connection then closes).
     func exchangeFinished()
     /// The exchange failed. `onReusedConnection` and `responseStarted` feed the retry rule.
-    func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool)
+    func exchangeFailed(_ error: HTTP1Error, onReusedConnection: Bool, responseStarted: Bool)
     /// The deadline set with `HTTP1Connection.armExchangeTimer(at:)` passed.
     func exchangeTimerFired()
 }
@@ -24,23 +24,9 @@ protocol HTTP1ExchangeDelegate: AnyObject {
 /// What an HTTP/1.1 connection reports to the pool that owns it. Loop thread only.
 protocol HTTP1ConnectionOwner: AnyObject {
     func connectionReady(_ connection: HTTP1Connection)
-    func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError)
+    func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error)
     /// The exchange ended and the connection is idle and reusable.
     func connectionReleased(_ connection: HTTP1Connection)
     /// The connection is closed (it reported `connectionReady` before, or the pool closed it).
     func connectionClosed(_ connection: HTTP1Connection)
-}
-
-extension ResponseDecoderError {
-    /// The public error code for a decoder error.
-    var networkingCode: NetworkingError.Code {
-        switch kind {
-        case .malformed: return .malformedResponse
-        case .headersTooLarge: return .responseHeadTooLarge
-        case .bodyTooLarge: return .responseBodyTooLarge
-        case .truncatedBody: return .truncatedResponse
-        case .closedBeforeResponse: return .connectionClosed
-        case .upgradeRefused: return .unexpectedUpgrade
-        }
-    }
 }

@@ -20,9 +20,9 @@ final class RequestBodyReader {
         /// `bytes`: what to write (framing included); `bodyCount`: how many of them are body bytes;
         /// `isLast`: the body ends with this chunk. `excess`: the stream has more than its declared
         /// length (the chunk still completes the declared length; the exchange must then fail).
-        case data(bytes: [UInt8], bodyCount: Int, isLast: Bool, excess: NetworkingError?)
+        case data(bytes: [UInt8], bodyCount: Int, isLast: Bool, excess: RequestBodyError?)
         /// The factory or a read threw, or the stream ended before its declared length.
-        case failed(NetworkingError)
+        case failed(RequestBodyError)
     }
 
     private let loop: EventLoop
@@ -152,19 +152,19 @@ extension RequestBodyReader {
         func readChunk() -> Chunk {
             var (box, started, bodyRead, finished) = state.withLock { ($0.stream, $0.started, $0.bodyRead, $0.finished) }
             guard !finished else {
-                return .failed(NetworkingError(.bodyStreamFailed, "the body stream was read after it ended"))
+                return .failed(.readAfterEnd)
             }
             if !started {
                 do {
                     box = StreamBox(stream: try body.makeStream())
                 } catch {
                     state.withLock { $0.started = true; $0.finished = true }
-                    return .failed(NetworkingError(.bodyStreamFailed, "making the body stream failed: \(error)", underlyingError: error))
+                    return .failed(.factoryFailed(error))
                 }
                 state.withLock { $0.started = true; $0.stream = box }
             }
             guard let stream = box?.stream else {
-                return .failed(NetworkingError(.bodyStreamFailed, "the body stream was already released"))
+                return .failed(.released)
             }
             let chunk: Chunk
             do {
@@ -175,8 +175,7 @@ extension RequestBodyReader {
                 }
             } catch {
                 state.withLock { $0.stream = nil; $0.finished = true }
-                return .failed(NetworkingError(.bodyStreamFailed, "reading the body stream failed after \(bodyRead) bytes: \(error)",
-                                               underlyingError: error))
+                return .failed(.readFailed(bodyRead: bodyRead, error))
             }
             let ended: Bool
             switch chunk {
@@ -224,13 +223,13 @@ extension RequestBodyReader {
             if let thrown { throw thrown }
             bodyRead += Int64(filled)
             if filled < want {
-                return .failed(NetworkingError(.bodyStreamFailed, "the body stream ended after \(bodyRead) of its declared \(length) bytes"))
+                return .failed(.endedEarly(bodyRead: bodyRead, declared: length))
             }
             guard bodyRead == length else { return .data(bytes: bytes, bodyCount: filled, isLast: false, excess: nil) }
             // All declared bytes are in hand: one more read tells an ended stream from a longer one.
             var probe: UInt8 = 0
             let extra = try withUnsafeMutableBytes(of: &probe) { try stream.read(into: $0) }
-            let excess = extra == 0 ? nil : NetworkingError(.bodyStreamFailed, "the body stream has more than its declared \(length) bytes")
+            let excess: RequestBodyError? = extra == 0 ? nil : .longerThanDeclared(declared: length)
             return .data(bytes: bytes, bodyCount: filled, isLast: true, excess: excess)
         }
 

@@ -82,7 +82,8 @@ public final class EventLoop: @unchecked Sendable {
         guard loopStatus == 0 else {
             // deinit frees the memory; nothing of libuv's is left to close.
             state.withLock { $0.run = .stopped }
-            throw Self.startError("uv_loop_init", loopStatus)
+            // This init is public API: the loop's own error becomes the public one here.
+            throw NetworkingError(LoopStartError(call: "uv_loop_init", status: loopStatus))
         }
         uv.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         wakeup.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -93,7 +94,7 @@ public final class EventLoop: @unchecked Sendable {
         guard asyncStatus == 0 else {
             uv_loop_close(uv)
             state.withLock { $0.run = .stopped }
-            throw Self.startError("uv_async_init", asyncStatus)
+            throw NetworkingError(LoopStartError(call: "uv_async_init", status: asyncStatus))
         }
         uv_idle_init(uv, idleHandle)
         uv_check_init(uv, checkHandle)
@@ -120,10 +121,6 @@ public final class EventLoop: @unchecked Sendable {
         writeScratch = .allocate(byteCount: 1, alignment: 16)
         startFailure = error
         state.withLock { $0.run = .stopped }
-    }
-
-    private static func startError(_ call: String, _ status: Int32) -> NetworkingError {
-        NetworkingError(.loopShutDown, "the event loop could not start: \(call) failed: \(UVError.describe(status))")
     }
 
     /// Why a task cannot run on this loop, for its `.loopShutDown` error.

@@ -9,7 +9,7 @@ protocol PoolRequest: AnyObject {
     /// A connection is ready for the request; run it.
     func poolAssigned(_ connection: HTTP1Connection)
     /// No connection could be opened for the request.
-    func poolFailed(_ error: NetworkingError)
+    func poolFailed(_ error: HTTP1Error)
     /// When the request gives up waiting (loop milliseconds).
     var poolDeadline: UInt64 { get }
     /// `poolDeadline` passed while the request was still waiting.
@@ -144,7 +144,7 @@ final class ConnectionPool {
         for case let connection? in open { connection.close() }
     }
 
-    private func perform(_ action: ConnectionPoolStateMachine.Action, error: NetworkingError? = nil) {
+    private func perform(_ action: ConnectionPoolStateMachine.Action, error: HTTP1Error? = nil) {
         switch action {
         case .none:
             break
@@ -167,7 +167,7 @@ final class ConnectionPool {
             }
         case .failRequest(let requestID, let then):
             let request = takeWaiting(requestID)
-            request?.poolFailed(error ?? NetworkingError(.connectFailed, "no connection to \(host):\(port)"))
+            request?.poolFailed(error ?? .noConnection(host: host, port: port))
             perform(then)
         }
     }
@@ -187,7 +187,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
         perform(machine.connectionEstablished(connection.id))
     }
 
-    func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError) {
+    func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
         forget(connection)
         perform(machine.connectionFailed(connection.id), error: error)
     }

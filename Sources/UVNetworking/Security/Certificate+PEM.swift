@@ -7,9 +7,14 @@ extension Certificate {
     ///
     /// - Throws: `.invalidCertificate` when the data holds no readable certificate block.
     public init(pemData: Data) throws(NetworkingError) {
+        self = try NetworkingError.mapping { () throws(SecurityError) in try Certificate(pem: pemData) }
+    }
+
+    /// `init(pemData:)` in the security layer's terms.
+    init(pem pemData: Data) throws(SecurityError) {
         let input = MemoryBIO(pemData)
         guard let x509 = PEM_read_bio_X509(input.bio, nil, nil, nil) else {
-            throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail("the data holds no PEM certificate"))
+            throw .noPEMCertificate(openSSL: OpenSSLErrorQueue.drain())
         }
         self.init(owning: x509)
     }
@@ -19,6 +24,11 @@ extension Certificate {
     /// - Throws: `.invalidCertificate` when there is none, or when a certificate block is
     ///   damaged: a file cut short must not pass for a shorter chain.
     public static func certificates(fromPEM pemData: Data) throws(NetworkingError) -> [Certificate] {
+        try NetworkingError.mapping { () throws(SecurityError) in try parseCertificates(fromPEM: pemData) }
+    }
+
+    /// `certificates(fromPEM:)` in the security layer's terms.
+    static func parseCertificates(fromPEM pemData: Data) throws(SecurityError) -> [Certificate] {
         let input = MemoryBIO(pemData)
         var certificates: [Certificate] = []
         OpenSSLErrorQueue.drain()
@@ -30,20 +40,19 @@ extension Certificate {
         let last = ERR_peek_last_error()
         let reachedEnd = ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE
         guard reachedEnd else {
-            throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail(
-                "PEM certificate \(certificates.count + 1) of the data is damaged"))
+            throw .damagedPEMCertificate(index: certificates.count + 1, openSSL: OpenSSLErrorQueue.drain())
         }
         OpenSSLErrorQueue.drain()
         guard !certificates.isEmpty else {
-            throw NetworkingError(.invalidCertificate, "the data holds no PEM certificate")
+            throw .noPEMCertificate(openSSL: "")
         }
         return certificates
     }
 
     /// Parses data that is either one DER certificate or PEM text with one or more.
-    static func certificates(fromDEROrPEM data: Data) throws(NetworkingError) -> [Certificate] {
+    static func certificates(fromDEROrPEM data: Data) throws(SecurityError) -> [Certificate] {
         // A DER certificate starts with a SEQUENCE tag (0x30); PEM text never does.
-        if data.first == 0x30 { return [try Certificate(derData: data)] }
-        return try certificates(fromPEM: data)
+        if data.first == 0x30 { return [try Certificate(der: data)] }
+        return try parseCertificates(fromPEM: data)
     }
 }

@@ -15,6 +15,11 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `.invalidCertificate` when the bytes are not exactly one DER certificate
     ///   (trailing bytes are refused: they would make two encodings of one certificate unequal).
     public init(derData: Data) throws(NetworkingError) {
+        self = try NetworkingError.mapping { () throws(SecurityError) in try Certificate(der: derData) }
+    }
+
+    /// `init(derData:)` in the security layer's terms.
+    init(der derData: Data) throws(SecurityError) {
         let parsed: OpaquePointer? = derData.withUnsafeBytes { raw in
             guard let start = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
             var cursor: UnsafePointer<UInt8>? = UnsafePointer(start)
@@ -26,8 +31,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             return x509
         }
         guard let parsed else {
-            throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail(
-                "the data is not a DER X.509 certificate (\(derData.count) bytes)"))
+            throw .notDERCertificate(byteCount: derData.count, openSSL: OpenSSLErrorQueue.drain())
         }
         reference = X509Reference(owning: parsed)
         self.derData = derData

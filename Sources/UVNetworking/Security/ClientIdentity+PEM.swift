@@ -11,7 +11,9 @@ extension ClientIdentity {
     /// - Throws: `.invalidClientIdentity` when there is no certificate, the key cannot be read
     ///   or decrypted (wrong or missing password), or the key does not belong to the certificate.
     public static func pem(certificate: Data, privateKey: Data, password: String? = nil) throws(NetworkingError) -> ClientIdentity {
-        try pem(certificate: certificate, privateKey: privateKey, password: password, source: "the PEM identity")
+        try NetworkingError.mapping { () throws(SecurityError) in
+            try pem(certificate: certificate, privateKey: privateKey, password: password, source: "the PEM identity")
+        }
     }
 
     /// An identity from PEM files; see `pem(certificate:privateKey:password:)`. The two paths
@@ -19,51 +21,51 @@ extension ClientIdentity {
     ///
     /// - Throws: `.invalidClientIdentity` naming the file that cannot be read or parsed.
     public static func pem(certificateFile: String, privateKeyFile: String, password: String? = nil) throws(NetworkingError) -> ClientIdentity {
-        let certificate = try readFile(certificateFile, "certificate")
-        let key = try readFile(privateKeyFile, "private key")
-        return try pem(certificate: certificate, privateKey: key, password: password,
-                       source: "\(certificateFile) and \(privateKeyFile)")
+        try NetworkingError.mapping { () throws(SecurityError) in
+            let certificate = try readFile(certificateFile, "certificate")
+            let key = try readFile(privateKeyFile, "private key")
+            return try pem(certificate: certificate, privateKey: key, password: password,
+                           source: "\(certificateFile) and \(privateKeyFile)")
+        }
     }
 
-    private static func pem(certificate: Data, privateKey: Data, password: String?, source: String) throws(NetworkingError) -> ClientIdentity {
+    private static func pem(certificate: Data, privateKey: Data, password: String?, source: String) throws(SecurityError) -> ClientIdentity {
         let certificates: [Certificate]
-        do throws(NetworkingError) {
-            certificates = try Certificate.certificates(fromPEM: certificate)
+        do throws(SecurityError) {
+            certificates = try Certificate.parseCertificates(fromPEM: certificate)
         } catch {
-            throw NetworkingError(.invalidClientIdentity, "the certificate of \(source) cannot be read: \(error.detail)")
+            throw .identityCertificateUnreadable(source: source, cause: error)
         }
         let key = try readPrivateKey(privateKey, password: password, source: source)
         return try ClientIdentity(certificate: certificates[0], chain: Array(certificates.dropFirst()),
                                   privateKey: key, source: source)
     }
 
-    private static func readPrivateKey(_ pem: Data, password: String?, source: String) throws(NetworkingError) -> PrivateKeyReference {
+    private static func readPrivateKey(_ pem: Data, password: String?, source: String) throws(SecurityError) -> PrivateKeyReference {
         let input = MemoryBIO(pem)
         let prompt = PasswordPrompt(password)
         let key = withExtendedLifetime(prompt) {
             PEM_read_bio_PrivateKey(input.bio, nil, answerPasswordPrompt, Unmanaged.passUnretained(prompt).toOpaque())
         }
         guard let key else {
-            let reason: String
+            let problem: SecurityError.KeyProblem
             switch (prompt.wasAsked, password) {
-            case (true, nil): reason = "it is encrypted and no password was given"
-            case (true, _): reason = "the password is wrong or the key is damaged"
-            case (false, _): reason = "the data holds no PEM private key"
+            case (true, nil): problem = .encryptedWithoutPassword
+            case (true, _): problem = .wrongPasswordOrDamaged
+            case (false, _): problem = .noPEMKey
             }
-            throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail(
-                "the private key of \(source) cannot be read: \(reason)"))
+            throw .privateKeyUnreadable(source: source, problem: problem, openSSL: OpenSSLErrorQueue.drain())
         }
         OpenSSLErrorQueue.drain()
         return PrivateKeyReference(owning: key)
     }
 
-    /// The contents of an identity file; `.invalidClientIdentity` naming it when unreadable.
-    static func readFile(_ path: String, _ role: String) throws(NetworkingError) -> Data {
+    /// The contents of an identity file; `.identityFileUnreadable` naming it when unreadable.
+    static func readFile(_ path: String, _ role: String) throws(SecurityError) -> Data {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw NetworkingError(.invalidClientIdentity, "the \(role) file \(path) cannot be read: \(error.localizedDescription)",
-                                  underlyingError: error)
+            throw .identityFileUnreadable(role: role, path: path, cause: error)
         }
     }
 }

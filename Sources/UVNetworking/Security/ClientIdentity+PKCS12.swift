@@ -13,24 +13,28 @@ extension ClientIdentity {
     /// - Throws: `.invalidClientIdentity` when the data is not PKCS#12, the password is wrong,
     ///   it holds no certificate or key, or the key does not belong to the certificate.
     public static func pkcs12(_ data: Data, password: String) throws(NetworkingError) -> ClientIdentity {
-        try pkcs12(data, password: password, source: "the PKCS#12 identity")
+        try NetworkingError.mapping { () throws(SecurityError) in
+            try pkcs12(data, password: password, source: "the PKCS#12 identity")
+        }
     }
 
     /// An identity from a PKCS#12 file; see `pkcs12(_:password:)`.
     ///
     /// - Throws: `.invalidClientIdentity` naming the file.
     public static func pkcs12(file: String, password: String) throws(NetworkingError) -> ClientIdentity {
-        try pkcs12(readFile(file, "PKCS#12"), password: password, source: file)
+        try NetworkingError.mapping { () throws(SecurityError) in
+            try pkcs12(readFile(file, "PKCS#12"), password: password, source: file)
+        }
     }
 
-    private static func pkcs12(_ data: Data, password: String, source: String) throws(NetworkingError) -> ClientIdentity {
+    private static func pkcs12(_ data: Data, password: String, source: String) throws(SecurityError) -> ClientIdentity {
         let archive: OpaquePointer? = data.withUnsafeBytes { raw in
             guard let start = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
             var cursor: UnsafePointer<UInt8>? = UnsafePointer(start)
             return d2i_PKCS12(nil, &cursor, raw.count)
         }
         guard let archive else {
-            throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail("\(source) is not a PKCS#12 archive"))
+            throw .notPKCS12(source: source, openSSL: OpenSSLErrorQueue.drain())
         }
         defer { PKCS12_free(archive) }
 
@@ -38,8 +42,7 @@ extension ClientIdentity {
         var leaf: OpaquePointer?
         var extra: OpaquePointer?
         guard PKCS12_parse(archive, password, &key, &leaf, &extra) == 1 else {
-            throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail(
-                "\(source) cannot be opened: wrong password or unsupported encryption"))
+            throw .pkcs12Unopenable(source: source, openSSL: OpenSSLErrorQueue.drain())
         }
         // Take ownership of everything PKCS12_parse returned before any early exit.
         let privateKey = key.map { PrivateKeyReference(owning: $0) }
@@ -53,7 +56,7 @@ extension ClientIdentity {
         }
         OpenSSLErrorQueue.drain()
         guard let privateKey, let certificate else {
-            throw NetworkingError(.invalidClientIdentity, "\(source) holds no certificate with its private key")
+            throw .pkcs12Incomplete(source: source)
         }
         return try ClientIdentity(certificate: certificate, chain: chain, privateKey: privateKey, source: source)
     }

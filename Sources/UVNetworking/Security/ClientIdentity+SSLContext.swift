@@ -4,24 +4,22 @@ extension ClientIdentity {
     /// Makes `sslContext` (an SSL_CTX) present this identity when a server asks for a client
     /// certificate: the certificate, its chain and its key. Replaces any chain set before.
     ///
-    /// - Throws: `.invalidClientIdentity` when OpenSSL refuses the certificate or key (for
+    /// - Throws: `.certificateRefused`, `.chainCertificateRefused` or `.privateKeyRefused` when
+    ///   OpenSSL refuses the certificate or key (for
     ///   example a key too weak for the context's security level).
-    func apply(to sslContext: OpaquePointer) throws(NetworkingError) {
-        try withExtendedLifetime((certificate, chain, privateKey)) { () throws(NetworkingError) in
+    func apply(to sslContext: OpaquePointer) throws(SecurityError) {
+        try withExtendedLifetime((certificate, chain, privateKey)) { () throws(SecurityError) in
             guard SSL_CTX_use_certificate(sslContext, certificate.x509) == 1 else {
-                throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail(
-                    "the client certificate \"\(certificate.subjectSummary)\" was refused"))
+                throw .certificateRefused(subject: certificate.subjectSummary, openSSL: OpenSSLErrorQueue.drain())
             }
             // The chain belongs to the certificate just set; clear what a previous one left.
             _ = uvn_SSL_CTX_clear_chain_certs(sslContext)
             for intermediate in chain where uvn_SSL_CTX_add1_chain_cert(sslContext, intermediate.x509) != 1 {
-                throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail(
-                    "the chain certificate \"\(intermediate.subjectSummary)\" was refused"))
+                throw .chainCertificateRefused(subject: intermediate.subjectSummary, openSSL: OpenSSLErrorQueue.drain())
             }
             guard SSL_CTX_use_PrivateKey(sslContext, privateKey.key) == 1,
                   SSL_CTX_check_private_key(sslContext) == 1 else {
-                throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail(
-                    "the private key of \"\(certificate.subjectSummary)\" was refused"))
+                throw .privateKeyRefused(subject: certificate.subjectSummary, openSSL: OpenSSLErrorQueue.drain())
             }
         }
     }

@@ -15,16 +15,16 @@ public struct ClientIdentity: Sendable {
 
     /// Pairs a certificate with its key.
     ///
-    /// - Throws: `.invalidClientIdentity` when the key is not the certificate's; `source` names
-    ///   what was loaded, for the detail.
+    /// - Throws: `.keyDoesNotMatchCertificate` when the key is not the certificate's; `source`
+    ///   names what was loaded, for the detail.
     init(certificate: Certificate, chain: [Certificate], privateKey: PrivateKeyReference,
-         source: String) throws(NetworkingError) {
+         source: String) throws(SecurityError) {
         let matches = withExtendedLifetime((certificate, privateKey)) {
             X509_check_private_key(certificate.x509, privateKey.key) == 1
         }
         guard matches else {
-            throw NetworkingError(.invalidClientIdentity, OpenSSLErrorQueue.detail(
-                "the private key of \(source) does not belong to its certificate \"\(certificate.subjectSummary)\""))
+            throw .keyDoesNotMatchCertificate(source: source, subject: certificate.subjectSummary,
+                                              openSSL: OpenSSLErrorQueue.drain())
         }
         self.certificate = certificate
         self.chain = chain

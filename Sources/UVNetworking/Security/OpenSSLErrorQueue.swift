@@ -26,7 +26,11 @@ enum OpenSSLErrorQueue {
 
     /// `text`, followed by OpenSSL's reasons in parentheses when the queue held any. Drains it.
     static func detail(_ text: String) -> String {
-        let reasons = drain()
-        return reasons.isEmpty ? text : "\(text) (\(reasons))"
+        annotate(text, reasons: drain())
+    }
+
+    /// `text`, followed by `reasons` (from `drain`) in parentheses unless empty.
+    static func annotate(_ text: String, reasons: String) -> String {
+        reasons.isEmpty ? text : "\(text) (\(reasons))"
     }
 }

@@ -28,13 +28,12 @@ final class TrustStore: @unchecked Sendable {
     ///   - caFiles: PEM files of one or more CA certificates (CRLs in them are loaded too).
     ///   - caDirectories: directories in OpenSSL's hashed layout (`openssl rehash`), read lazily
     ///     during verification.
-    /// - Throws: `.invalidCertificate` naming the file or directory that could not be loaded.
-    init(trustsSystemCAs: Bool = true, caFiles: [String] = [], caDirectories: [String] = []) throws(NetworkingError) {
+    /// - Throws: the `SecurityError` naming the file or directory that could not be loaded.
+    init(trustsSystemCAs: Bool = true, caFiles: [String] = [], caDirectories: [String] = []) throws(SecurityError) {
         let store = Self.makeStore()
-        do throws(NetworkingError) {
+        do throws(SecurityError) {
             if trustsSystemCAs && X509_STORE_set_default_paths(store) != 1 {
-                throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail(
-                    "the system's CA certificates could not be loaded"))
+                throw .systemCAsUnloadable(openSSL: OpenSSLErrorQueue.drain())
             }
             for path in caFiles { try Self.loadFile(path, into: store) }
             for path in caDirectories { try Self.loadDirectory(path, into: store) }
@@ -67,27 +66,25 @@ final class TrustStore: @unchecked Sendable {
         return store
     }
 
-    private static func loadFile(_ path: String, into store: OpaquePointer) throws(NetworkingError) {
+    private static func loadFile(_ path: String, into store: OpaquePointer) throws(SecurityError) {
         // Checked first so that a typo reads as "cannot read", not as an OpenSSL parse error.
         guard FileManager.default.isReadableFile(atPath: path) else {
-            throw NetworkingError(.invalidCertificate, "the CA file \(path) does not exist or cannot be read")
+            throw .caFileUnreadable(path: path)
         }
         guard X509_STORE_load_file(store, path) == 1 else {
-            throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail(
-                "the CA file \(path) holds no PEM certificate"))
+            throw .caFileHoldsNoCertificate(path: path, openSSL: OpenSSLErrorQueue.drain())
         }
     }
 
-    private static func loadDirectory(_ path: String, into store: OpaquePointer) throws(NetworkingError) {
+    private static func loadDirectory(_ path: String, into store: OpaquePointer) throws(SecurityError) {
         // OpenSSL only records the path and reads it during verification, where a missing
         // directory would silently trust nothing; check it now.
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw NetworkingError(.invalidCertificate, "the CA directory \(path) does not exist")
+            throw .caDirectoryMissing(path: path)
         }
         guard X509_STORE_load_path(store, path) == 1 else {
-            throw NetworkingError(.invalidCertificate, OpenSSLErrorQueue.detail(
-                "the CA directory \(path) could not be added"))
+            throw .caDirectoryUnloadable(path: path, openSSL: OpenSSLErrorQueue.drain())
         }
     }
 }

@@ -41,7 +41,11 @@ struct SessionSecurity {
         if let existing = self.context {
             context = existing
         } else {
-            context = try TLSContext(configuration: configuration)
+            do throws(TLSError) {
+                context = try TLSContext(configuration: configuration)
+            } catch {
+                throw NetworkingError(error)
+            }
             self.context = context
         }
         let binding = SecurityBinding(id: nextID, policy: policy(forHost: key), context: context)

@@ -22,29 +22,19 @@ enum ServerTrustEvaluation {
                     return .trusted(verifiedChain: evaluation.verifiedChain.isEmpty ? trust.certificates : evaluation.verifiedChain)
                 }
             case .cancelAuthenticationChallenge:
-                return .untrusted(NetworkingError(.cancelled, "the authentication challenge handler cancelled the connection to \(trust.host)"))
+                return .untrusted(.challengeCancelled(host: trust.host))
             case .rejectProtectionSpace:
-                return .untrusted(untrusted(trust, port: port, reason: "the authentication challenge handler rejected it"))
+                return .untrusted(.untrusted(trust, port: port, reason: "the authentication challenge handler rejected it", cause: nil))
             case .fail(let error):
-                var failure = untrusted(trust, port: port, reason: "the authentication challenge handler failed it: \(error)")
-                failure.underlyingError = error
-                return .untrusted(failure)
+                return .untrusted(.untrusted(trust, port: port, reason: "the authentication challenge handler failed it: \(error)",
+                                             cause: error))
             }
         }
         let evaluation = policy.evaluation(of: trust, forDomain: trust.host)
         guard evaluation.isTrusted else {
-            return .untrusted(untrusted(trust, port: port, reason: evaluation.failureReason ?? "the security policy refused it"))
+            return .untrusted(.untrusted(trust, port: port, reason: evaluation.failureReason ?? "the security policy refused it",
+                                         cause: nil))
         }
         return .trusted(verifiedChain: evaluation.verifiedChain)
-    }
-
-    /// AFNetworking's -1202, with the chain the server sent.
-    static func untrusted(_ trust: ServerTrust, port: Int, reason: String) -> NetworkingError {
-        let authority = trust.host.contains(":") ? "[\(trust.host)]" : trust.host
-        var error = NetworkingError(.serverCertificateUntrusted,
-                                    "The certificate for this server is invalid; connecting to \(authority) could put confidential information at risk: \(reason)",
-                                    failingURL: URL(string: "https://\(authority):\(port)/"))
-        error.serverTrust = trust
-        return error
     }
 }

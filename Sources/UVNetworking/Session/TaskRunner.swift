@@ -282,9 +282,9 @@ extension TaskRunner: PoolRequest {
 
     func poolDeadlineReached() { timerFired() }
 
-    func poolFailed(_ error: NetworkingError) {
+    func poolFailed(_ failure: HTTP1Error) {
+        var error = NetworkingError(failure)
         guard case .fail = machine.connectFailed(error.code) else { return }
-        var error = error
         error.failingURL = currentRequest.url
         finish(error: error)
     }
@@ -427,7 +427,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         perform(action)
     }
 
-    func exchangeFailed(_ error: NetworkingError, onReusedConnection: Bool, responseStarted: Bool) {
+    func exchangeFailed(_ failure: HTTP1Error, onReusedConnection: Bool, responseStarted: Bool) {
+        let error = NetworkingError(failure)
         metricsExchangeEnded(on: connection)
         connection = nil
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)

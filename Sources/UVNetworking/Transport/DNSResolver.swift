@@ -6,7 +6,7 @@ import Glibc
 /// of times. Numeric hosts never reach the resolver. Loop-confined.
 final class DNSResolver {
     /// The outcome of one look-up: every address, in the order the system prefers.
-    typealias Completion = (Result<[SocketAddress], NetworkingError>) -> Void
+    typealias Completion = (Result<[SocketAddress], TransportError>) -> Void
 
     fileprivate struct CacheKey: Hashable { var host: String; var port: Int }
     private struct CacheEntry { var addresses: [SocketAddress]; var expires: UInt64 }
@@ -34,7 +34,7 @@ final class DNSResolver {
         }
         if !overrides.isEmpty, let address = overrides[host.lowercased()] {
             guard let numeric = SocketAddress(numericHost: address, port: port) else {
-                completion(.failure(NetworkingError(.dnsFailure, "the address given for \(host), \"\(address)\", is not an IP literal")))
+                completion(.failure(.overrideNotIPLiteral(host: host, address: address)))
                 return
             }
             completion(.success([numeric]))
@@ -56,7 +56,7 @@ final class DNSResolver {
         Query.start(resolver: self, key: key)
     }
 
-    fileprivate func finish(_ key: CacheKey, _ result: Result<[SocketAddress], NetworkingError>) {
+    fileprivate func finish(_ key: CacheKey, _ result: Result<[SocketAddress], TransportError>) {
         if case .success(let addresses) = result, ttlMilliseconds > 0 {
             cache[key] = CacheEntry(addresses: addresses, expires: LoopDuration.deadline(LoopTimer.now(loop), plus: ttlMilliseconds))
         }
@@ -99,7 +99,7 @@ final class DNSResolver {
                 request.deallocate()
             }
             guard status == 0 else {
-                resolver.finish(key, .failure(NetworkingError(.dnsFailure, "cannot resolve \(key.host): \(UVError.describe(status))")))
+                resolver.finish(key, .failure(.resolutionFailed(host: key.host, status: status)))
                 return
             }
             var addresses: [SocketAddress] = []
@@ -112,7 +112,7 @@ final class DNSResolver {
                 cursor = info.pointee.ai_next
             }
             if addresses.isEmpty {
-                resolver.finish(key, .failure(NetworkingError(.dnsFailure, "\(key.host) has no IPv4 or IPv6 address")))
+                resolver.finish(key, .failure(.noAddresses(host: key.host)))
             } else {
                 resolver.finish(key, .success(addresses))
             }

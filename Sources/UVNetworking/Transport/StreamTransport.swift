@@ -50,7 +50,7 @@ protocol TransportDelegate: AnyObject {
     /// A read or write error from the socket (ECONNRESET, EPIPE, ...).
     func transport(_ transport: StreamTransport, didFailWith code: Int32)
     /// A failure above the socket: the TLS handshake, the server's trust, a TLS alert.
-    func transport(_ transport: StreamTransport, didFail error: NetworkingError)
+    func transport(_ transport: StreamTransport, didFail error: TransportError)
     /// A write that returned `.pending` has reached the kernel.
     func transportDidFinishWriting(_ transport: StreamTransport)
 }

@@ -8,4 +8,9 @@ enum UVError {
     }
 
     static func name(_ code: Int32) -> String { String(cString: uv_err_name(code)) }
+
+    /// The statuses the error mapping tells apart (so it need not import libuv).
+    static let connectionRefused = UV_ECONNREFUSED.rawValue
+    static let connectionReset = UV_ECONNRESET.rawValue
+    static let brokenPipe = UV_EPIPE.rawValue
 }

@@ -32,7 +32,7 @@ import Testing
                         reader.readNext()
                     }
                 case .failed(let error):
-                    result.withLock { $0.error = error }
+                    result.withLock { $0.error = NetworkingError(error) }
                     reader.cancel()
                     done.signal()
                 }

@@ -25,9 +25,9 @@ import Testing
 
     @Test func missingCAFileIsAnErrorNamingIt() throws {
         let path = TestPKI.directory + "/no-such-ca.pem"
-        let error = try #require(throws: NetworkingError.self) {
+        let error = NetworkingError(try #require(throws: SecurityError.self) {
             try TrustStore(trustsSystemCAs: false, caFiles: [pki.rootPEMPath, path])
-        }
+        })
         #expect(error.code == .invalidCertificate)
         #expect(error.detail.contains(path), "\(error.detail)")
     }
@@ -35,7 +35,7 @@ import Testing
     @Test func caFileWithoutCertificateIsAnErrorNamingIt() throws {
         let path = TestPKI.makeDirectory("junk-ca") + "/junk.pem"
         try Data("junk".utf8).write(to: URL(fileURLWithPath: path))
-        let error = try #require(throws: NetworkingError.self) { try TrustStore(trustsSystemCAs: false, caFiles: [path]) }
+        let error = NetworkingError(try #require(throws: SecurityError.self) { try TrustStore(trustsSystemCAs: false, caFiles: [path]) })
         #expect(error.code == .invalidCertificate)
         #expect(error.detail.contains(path), "\(error.detail)")
         #expect(ERR_peek_error() == 0)
@@ -52,7 +52,7 @@ import Testing
 
     @Test func missingCADirectoryIsAnErrorNamingIt() throws {
         let path = TestPKI.directory + "/no-such-directory"
-        let error = try #require(throws: NetworkingError.self) { try TrustStore(trustsSystemCAs: false, caDirectories: [path]) }
+        let error = NetworkingError(try #require(throws: SecurityError.self) { try TrustStore(trustsSystemCAs: false, caDirectories: [path]) })
         #expect(error.code == .invalidCertificate)
         #expect(error.detail.contains(path), "\(error.detail)")
     }

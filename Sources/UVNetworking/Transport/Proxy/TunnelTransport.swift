@@ -47,7 +47,7 @@ final class TunnelTransport: StreamTransport {
         lower.close(reset: reset)
     }
 
-    private func fail(_ error: NetworkingError) {
+    private func fail(_ error: TransportError) {
         guard state != .closed else { return }
         state = .closed
         lower.close(reset: false)
@@ -59,19 +59,18 @@ final class TunnelTransport: StreamTransport {
     private func proxyAnswered() -> [UInt8]? {
         guard let end = Self.headEnd(response) else {
             if response.count > Self.maximumResponseBytes {
-                fail(NetworkingError(.proxyConnectFailed, "the proxy's answer to CONNECT \(authority) is not an HTTP response head"))
+                fail(.proxyAnswerTooLong(authority: authority))
             }
             return nil
         }
         let statusLine = String(decoding: response.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
-            fail(NetworkingError(.proxyConnectFailed, "the proxy answered CONNECT \(authority) with \"\(statusLine)\""))
+            fail(.proxyAnswerNotHTTP(authority: authority, statusLine: statusLine))
             return nil
         }
         guard (200..<300).contains(status) else {
-            let code: NetworkingError.Code = status == 407 ? .proxyAuthenticationRequired : .proxyConnectFailed
-            fail(NetworkingError(code, "the proxy refused CONNECT \(authority): \(statusLine)"))
+            fail(.proxyRefused(authority: authority, status: status, statusLine: statusLine))
             return nil
         }
         return Array(response[end...])
@@ -98,7 +97,7 @@ extension TunnelTransport: TransportDelegate {
         if let authorization { request += "Proxy-Authorization: \(authorization)\r\n" }
         request += "\r\n"
         if case .failed(let code) = lower.write(Array(request.utf8)) {
-            fail(NetworkingError(.proxyConnectFailed, "writing CONNECT to the proxy failed: \(UVError.describe(code))"))
+            fail(.proxyWriteFailed(status: code))
             return
         }
         lower.startReading()
@@ -133,7 +132,7 @@ extension TunnelTransport: TransportDelegate {
 
     func transportDidReadEOF(_ transport: StreamTransport, cleanly: Bool) {
         if state == .awaitingResponse {
-            fail(NetworkingError(.proxyConnectFailed, "the proxy closed the connection instead of answering CONNECT \(authority)"))
+            fail(.proxyClosed(authority: authority))
             return
         }
         if state == .open { delegate?.transportDidReadEOF(self, cleanly: cleanly) }
@@ -141,13 +140,13 @@ extension TunnelTransport: TransportDelegate {
 
     func transport(_ transport: StreamTransport, didFailWith code: Int32) {
         if state == .awaitingResponse {
-            fail(NetworkingError(.proxyConnectFailed, "the connection to the proxy failed during CONNECT: \(UVError.describe(code))"))
+            fail(.proxySocketFailed(status: code))
             return
         }
         if state == .open { delegate?.transport(self, didFailWith: code) }
     }
 
-    func transport(_ transport: StreamTransport, didFail error: NetworkingError) {
+    func transport(_ transport: StreamTransport, didFail error: TransportError) {
         fail(error)
     }
 

@@ -17,7 +17,7 @@ final class TLSConnection {
         case complete
         case needsInput
         case needsTrustDecision(ServerTrust)
-        case failed(NetworkingError)
+        case failed(TLSError)
     }
 
     enum ReadStep {
@@ -26,7 +26,7 @@ final class TLSConnection {
         case needsInput
         /// The input ended (`markInputEOF`); `cleanly` when the server sent close_notify first.
         case ended(cleanly: Bool)
-        case failed(NetworkingError)
+        case failed(TLSError)
     }
 
     private enum Verification {
@@ -50,9 +50,9 @@ final class TLSConnection {
     /// - Parameters:
     ///   - host: the host as connected (no brackets); a DNS name is sent as SNI, an IP literal not.
     ///   - sessions: where new sessions go and the resumed one comes from (nil: no resumption).
-    init(context: TLSContext, host: String, sessions: TLSSessionCache?) throws(NetworkingError) {
+    init(context: TLSContext, host: String, sessions: TLSSessionCache?) throws(TLSError) {
         guard let ssl = SSL_new(context.context), let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
-            throw NetworkingError(.secureConnectionFailed, OpenSSLErrorQueue.detail("OpenSSL could not make a TLS connection"))
+            throw .connectionUnavailable(openSSL: OpenSSLErrorQueue.drain())
         }
         self.ssl = ssl
         self.input = input
@@ -132,14 +132,14 @@ final class TLSConnection {
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ:
             if inputEnded {
-                return .failed(NetworkingError(.secureConnectionFailed, "\(host) closed the connection during the TLS handshake"))
+                return .failed(.closedDuringHandshake(host: host))
             }
             return .needsInput
         case SSL_ERROR_WANT_RETRY_VERIFY:
             if case .awaiting(let trust) = verification { return .needsTrustDecision(trust) }
-            return .failed(NetworkingError(.secureConnectionFailed, "TLS handshake with \(host) paused without a certificate"))
+            return .failed(.pausedWithoutCertificate(host: host))
         default:
-            return .failed(TLSError.failure(during: "handshake", host: host, sentClientCertificate: presentsClientCertificate))
+            return .failed(TLSError.failure(during: .handshake, host: host, sentClientCertificate: presentsClientCertificate))
         }
     }
 
@@ -170,7 +170,7 @@ final class TLSConnection {
     // MARK: Application data
 
     /// Encrypts `bytes`; the records are then in `takeOutput()`.
-    func write(_ bytes: UnsafeRawBufferPointer) -> NetworkingError? {
+    func write(_ bytes: UnsafeRawBufferPointer) -> TLSError? {
         guard !bytes.isEmpty else { return nil }
         Self.clearErrors()
         var written = 0
@@ -180,7 +180,7 @@ final class TLSConnection {
             let count = Int32(min(bytes.count - written, Int(Int32.max)))
             let result = SSL_write(ssl, bytes.baseAddress! + written, count)
             if result <= 0 {
-                return TLSError.failure(during: "write", host: host, sentClientCertificate: presentsClientCertificate)
+                return TLSError.failure(during: .write, host: host, sentClientCertificate: presentsClientCertificate)
             }
             written += Int(result)
         }
@@ -202,7 +202,7 @@ final class TLSConnection {
             Self.clearErrors()
             return .ended(cleanly: false)
         default:
-            return .failed(TLSError.failure(during: "read", host: host, sentClientCertificate: presentsClientCertificate))
+            return .failed(TLSError.failure(during: .read, host: host, sentClientCertificate: presentsClientCertificate))
         }
     }
 

@@ -14,19 +14,23 @@ final class TLSContext: @unchecked Sendable {
     let trustStore: TrustStore
     let resumesSessions: Bool
 
-    init(configuration: TLSConfiguration) throws(NetworkingError) {
+    init(configuration: TLSConfiguration) throws(TLSError) {
         if configuration.trustsSystemCAs && configuration.additionalTrustedCAFiles.isEmpty
             && configuration.additionalTrustedCADirectories.isEmpty {
             // Parsing the system bundle costs about 60 ms; every session that trusts only the
             // system shares one store (X509_STORE is safe to share for verification).
             trustStore = TrustStore.system
         } else {
-            trustStore = try TrustStore(trustsSystemCAs: configuration.trustsSystemCAs,
-                                        caFiles: configuration.additionalTrustedCAFiles,
-                                        caDirectories: configuration.additionalTrustedCADirectories)
+            do throws(SecurityError) {
+                trustStore = try TrustStore(trustsSystemCAs: configuration.trustsSystemCAs,
+                                            caFiles: configuration.additionalTrustedCAFiles,
+                                            caDirectories: configuration.additionalTrustedCADirectories)
+            } catch {
+                throw .configuration(error)
+            }
         }
         guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw NetworkingError(.secureConnectionFailed, OpenSSLErrorQueue.detail("OpenSSL could not make a TLS context"))
+            throw .contextUnavailable(openSSL: OpenSSLErrorQueue.drain())
         }
         self.context = context
         resumesSessions = configuration.resumesSessions
@@ -51,7 +55,7 @@ final class TLSContext: @unchecked Sendable {
             try configuration.clientIdentity?.apply(to: context)
         } catch {
             SSL_CTX_free(context)
-            throw error
+            throw .configuration(error)
         }
     }
 

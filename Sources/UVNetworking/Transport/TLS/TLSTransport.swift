@@ -16,7 +16,7 @@ struct TLSRoute {
 /// What the evaluation of a server's chain decided.
 enum TrustVerdict {
     case trusted(verifiedChain: [Certificate])
-    case untrusted(NetworkingError)
+    case untrusted(SecurityError)
 }
 
 /// TLS over a TCP transport: the handshake, the trust evaluation and the records, presented to
@@ -43,7 +43,7 @@ final class TLSTransport: StreamTransport {
     /// the owner waits for) or only TLS's own (handshake, alerts, close_notify).
     @exclusivity(unchecked) private var pendingWrites = Deque<Bool>()
 
-    init(loop: EventLoop, route: TLSRoute, over lower: StreamTransport) throws(NetworkingError) {
+    init(loop: EventLoop, route: TLSRoute, over lower: StreamTransport) throws(TLSError) {
         self.loop = loop
         self.route = route
         tcp = lower
@@ -154,7 +154,7 @@ final class TLSTransport: StreamTransport {
             route.evaluateTrust(trust) { [weak self] verdict in self?.trustDecided(verdict) }
         case .failed(let error):
             route.sessions.clear()
-            fail(error)
+            fail(.tls(error))
         }
     }
 
@@ -171,7 +171,7 @@ final class TLSTransport: StreamTransport {
             _ = tls.handshake()
             _ = flushTLSOutput()
             route.sessions.clear()
-            fail(error)
+            fail(.tls(.untrusted(error)))
         }
     }
 
@@ -223,13 +223,13 @@ final class TLSTransport: StreamTransport {
             case .failed(let error)?:
                 guard state == .open else { return }
                 _ = flushTLSOutput()
-                fail(error)
+                fail(.tls(error))
                 return
             }
         }
     }
 
-    private func fail(_ error: NetworkingError) {
+    private func fail(_ error: TransportError) {
         guard state != .closed else { return }
         state = .closed
         tcp.close(reset: false)
@@ -242,7 +242,7 @@ final class TLSTransport: StreamTransport {
         state = .closed
         tcp.close(reset: false)
         if wasConnecting {
-            delegate?.transport(self, didFail: NetworkingError(.secureConnectionFailed, "the connection to \(route.host) failed during the TLS handshake: \(UVError.describe(code))"))
+            delegate?.transport(self, didFail: .tls(.socketFailedDuringHandshake(host: route.host, status: code)))
         } else {
             delegate?.transport(self, didFailWith: code)
         }
@@ -282,7 +282,7 @@ extension TLSTransport: TransportDelegate {
         switch state {
         case .handshaking, .evaluating:
             route.sessions.clear()
-            fail(NetworkingError(.secureConnectionFailed, "\(route.host) closed the connection during the TLS handshake"))
+            fail(.tls(.closedDuringHandshake(host: route.host)))
         case .open:
             // Reads stopped means TCP stopped too, so this EOF came while reading.
             drainPlaintext()
@@ -295,7 +295,7 @@ extension TLSTransport: TransportDelegate {
         failSocket(code)
     }
 
-    func transport(_ transport: StreamTransport, didFail error: NetworkingError) {
+    func transport(_ transport: StreamTransport, didFail error: TransportError) {
         fail(error)
     }
 

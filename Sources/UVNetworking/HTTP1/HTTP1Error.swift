@@ -1,0 +1,31 @@
+/// What went wrong with an HTTP/1.1 connection or exchange, in the connection's terms: the
+/// connect, the socket (libuv statuses), the response's framing, the request body, or a failure
+/// below (`transport`). The pool forwards these too (its only error of its own, `noConnection`,
+/// is about connecting, so it is a case here rather than a pool error type). The session maps
+/// it (`NetworkingError+HTTP1.swift`).
+enum HTTP1Error: Error {
+    /// Connecting (and, with `tls`, the handshake) took longer than `milliseconds`.
+    case connectTimeout(host: String, port: Int, milliseconds: UInt64, tls: Bool)
+    /// The last address's TCP connect failed with this libuv status.
+    case connectFailed(host: String, port: Int, status: Int32)
+    /// DNS, the proxy tunnel or TLS failed.
+    case transport(TransportError)
+    /// The pool gave up on a waiting request without a connection's error to pass on.
+    case noConnection(host: String, port: Int)
+    /// Writing the request (head, or head and body) failed with this libuv status.
+    case writeFailed(status: Int32)
+    /// A read or write on the open connection failed with this libuv status.
+    case socketFailed(status: Int32)
+    /// Bytes arrived while no response was expected.
+    case bytesOutsideResponse(count: Int)
+    /// The response could not be decoded.
+    case decoding(ResponseDecoderError)
+    /// TLS ended without close_notify inside a body that only the end of the connection frames.
+    case uncleanTLSEnd
+    /// The server closed the connection while no response was in progress.
+    case closedWithoutResponse
+    /// The server closed the connection inside the response.
+    case closedInsideResponse
+    /// The streamed request body failed.
+    case requestBody(RequestBodyError)
+}

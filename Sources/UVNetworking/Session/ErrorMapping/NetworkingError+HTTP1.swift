@@ -1,0 +1,69 @@
+extension NetworkingError {
+    /// The public error for a connection or exchange failure: the one place `HTTP1Error` (and
+    /// the request body's and the decoder's errors within it) becomes a `NetworkingError`.
+    init(_ error: HTTP1Error) {
+        switch error {
+        case .connectTimeout(let host, let port, let milliseconds, let tls):
+            let what = tls ? "connecting to and the TLS handshake with" : "connecting to"
+            self.init(.connectTimeout, "\(what) \(host):\(port) took longer than \(milliseconds) ms")
+        case .connectFailed(let host, let port, let status):
+            self.init(status == UVError.connectionRefused ? .connectionRefused : .connectFailed,
+                      "connecting to \(host):\(port) failed: \(UVError.describe(status))")
+        case .transport(let error):
+            self.init(error)
+        case .noConnection(let host, let port):
+            self.init(.connectFailed, "no connection to \(host):\(port)")
+        case .writeFailed(let status):
+            self.init(.writeFailed, "writing the request failed: \(UVError.describe(status))")
+        case .socketFailed(let status):
+            let reset = status == UVError.connectionReset || status == UVError.brokenPipe
+            self.init(reset ? .connectionReset : .writeFailed, "the connection failed: \(UVError.describe(status))")
+        case .bytesOutsideResponse(let count):
+            self.init(.malformedResponse, "the server sent \(count) bytes outside of any response")
+        case .decoding(let error):
+            self.init(error.networkingCode, error.reason)
+        case .uncleanTLSEnd:
+            self.init(.truncatedResponse, "the TLS connection ended without close_notify inside a body that only the end of the connection frames; it may have been cut short")
+        case .closedWithoutResponse:
+            self.init(.connectionClosed, "the server closed the connection")
+        case .closedInsideResponse:
+            self.init(.truncatedResponse, "the server closed the connection inside the response")
+        case .requestBody(let error):
+            self.init(error)
+        }
+    }
+
+    /// The public error for a failed request body (part of the HTTP/1.1 mapping).
+    init(_ error: RequestBodyError) {
+        switch error {
+        case .readAfterEnd:
+            self.init(.bodyStreamFailed, "the body stream was read after it ended")
+        case .factoryFailed(let cause):
+            self.init(.bodyStreamFailed, "making the body stream failed: \(cause)", underlyingError: cause)
+        case .released:
+            self.init(.bodyStreamFailed, "the body stream was already released")
+        case .readFailed(let bodyRead, let cause):
+            self.init(.bodyStreamFailed, "reading the body stream failed after \(bodyRead) bytes: \(cause)", underlyingError: cause)
+        case .endedEarly(let bodyRead, let declared):
+            self.init(.bodyStreamFailed, "the body stream ended after \(bodyRead) of its declared \(declared) bytes")
+        case .longerThanDeclared(let declared):
+            self.init(.bodyStreamFailed, "the body stream has more than its declared \(declared) bytes")
+        case .unexplained:
+            self.init(.bodyStreamFailed, "the request body failed")
+        }
+    }
+}
+
+extension ResponseDecoderError {
+    /// The public error code for a decoder error.
+    var networkingCode: NetworkingError.Code {
+        switch kind {
+        case .malformed: return .malformedResponse
+        case .headersTooLarge: return .responseHeadTooLarge
+        case .bodyTooLarge: return .responseBodyTooLarge
+        case .truncatedBody: return .truncatedResponse
+        case .closedBeforeResponse: return .connectionClosed
+        case .upgradeRefused: return .unexpectedUpgrade
+        }
+    }
+}

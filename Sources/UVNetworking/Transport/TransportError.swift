@@ -1,0 +1,25 @@
+/// What went wrong below HTTP: resolving the host, the proxy's CONNECT tunnel, or TLS. Socket
+/// failures travel as libuv statuses (`TransportDelegate`'s `didFailToConnect` and
+/// `didFailWith`), which the connection above names. The session maps it
+/// (`NetworkingError+Transport.swift`).
+enum TransportError: Error {
+    // DNS.
+    /// A host override (`--resolve`) names something that is not an IP literal.
+    case overrideNotIPLiteral(host: String, address: String)
+    /// uv_getaddrinfo failed with this libuv status.
+    case resolutionFailed(host: String, status: Int32)
+    case noAddresses(host: String)
+
+    // The proxy's CONNECT tunnel to `authority` (the origin's "host:port").
+    /// The proxy sent more than a response head's worth of bytes without ending a head.
+    case proxyAnswerTooLong(authority: String)
+    /// The proxy's status line is not HTTP/1.x.
+    case proxyAnswerNotHTTP(authority: String, statusLine: String)
+    /// The proxy answered with a status other than 2xx.
+    case proxyRefused(authority: String, status: Int, statusLine: String)
+    case proxyWriteFailed(status: Int32)
+    case proxyClosed(authority: String)
+    case proxySocketFailed(status: Int32)
+
+    case tls(TLSError)
+}
