@@ -23,6 +23,11 @@ final class SessionEngine {
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
     @exclusivity(unchecked) private var lastPool: (origin: PreparedRequest.Origin, pool: ConnectionPool)?
+    /// The last request looked up and its pool: a repeated request comes as the very same
+    /// `PreparedRequest` (the session's cache), found by identity without copying and
+    /// comparing its origin. Only a small one is kept, as the cache keeps only those: the
+    /// engine never holds a large body after its task.
+    @exclusivity(unchecked) private var lastPrepared: (request: PreparedRequest, pool: ConnectionPool)?
     /// Tasks started on this engine and not finished. Each task holds its own runner
     /// (`loopRunner`): no table to hash into on every task operation.
     @exclusivity(unchecked) private var runningCount = 0
@@ -139,11 +144,16 @@ final class SessionEngine {
 
     /// The pool for the request's origin, made on first use.
     func pool(for request: PreparedRequest) -> ConnectionPool {
+        if lastPrepared?.request === request { return lastPrepared!.pool }
         let origin = request.origin
         // A batch usually targets one origin: comparing with the last one is cheaper than hashing.
-        if let last = lastPool, last.origin == origin { return last.pool }
+        if let last = lastPool, last.origin == origin {
+            lastPrepared = PreparedRequestCache.isSmall(request) ? (request, last.pool) : nil
+            return last.pool
+        }
         if let pool = pools[origin] {
             lastPool = (origin, pool)
+            lastPrepared = PreparedRequestCache.isSmall(request) ? (request, pool) : nil
             return pool
         }
         let settings = ConnectionPool.Settings(
@@ -167,6 +177,7 @@ final class SessionEngine {
         }
         pools[origin] = pool
         lastPool = (origin, pool)
+        lastPrepared = PreparedRequestCache.isSmall(request) ? (request, pool) : nil
         return pool
     }
 
@@ -325,6 +336,7 @@ final class SessionEngine {
         for pool in pools.values { pool.closeAll() }
         pools.removeAll()
         lastPool = nil
+        lastPrepared = nil
     }
 
     /// Open or opening connections across every pool (for tests and metrics).
