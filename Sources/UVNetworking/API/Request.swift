@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// A request to send: what AFNetworking users know as an NSURLRequest.
 ///
@@ -26,15 +27,15 @@ public struct Request: Sendable, Equatable {
     /// are sent as `Authorization: Basic`, decoded to their bytes, as curl and URLSession do,
     /// unless the request or the session's `httpAdditionalHeaders` sets Authorization. They never
     /// go into the request line or Host, and a redirect to another origin does not carry them.
-    public var url: URL
+    public var url: URL { didSet { generation = RequestGeneration.next() } }
     /// The request method.
-    public var method: HTTPRequest.Method
+    public var method: HTTPRequest.Method { didSet { generation = RequestGeneration.next() } }
     /// Header fields in the order they will be sent.
     public var headerFields: [(name: String, value: String)] {
         get { fields }
         set { fields = newValue }
     }
-    private var fields: [(name: String, value: String)] = []
+    private var fields: [(name: String, value: String)] = [] { didSet { generation = RequestGeneration.next() } }
     /// The request body in memory, sent with a Content-Length: with its head in one write up to
     /// 64 KiB, in 64 KiB chunks after it beyond (each one upload progress and activity for
     /// `timeoutInterval`). Setting it clears `bodyStream` (as setting `HTTPBody` clears
@@ -53,7 +54,7 @@ public struct Request: Sendable, Equatable {
         set { content = newValue.map(Content.stream) }
     }
     /// The body, in memory or streamed.
-    private var content: Content?
+    private var content: Content? { didSet { generation = RequestGeneration.next() } }
     private enum Content: Sendable, Equatable {
         case data(Data)
         case stream(StreamedBody)
@@ -67,19 +68,24 @@ public struct Request: Sendable, Equatable {
     /// The time a task spends suspended, or paused because its body's consumer is behind (an
     /// async byte stream, a download's disk), does not count. Any value is valid: zero,
     /// negative, NaN, infinite or huge values mean no inactivity timeout.
-    public var timeoutInterval: TimeInterval
+    public var timeoutInterval: TimeInterval { didSet { generation = RequestGeneration.next() } }
     /// The longest the whole request may take, in seconds, from `resume()` to the last byte,
     /// time waiting for a connection, redirects and retries included (curl's `--max-time`,
     /// URLSession's `timeoutIntervalForResource` for one request). nil, the default, sets no
     /// limit. Passing it fails the task with `NetworkingError.Code.requestTimeout`, its message
     /// naming `totalTimeoutInterval`; it runs while the task is suspended too. Zero, negative,
     /// NaN, infinite or huge values mean no limit.
-    public var totalTimeoutInterval: TimeInterval? = nil
+    public var totalTimeoutInterval: TimeInterval? = nil { didSet { generation = RequestGeneration.next() } }
     /// Whether the session's cookie store (`SessionConfiguration.cookieStore`) takes part: its
     /// cookies are sent (unless the request sets a Cookie field itself) and the response's
     /// Set-Cookie fields are stored. True by default, as on URLRequest; it does nothing in a
     /// session without a store.
-    public var httpShouldHandleCookies = true
+    public var httpShouldHandleCookies = true { didSet { generation = RequestGeneration.next() } }
+    /// Which value this is: a number drawn when the request is made and again at every change,
+    /// so two requests with the same number are copies of one unchanged value, equal without a
+    /// look at their URLs and fields (a session compares each task's request with the last one
+    /// it prepared, and a load generator sends one value over and over).
+    private var generation = RequestGeneration.next()
 
     /// Creates a request.
     public init(url: URL, method: HTTPRequest.Method = .get, headerFields: HTTPFields = [:],
@@ -119,7 +125,8 @@ public struct Request: Sendable, Equatable {
     /// Same URL, method, fields (in order), body, timeouts and cookie handling. Streamed bodies
     /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
-        lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
+        if lhs.generation == rhs.generation { return true }
+        return lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
             && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
             && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
@@ -144,4 +151,11 @@ public struct Request: Sendable, Equatable {
         default: return false
         }
     }
+}
+
+/// Numbers the values of `Request` (see `Request.generation`): never the same number twice.
+private enum RequestGeneration {
+    static let counter = Atomic<UInt64>(0)
+
+    static func next() -> UInt64 { counter.wrappingAdd(1, ordering: .relaxed).newValue }
 }

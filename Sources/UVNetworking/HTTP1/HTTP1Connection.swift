@@ -134,13 +134,17 @@ final class HTTP1Connection {
         let timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
         self.timer = timer
         timer.armNoLaterThan(LoopDuration.deadline(LoopTimer.now(loop), plus: connectTimeoutMilliseconds))
+        // These closures hold the connection strongly until they run (both do: uv_run returns
+        // only once every look-up has called back, and the loop runs its after-I/O callbacks up
+        // to its last job), and a connection closed meanwhile ignores them. A weak capture would give the connection a side table,
+        // which makes every retain and release of it, a dozen per request, take the slow path.
         if let setupError {
-            loop.runAfterIO { [weak self] in self?.connectFailed(setupError) }
+            loop.runAfterIO { self.connectFailed(setupError) }
             return
         }
         timings.domainLookupStart = Date()
-        resolver.resolve(host: host, port: port) { [weak self] result in
-            guard let self, self.machine.state == .connecting else { return }
+        resolver.resolve(host: host, port: port) { result in
+            guard self.machine.state == .connecting else { return }
             switch result {
             case .success(let addresses):
                 let now = Date()

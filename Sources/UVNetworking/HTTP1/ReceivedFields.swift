@@ -51,16 +51,16 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         let byteCount = section.count + extra.count
         let offset = (byteCount + 3) & ~3
         let total = offset + bounds.count * MemoryLayout<Bounds>.stride
-        storage = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            let base = buffer.baseAddress!
-            if let source = section.baseAddress { (base).initialize(from: source, count: section.count) }
-            if let source = extra.baseAddress { (base + section.count).initialize(from: source, count: extra.count) }
-            (base + byteCount).initialize(repeating: 0, count: offset - byteCount)
-            if let source = bounds.baseAddress {
-                UnsafeMutableRawPointer(base + offset).copyMemory(from: source, byteCount: bounds.count * MemoryLayout<Bounds>.stride)
-            }
-            initialized = total
-        }
+        // reserveCapacity and appends, not init(unsafeUninitializedCapacity:): that one allocates
+        // through the standard library's unspecialized code, which looks the array's storage
+        // type up at run time (about 350 instructions per head); these are specialized here.
+        var storage: [UInt8] = []
+        storage.reserveCapacity(total)
+        storage.append(contentsOf: section)
+        if !extra.isEmpty { storage.append(contentsOf: extra) }
+        for _ in byteCount..<offset { storage.append(0) }
+        storage.append(contentsOf: UnsafeRawBufferPointer(bounds))
+        self.storage = storage
         boundsOffset = offset
         sectionByteCount = section.count
         count = bounds.count

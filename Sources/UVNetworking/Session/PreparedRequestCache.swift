@@ -50,11 +50,17 @@ final class PreparedRequestCache: Sendable {
                                            proxies: manager.proxies) { (host) throws(NetworkingError) in
             try manager.securityBinding(forHost: host)
         }
-        if prepared.streamedBody == nil && prepared.bytes.count <= Self.largestEntry {
+        if Self.isSmall(prepared) {
             let entry = Entry(request: request, prepared: prepared)
             last.withLock { $0 = entry }
         }
         return prepared
+    }
+
+    /// Whether `prepared` is small enough to be kept after its task: its body, if any, went
+    /// whole into its bytes, which are at most `largestEntry`.
+    static func isSmall(_ prepared: PreparedRequest) -> Bool {
+        prepared.streamedBody == nil && prepared.bytes.count <= largestEntry
     }
 
     /// Whether the per-send inputs of `prepared` are unchanged: the Cookie field the store

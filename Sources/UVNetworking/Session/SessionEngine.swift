@@ -23,6 +23,11 @@ final class SessionEngine {
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
     @exclusivity(unchecked) private var lastPool: (origin: PreparedRequest.Origin, pool: ConnectionPool)?
+    /// The last request looked up and its pool: a repeated request comes as the very same
+    /// `PreparedRequest` (the session's cache), found by identity without copying and
+    /// comparing its origin. Only a small one is kept, as the cache keeps only those: the
+    /// engine never holds a large body after its task.
+    @exclusivity(unchecked) private var lastPrepared: (request: PreparedRequest, pool: ConnectionPool)?
     /// Tasks started on this engine and not finished. Each task holds its own runner
     /// (`loopRunner`): no table to hash into on every task operation.
     @exclusivity(unchecked) private var runningCount = 0
@@ -38,20 +43,53 @@ final class SessionEngine {
     @exclusivity(unchecked) private var observesLoop = false
 
     /// A task whose exchange is over, on its way to the serializer and the completion handler.
+    ///
+    /// A batch's entries are copied on their way (a copy and a destroy each, per hop), so what
+    /// only a failure or a download has is boxed (`Rare`): a plain success's entry is four
+    /// references and its body, not the dozen optional fields a value witness walked per copy.
     struct FinishedTask: @unchecked Sendable {
         // @unchecked: the body is handed over and never touched again on the loop.
         var task: SessionTask
         var head: ResponseHead?
         var body: Data
-        var error: NetworkingError?
         /// Set when the manager had hooks while the task ran.
-        var hooks: TaskHookState? = nil
+        var hooks: TaskHookState?
         /// The head as an `HTTPResponse`, made on the worker by `resolveResponse()`.
         var response: HTTPResponse? = nil
+        /// The failure, a download's finish and its outcome; nil for a plain success.
+        private var rare: Rare?
+
+        init(task: SessionTask, head: ResponseHead?, body: Data, error: NetworkingError?, hooks: TaskHookState? = nil,
+             download: DownloadFinish? = nil) {
+            self.task = task
+            self.head = head
+            self.body = body
+            self.hooks = hooks
+            self.rare = error == nil && download == nil ? nil : Rare(error: error, download: download, delivered: nil)
+        }
+
+        var error: NetworkingError? { rare?.error }
         /// A download task's file and resume data.
-        var download: DownloadFinish? = nil
+        var download: DownloadFinish? { rare?.download }
         /// A download's outcome, made before the hooked delivery (the move happened already).
-        var delivered: CompletionDelivery.Outcome? = nil
+        var delivered: CompletionDelivery.Outcome? {
+            get { rare?.delivered }
+            set { rare = Rare(error: error, download: download, delivered: newValue) }
+        }
+
+        /// Immutable, so copies of an entry may share it.
+        private final class Rare: @unchecked Sendable {
+            // @unchecked: never changed after init; handed over with its entry.
+            let error: NetworkingError?
+            let download: DownloadFinish?
+            let delivered: CompletionDelivery.Outcome?
+
+            init(error: NetworkingError?, download: DownloadFinish?, delivered: CompletionDelivery.Outcome?) {
+                self.error = error
+                self.download = download
+                self.delivered = delivered
+            }
+        }
     }
 
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
@@ -106,11 +144,16 @@ final class SessionEngine {
 
     /// The pool for the request's origin, made on first use.
     func pool(for request: PreparedRequest) -> ConnectionPool {
+        if lastPrepared?.request === request { return lastPrepared!.pool }
         let origin = request.origin
         // A batch usually targets one origin: comparing with the last one is cheaper than hashing.
-        if let last = lastPool, last.origin == origin { return last.pool }
+        if let last = lastPool, last.origin == origin {
+            lastPrepared = PreparedRequestCache.isSmall(request) ? (request, last.pool) : nil
+            return last.pool
+        }
         if let pool = pools[origin] {
             lastPool = (origin, pool)
+            lastPrepared = PreparedRequestCache.isSmall(request) ? (request, pool) : nil
             return pool
         }
         let settings = ConnectionPool.Settings(
@@ -134,6 +177,7 @@ final class SessionEngine {
         }
         pools[origin] = pool
         lastPool = (origin, pool)
+        lastPrepared = PreparedRequestCache.isSmall(request) ? (request, pool) : nil
         return pool
     }
 
@@ -161,8 +205,10 @@ final class SessionEngine {
         task.loopEngine = nil
         task.loopRunner = nil
         runningCount -= 1
+        // The registry lets the task go with its batch (`flushFinished`), or, when it completed
+        // off the loop, where it completed (`finishWithoutLoop`): no lock of its own here.
+        // Meanwhile `tasks` leaves it out, being completed.
         let claimed = task.recordCompletion(error: error)
-        manager.taskFinished(task)
         guard claimed else {
             // Completed already, off the loop: never delivered twice. (completeWithoutLoop waits
             // for the loop to stop, after which no runner finishes; this is the second lock.)
@@ -290,6 +336,7 @@ final class SessionEngine {
         for pool in pools.values { pool.closeAll() }
         pools.removeAll()
         lastPool = nil
+        lastPrepared = nil
     }
 
     /// Open or opening connections across every pool (for tests and metrics).

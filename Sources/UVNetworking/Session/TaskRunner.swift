@@ -37,7 +37,19 @@ final class TaskRunner {
 
     // Redirects (TaskRunner+Redirects.swift).
     /// The request of the exchange in flight: the task's own, or where redirects led.
-    @exclusivity(unchecked) var currentRequest: Request
+    var currentRequest: Request {
+        get { redirected?.request ?? task.originalRequest }
+        set { redirected = RedirectedRequest(newValue) }
+    }
+    /// Where redirects (or a download's restart) led; nil while the request is the task's own,
+    /// so that most runners keep no copy of it (a copy and a destroy per task). Boxed: a nil
+    /// reference costs nothing to make, test and destroy, an optional request does.
+    @exclusivity(unchecked) private var redirected: RedirectedRequest?
+
+    final class RedirectedRequest {
+        let request: Request
+        init(_ request: Request) { self.request = request }
+    }
     /// `currentRequest` encoded; nil until the task first reaches a pool.
     @exclusivity(unchecked) var prepared: PreparedRequest?
     /// The body of a redirect (or restart) in hand and the plan made while it arrived, boxed:
@@ -69,7 +81,6 @@ final class TaskRunner {
         } else {
             sink = BufferSink()
         }
-        self.currentRequest = task.originalRequest
         self.redirectLimits = settings.redirectLimits
         self.decodingLimits = settings.decodingLimits
     }
@@ -294,7 +305,9 @@ extension TaskRunner: HTTP1ExchangeDelegate {
     func exchangeRequestWritten() {
         // A streamed body reported its bytes chunk by chunk (exchangeSentBody).
         if prepared?.streamedBody == nil {
-            task.recordSent(Int64(currentRequest.body?.count ?? 0))
+            // Read in place: `currentRequest` would copy the whole request.
+            let sent = redirected == nil ? task.originalRequest.body?.count : redirected?.request.body?.count
+            task.recordSent(Int64(sent ?? 0))
             engine.progressChanged(task, upload: true)
         }
         metricsRequestWritten()

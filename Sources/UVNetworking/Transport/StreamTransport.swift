@@ -1,6 +1,12 @@
 /// A byte stream to one server, as an HTTP/1.1 connection sees it: plain TCP, or TLS over TCP.
 /// Loop-confined; no delegate callback runs after `close`.
 protocol StreamTransport: AnyObject {
+    /// Who gets the callbacks. Held strongly until the transport closes (by `close` or by a
+    /// failure it reports), then dropped: a closed transport holds no delegate, so the cycle with
+    /// its owner ends there, and a delegate is never gone while the transport can still call it.
+    /// Not weak: a weak reference gives its object a side table for life, and then every retain
+    /// and release of it (the connection, a dozen times per request) takes the runtime's slow
+    /// path.
     var delegate: TransportDelegate? { get set }
     var isClosed: Bool { get }
     /// Starts connecting (and, for TLS, the handshake and the trust evaluation). The outcome

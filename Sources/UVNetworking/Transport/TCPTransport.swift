@@ -4,7 +4,8 @@ import Glibc
 /// One uv_tcp_t: connect, read, write, close. The thin shell under an HTTP/1.1 connection.
 ///
 /// Loop-confined. The handle keeps the transport alive from `connect` until libuv's close
-/// callback, so memory is released only when libuv is done with it.
+/// callback, so memory is released only when libuv is done with it. The transport keeps its
+/// delegate until it is closed (see `StreamTransport.delegate`).
 ///
 /// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
@@ -14,7 +15,7 @@ final class TCPTransport: StreamTransport {
 
     private let loop: EventLoop
     private let handle: UnsafeMutablePointer<uv_tcp_t>
-    weak var delegate: TransportDelegate?
+    @exclusivity(unchecked) var delegate: TransportDelegate?
     @exclusivity(unchecked) private(set) var isClosed = false
     @exclusivity(unchecked) private var isReading = false
     @exclusivity(unchecked) private var writesInFlight = 0
@@ -149,6 +150,7 @@ final class TCPTransport: StreamTransport {
         guard !isClosed else { return }
         isClosed = true
         isReading = false
+        delegate = nil
         let raw = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)
         if reset {
             uv_tcp_close_reset(handle) { raw in TCPTransport.closed(raw) }

@@ -70,6 +70,14 @@ extension EndToEnd {
             #expect(proxied.fetch(nginx.baseURL + "/hello").code == .connectionRefused)
         }
 
+        @Test func unreachableProxyForHTTPSFailsAndLeavesNoSocketOpen() throws {
+            // The tunnel's failed connect closes the socket under it too (the harness counts
+            // the loop's handles at the end).
+            let harness = tlsHarness { $0.proxy = ProxyConfiguration(httpsProxy: URL(string: "http://127.0.0.1:1")) }
+            defer { harness.finish() }
+            #expect(harness.fetch("https://localhost:1/").code == .connectionRefused)
+        }
+
         @Test func proxyThatRefusesTheTunnelFailsClearly() throws {
             let server = try ScriptedServer { connection in
                 _ = try connection.readRequestHead()

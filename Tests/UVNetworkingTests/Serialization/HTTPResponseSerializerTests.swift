@@ -50,6 +50,18 @@ import Testing
         #expect(serializer.validationError(for: makeResponse(201), data: body)?.code == .unacceptableStatusCode)
     }
 
+    @Test func acceptableStatusCodesChangedInPlaceAreHonoured() {
+        var serializer = HTTPResponseSerializer()
+        serializer.acceptableStatusCodes.remove(204)
+        serializer.acceptableStatusCodes.insert(404)
+        #expect(serializer.validationError(for: makeResponse(204), data: body)?.code == .unacceptableStatusCode)
+        #expect(serializer.validationError(for: makeResponse(404), data: body) == nil)
+        #expect(serializer.validationError(for: makeResponse(200), data: body) == nil)
+        serializer.acceptableStatusCodes = IndexSet(integersIn: 200..<300)
+        #expect(serializer.validationError(for: makeResponse(204), data: body) == nil)
+        #expect(serializer.validationError(for: makeResponse(404), data: body)?.code == .unacceptableStatusCode)
+    }
+
     @Test func anyContentTypeByDefault() throws {
         let serializer = HTTPResponseSerializer()
         #expect(serializer.acceptableContentTypes == nil)

@@ -4,11 +4,12 @@ import CUV
 /// tunnel to the origin, and once the proxy answers 2xx becomes a plain byte stream to the
 /// origin, which is what TLS then runs over. The proxy sees only the origin's host and port.
 ///
-/// Loop-confined. The lower transport's delegate.
+/// Loop-confined. The lower transport's delegate. Keeps its own delegate until it closes (see
+/// `StreamTransport.delegate`).
 final class TunnelTransport: StreamTransport {
     private enum State { case connecting, awaitingResponse, open, closed }
 
-    weak var delegate: TransportDelegate?
+    @exclusivity(unchecked) var delegate: TransportDelegate?
     private let lower: StreamTransport
     private let authority: String
     private let authorization: String?
@@ -44,12 +45,14 @@ final class TunnelTransport: StreamTransport {
     func close(reset: Bool) {
         guard state != .closed else { return }
         state = .closed
+        delegate = nil
         lower.close(reset: reset)
     }
 
     private func fail(_ error: TransportError) {
         guard state != .closed else { return }
         state = .closed
+        defer { delegate = nil }
         lower.close(reset: false)
         delegate?.transport(self, didFail: error)
     }
@@ -106,6 +109,9 @@ extension TunnelTransport: TransportDelegate {
     func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
         guard state == .connecting else { return }
         state = .closed
+        defer { delegate = nil }
+        // The lower transport's socket is done too (the owner tries the next address anew).
+        lower.close(reset: false)
         delegate?.transport(self, didFailToConnect: code)
     }
 

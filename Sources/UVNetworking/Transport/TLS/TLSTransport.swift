@@ -23,11 +23,13 @@ enum TrustVerdict {
 /// the HTTP/1.1 connection as a plain byte stream. It reports `transportDidConnect` only once the
 /// handshake finished and the server is trusted, so no request byte can leave before.
 ///
-/// Loop-confined. The TCP transport's delegate; the connection's transport.
+/// Loop-confined. The TCP transport's delegate; the connection's transport. Keeps its own
+/// delegate until it closes (see `StreamTransport.delegate`). Its closures hold it strongly (a
+/// weak capture would give it a side table) and check the state before acting.
 final class TLSTransport: StreamTransport {
     private enum State { case connecting, handshaking, evaluating, open, closed }
 
-    weak var delegate: TransportDelegate?
+    @exclusivity(unchecked) var delegate: TransportDelegate?
     private let loop: EventLoop
     /// The stream TLS runs over: TCP, or a proxy's CONNECT tunnel.
     private let tcp: StreamTransport
@@ -101,6 +103,7 @@ final class TLSTransport: StreamTransport {
             _ = sendOutput(forOwner: false)
         }
         state = .closed
+        delegate = nil
         tcp.close(reset: reset)
     }
 
@@ -151,7 +154,7 @@ final class TLSTransport: StreamTransport {
             break
         case .needsTrustDecision(let trust):
             state = .evaluating
-            route.evaluateTrust(trust) { [weak self] verdict in self?.trustDecided(verdict) }
+            route.evaluateTrust(trust) { verdict in self.trustDecided(verdict) }
         case .failed(let error):
             route.sessions.clear()
             fail(.tls(error))
@@ -178,8 +181,7 @@ final class TLSTransport: StreamTransport {
     private func scheduleDrain() {
         guard !drainScheduled else { return }
         drainScheduled = true
-        loop.runAfterIO { [weak self] in
-            guard let self else { return }
+        loop.runAfterIO {
             self.drainScheduled = false
             self.drainPlaintext()
         }
@@ -232,6 +234,7 @@ final class TLSTransport: StreamTransport {
     private func fail(_ error: TransportError) {
         guard state != .closed else { return }
         state = .closed
+        defer { delegate = nil }
         tcp.close(reset: false)
         delegate?.transport(self, didFail: error)
     }
@@ -240,6 +243,7 @@ final class TLSTransport: StreamTransport {
         guard state != .closed else { return }
         let wasConnecting = state != .open
         state = .closed
+        defer { delegate = nil }
         tcp.close(reset: false)
         if wasConnecting {
             delegate?.transport(self, didFail: .tls(.socketFailedDuringHandshake(host: route.host, status: code)))
@@ -262,6 +266,7 @@ extension TLSTransport: TransportDelegate {
         guard state == .connecting else { return }
         // The owner tries the next address with a new transport; this one is done.
         state = .closed
+        defer { delegate = nil }
         tcp.close(reset: false)
         delegate?.transport(self, didFailToConnect: code)
     }

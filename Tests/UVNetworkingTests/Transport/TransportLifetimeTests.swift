@@ -1,0 +1,216 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+extension EndToEnd {
+    /// A connection's transports hold it strongly until they close, and its pending callbacks
+    /// (DNS, the trust verdict, after-I/O work) hold it until they run: a weak delegate would
+    /// give it a side table, which makes every retain and release of it slow. Closed at each
+    /// point of its opening, with callbacks still to come, it is never called once closed, and
+    /// it and its transports are freed once those callbacks ran.
+    @Suite struct TransportLifetimeTests {
+        /// A pool's part, on the loop: keeps the connection until it reports its end, as a pool
+        /// does, and records what it was told.
+        final class Owner: HTTP1ConnectionOwner, @unchecked Sendable {
+            // @unchecked: touched only on the loop thread.
+            var connection: HTTP1Connection?
+            var events: [String] = []
+            /// Closes the connection and lets it go from inside `connectionReady`.
+            var closesWhenReady = false
+
+            func connectionReady(_ connection: HTTP1Connection) {
+                events.append("ready")
+                if closesWhenReady {
+                    connection.close()
+                    self.connection = nil
+                }
+            }
+
+            func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError) {
+                events.append("failed to connect")
+                self.connection = nil
+            }
+
+            func connectionReleased(_ connection: HTTP1Connection) { events.append("released") }
+
+            func connectionClosed(_ connection: HTTP1Connection) {
+                events.append("closed")
+                self.connection = nil
+            }
+
+            /// Closes the connection and lets it go, as a pool's `closeAll` does.
+            func drop() {
+                connection?.close()
+                connection = nil
+            }
+        }
+
+        /// Weak references to what must be freed, read on the loop.
+        final class Watch: @unchecked Sendable {
+            // @unchecked: touched only on the loop thread.
+            weak var connection: HTTP1Connection?
+            weak var tls: TLSTransport?
+            var isFreed: Bool { connection == nil && tls == nil }
+        }
+
+        /// A trust verdict the test gives (or never gives) itself.
+        fileprivate final class PendingVerdict: @unchecked Sendable {
+            // @unchecked: behind the mutex.
+            let verdict = Mutex<UncheckedBox<(TrustVerdict) -> Void>?>(nil)
+            let asked = DispatchSemaphore(value: 0)
+        }
+
+        private let loop = EventLoop.shared
+
+        /// Runs `body` on the loop and waits for it.
+        private func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+            let result = Mutex<T?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            _ = loop.execute {
+                result.withLock { $0 = body() }
+                done.signal()
+            }
+            done.wait()
+            return result.withLock { $0! }
+        }
+
+        /// Makes and starts a connection on the loop (`then` runs right after `start`, in the
+        /// same loop turn).
+        private func open(host: String, port: Int, tls: TLSRoute? = nil, owner: Owner, watch: Watch,
+                          then: @escaping @Sendable () -> Void = {}) {
+            let loop = self.loop
+            let route = UncheckedBox(tls)
+            onLoop {
+                let connection = HTTP1Connection(id: 1, loop: loop, owner: owner, host: host, port: port, tls: route.value, tunnel: nil,
+                                                  resolver: DNSResolver(loop: loop, ttlMilliseconds: 0), connectTimeout: 5,
+                                                  decoderLimits: ResponseDecoder.Limits())
+                owner.connection = connection
+                watch.connection = connection
+                watch.tls = connection.tlsTransport
+                connection.start()
+                then()
+            }
+        }
+
+        /// A TLS route for `localhost` whose trust evaluation waits for the test.
+        private func tlsRoute(_ pending: PendingVerdict) throws -> TLSRoute {
+            var configuration = TLSConfiguration()
+            configuration.trustsSystemCAs = false
+            configuration.additionalTrustedCAFiles = [TestPKI.standard.rootPEMPath]
+            return TLSRoute(context: try TLSContext(configuration: configuration), host: "localhost", sessions: TLSSessionCache()) { _, verdict in
+                let box = UncheckedBox(verdict)
+                pending.verdict.withLock { $0 = box }
+                pending.asked.signal()
+            }
+        }
+
+        /// Waits until the connection and its TLS transport are freed and the loop's handles are
+        /// back at `baseline`.
+        private func expectFreed(_ watch: Watch, baseline: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+            let freed = waitUntil(timeout: 5) { onLoop { watch.isFreed } }
+            #expect(freed, "the connection or its transport outlived its close", sourceLocation: sourceLocation)
+            let closed = waitUntil(timeout: 5) { loop.openHandleCountFromOutside() == baseline }
+            #expect(closed, "loop handles left open", sourceLocation: sourceLocation)
+        }
+
+        /// A server that accepts and waits for the client to go.
+        private func silentServer(onAccept: @escaping @Sendable () -> Void = {}) throws -> ScriptedServer {
+            try ScriptedServer { connection in
+                onAccept()
+                _ = connection.waitForPeerClose()
+            }
+        }
+
+        @Test func closedWhileResolvingIsFreedOnceTheAnswerComes() throws {
+            let baseline = loop.openHandleCountFromOutside()
+            let owner = Owner(), watch = Watch()
+            // A name, not an IP literal: the look-up runs on libuv's threadpool and answers later.
+            open(host: "localhost", port: 1, owner: owner, watch: watch) { owner.drop() }
+            expectFreed(watch, baseline: baseline)
+            #expect(onLoop { owner.events } == [])
+        }
+
+        @Test func closedWhileConnectingIsNeverToldOfTheConnect() throws {
+            let server = try silentServer()
+            defer { server.stop() }
+            let baseline = loop.openHandleCountFromOutside()
+            let owner = Owner(), watch = Watch()
+            open(host: "127.0.0.1", port: server.port, owner: owner, watch: watch) { owner.drop() }
+            expectFreed(watch, baseline: baseline)
+            #expect(onLoop { owner.events } == [])
+        }
+
+        @Test func closedFromInsideItsReadyCallbackIsFreed() throws {
+            let server = try silentServer()
+            defer { server.stop() }
+            let baseline = loop.openHandleCountFromOutside()
+            let owner = Owner(), watch = Watch()
+            owner.closesWhenReady = true
+            open(host: "127.0.0.1", port: server.port, owner: owner, watch: watch)
+            expectFreed(watch, baseline: baseline)
+            #expect(onLoop { owner.events } == ["ready", "closed"])
+        }
+
+        @Test func closedByTheServerWhileIdleIsFreed() throws {
+            let server = try ScriptedServer { connection in connection.close() }
+            defer { server.stop() }
+            let baseline = loop.openHandleCountFromOutside()
+            let owner = Owner(), watch = Watch()
+            open(host: "127.0.0.1", port: server.port, owner: owner, watch: watch)
+            expectFreed(watch, baseline: baseline)
+            #expect(onLoop { owner.events } == ["ready", "closed"])
+        }
+
+        @Test func closedInTheTLSHandshakeIsFreed() throws {
+            let helloArrived = DispatchSemaphore(value: 0)
+            let server = try ScriptedServer { connection in
+                _ = try? connection.readBytes(5, timeout: 5)
+                helloArrived.signal()
+                _ = connection.waitForPeerClose()
+            }
+            defer { server.stop() }
+            let baseline = loop.openHandleCountFromOutside()
+            let owner = Owner(), watch = Watch(), pending = PendingVerdict()
+            open(host: "127.0.0.1", port: server.port, tls: try tlsRoute(pending), owner: owner, watch: watch)
+            #expect(helloArrived.wait(timeout: .now() + 5) == .success)
+            #expect(onLoop { watch.tls != nil })
+            onLoop { owner.drop() }
+            expectFreed(watch, baseline: baseline)
+            #expect(onLoop { owner.events } == [])
+        }
+
+        @Test func closedWhileItsServerIsEvaluatedIgnoresTheLateVerdictAndIsFreed() throws {
+            let pki = TestPKI.standard
+            let server = try ScriptedServer { connection in
+                let tls = try ScriptedTLS(connection, chain: pki.sentChain, key: pki.leaf.key)
+                // Never completes: the client waits for its verdict, then goes.
+                try? tls.handshake()
+                _ = connection.waitForPeerClose()
+            }
+            defer { server.stop() }
+            let baseline = loop.openHandleCountFromOutside()
+            let owner = Owner(), watch = Watch(), pending = PendingVerdict()
+            open(host: "127.0.0.1", port: server.port, tls: try tlsRoute(pending), owner: owner, watch: watch)
+            #expect(pending.asked.wait(timeout: .now() + 5) == .success)
+            onLoop { owner.drop() }
+            // The verdict comes after the close: ignored, and then nothing holds the transport.
+            do {
+                let verdict = pending.verdict.withLock { verdict in
+                    defer { verdict = nil }
+                    return verdict
+                }
+                onLoop { verdict?.value(.trusted(verifiedChain: [])) }
+            }
+            expectFreed(watch, baseline: baseline)
+            #expect(onLoop { owner.events } == [])
+        }
+    }
+}
+
+/// Carries a value that is only used on the loop thread across a @Sendable boundary.
+fileprivate struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
