@@ -28,7 +28,7 @@ extension EndToEnd {
                 }
             }
 
-            func connection(_ connection: HTTP1Connection, failedToConnect error: NetworkingError) {
+            func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
                 events.append("failed to connect")
                 self.connection = nil
             }
