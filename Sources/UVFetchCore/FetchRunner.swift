@@ -294,8 +294,6 @@ public final class FetchRunner: Sendable {
         var bytes: Int
         /// The body's temporary file (downloads only), valid until the handler returns.
         var file: URL?
-        /// Where the task's last request went, after its redirects.
-        var effectiveURL: URL?
     }
 
     /// Starts try number `attempt` of `fetch`, after earlier tries sent `requestsSent` requests.
@@ -305,15 +303,16 @@ public final class FetchRunner: Sendable {
         // keep both alive forever.
         let box = TaskBox()
         let completed: @Sendable (Attempt, SessionTask?) -> Void = { [self] outcome, task in
-            let taskIdentifier = task?.taskIdentifier ?? -1
-            let taskMetrics = metrics.withLock { $0.removeValue(forKey: taskIdentifier) }
+            // Only JSON Lines runs measure tasks (`makeManager`): no table to look into otherwise.
+            let taskMetrics = writer == nil ? nil : metrics.withLock { $0.removeValue(forKey: task?.taskIdentifier ?? -1) }
             if stopping.load(ordering: .acquiring) {
                 Self.dropBody(outcome)
                 holdUntilStopped(run.done)
                 return
             }
             let sent = requestsSent + Self.requestsSent(by: taskMetrics)
-            if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
+            let status = outcome.response?.status.code
+            if run.retry.shouldRetry(attempt: attempt, status: status, error: outcome.error) {
                 Self.dropBody(outcome)
                 queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
                     // A stop since: no new request.
@@ -322,9 +321,7 @@ public final class FetchRunner: Sendable {
                 }
                 return
             }
-            var outcome = outcome
-            outcome.effectiveURL = task?.currentRequest.url
-            finish(fetch, outcome, attempts: sent, metrics: taskMetrics, progress: run.progress)
+            finish(fetch, outcome, status: status, task: task, attempts: sent, metrics: taskMetrics, progress: run.progress)
             Self.dropBody(outcome)
             run.done()
         }
@@ -367,7 +364,9 @@ public final class FetchRunner: Sendable {
     }
 
     /// Keeps the body (with `--out-dir`), then records, counts and prints the URL's result.
-    private func finish(_ fetch: Fetch, _ outcome: Attempt, attempts: Int, metrics: TaskMetrics?, progress: ProgressLine?) {
+    /// `status` is the response's, `task` the last attempt's (for where it was redirected).
+    private func finish(_ fetch: Fetch, _ outcome: Attempt, status: Int?, task: SessionTask?, attempts: Int,
+                        metrics: TaskMetrics?, progress: ProgressLine?) {
         // Cancelled by a stop, or finished after it: not reported.
         guard !stopping.load(ordering: .acquiring) else { return }
         var error = outcome.error
@@ -381,12 +380,18 @@ public final class FetchRunner: Sendable {
             }
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
+        guard writer != nil || settings.printsLines else {
+            // Nothing written for this URL (--quiet): counted without building its record.
+            let failureKind = error.map(FetchRecord.Failure.kind(of:))
+            statistics.withLock { $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total) }
+            return
+        }
         let requestURL = fetch.url.absoluteString
-        let record = FetchRecord(url: fetch.text, status: outcome.response?.status.code, bytes: outcome.bytes,
+        let record = FetchRecord(url: fetch.text, status: status, bytes: outcome.bytes,
                                  timings: .init(total: total, metrics: metrics),
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
-                                 effectiveURL: outcome.effectiveURL?.absoluteString ?? requestURL)
+                                 effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL)
         statistics.withLock { $0.add(record) }
         do {
             try writer?.write(record)
@@ -405,10 +410,13 @@ public final class FetchRunner: Sendable {
 
 /// A task, for a completion handler made before its task exists: filled before `resume()`,
 /// which orders the write before the handler's read, and taken (emptied) by the handler.
-private final class TaskBox: Sendable {
-    private let stored = Mutex<SessionTask?>(nil)
+private final class TaskBox: @unchecked Sendable {
+    // @unchecked: written once before `resume()` and read once by the handler, which runs only
+    // after the task was resumed and completed (a hand-off through the loop's job queue and
+    // the completion queue, each of which orders the write before the read): no lock needed.
+    private var stored: SessionTask?
 
-    func fill(_ task: SessionTask) { stored.withLock { $0 = task } }
+    func fill(_ task: SessionTask) { stored = task }
 
-    func take() -> SessionTask? { stored.withLock { $0.take() } }
+    func take() -> SessionTask? { stored.take() }
 }

@@ -225,7 +225,8 @@ public class SessionManager: @unchecked Sendable {
 
     /// The tasks of a finished batch completed: one lock for the batch.
     func tasksFinished(_ batch: [SessionEngine.FinishedTask]) {
-        registry.remove(batch) { $0.task }
+        // By index: iterating the array would copy each finished task whole.
+        registry.remove(batch.indices) { batch[$0].task }
     }
 
     /// Stops the session, like AFNetworking's method of the same name: with `cancelPendingTasks`
