@@ -52,10 +52,15 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         /// Describes any error, using the code and kind of a `NetworkingError`.
         public init(_ error: any Error) {
             if let error = error as? NetworkingError {
-                self.init(code: error.code.description, message: error.description, kind: "\(error.kind)")
+                self.init(code: error.code.description, message: error.description, kind: Self.kind(of: error))
             } else {
-                self.init(code: "\(type(of: error))", message: "\(error)", kind: "other")
+                self.init(code: "\(type(of: error))", message: "\(error)", kind: Self.kind(of: error))
             }
+        }
+
+        /// The `kind` a failure of `error` has, without describing the error.
+        static func kind(of error: any Error) -> String {
+            (error as? NetworkingError).map { "\($0.kind)" } ?? "other"
         }
     }
 

@@ -69,6 +69,8 @@ public final class FetchRunner: Sendable {
 
     /// The running run's driver, whose feed a stop closes so that the reading thread stops.
     private let driverInUse = Mutex<RunDriver?>(nil)
+    /// Records and lines not yet written (on the queue).
+    private let lines: PendingLines
 
     /// Whether standard output is a terminal, where the progress line belongs.
     public static var standardOutputIsTerminal: Bool { ProgressLine.standardOutputIsTerminal }
@@ -87,6 +89,7 @@ public final class FetchRunner: Sendable {
         self.onWriteFailure = onWriteFailure
         self.settings = settings
         self.writer = writer
+        lines = PendingLines(records: writer?.output)
         self.outputDirectory = outputDirectory
         self.diagnostics = diagnostics
     }
@@ -120,8 +123,7 @@ public final class FetchRunner: Sendable {
         driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self] next in
             var request = template
             request.url = next.url
-            start(Fetch(url: next.url, text: next.text, bytes: next.bytes, request: request, begin: .now()),
-                  attempt: 1, requestsSent: 0, in: run)
+            start(Fetch(entry: next, request: request, begin: .now()), attempt: 1, requestsSent: 0, in: run)
         }
         driverInUse.withLock { $0 = driver }
         // A stop that came first closed no feed: close this one now.
@@ -142,6 +144,8 @@ public final class FetchRunner: Sendable {
         expectedTotal.store(entries, ordering: .relaxed)
         driver.feed.end()
         finished.wait()
+        // The last batch's lines, before anything else is written (the summary).
+        queue.sync { flushLines() }
         driverInUse.withLock { $0 = nil }
         progress?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
@@ -183,6 +187,8 @@ public final class FetchRunner: Sendable {
             queue.async { driver.pump() }
         }
         queue.async { [self] in
+            // Lines of results reported before the stop go out now, whole.
+            flushLines()
             settle(run != nil, until: .now() + settleSeconds) { [self] in
                 run?.progress?.clear()
                 handler(outcomeSoFar())
@@ -251,13 +257,15 @@ public final class FetchRunner: Sendable {
     }
 
     /// One URL across its attempts.
-    private struct Fetch: Sendable {
-        let url: URL
-        /// The input as given, for the record (`URLInput.Entry.url`).
-        let text: String
-        let bytes: [UInt8]?
+    fileprivate struct Fetch: Sendable {
+        /// The URL, and the input as given for the record (`URLInput.Entry.url`).
+        let entry: RunDriver.Pending
         let request: Request
         let begin: DispatchTime
+
+        var url: URL { entry.url }
+        var text: String { entry.text }
+        var bytes: [UInt8]? { entry.bytes }
     }
 
     private func makeManager() throws -> SessionManager {
@@ -280,7 +288,7 @@ public final class FetchRunner: Sendable {
     }
 
     /// What every fetch of one run shares.
-    private struct Run: Sendable {
+    fileprivate struct Run: Sendable {
         let manager: SessionManager
         let retry: RetryPolicy
         let progress: ProgressLine?
@@ -294,62 +302,61 @@ public final class FetchRunner: Sendable {
         var bytes: Int
         /// The body's temporary file (downloads only), valid until the handler returns.
         var file: URL?
-        /// Where the task's last request went, after its redirects.
-        var effectiveURL: URL?
     }
 
     /// Starts try number `attempt` of `fetch`, after earlier tries sent `requestsSent` requests.
-    private func start(_ fetch: Fetch, attempt: Int, requestsSent: Int, in run: Run) {
-        // The handler learns its task through this box, filled before `resume()` and emptied
-        // by the handler: the task holds the handler, so a box still holding the task would
-        // keep both alive forever.
-        let box = TaskBox()
-        let completed: @Sendable (Attempt, SessionTask?) -> Void = { [self] outcome, task in
-            let taskIdentifier = task?.taskIdentifier ?? -1
-            let taskMetrics = metrics.withLock { $0.removeValue(forKey: taskIdentifier) }
-            if stopping.load(ordering: .acquiring) {
-                Self.dropBody(outcome)
-                holdUntilStopped(run.done)
-                return
-            }
-            let sent = requestsSent + Self.requestsSent(by: taskMetrics)
-            if run.retry.shouldRetry(attempt: attempt, status: outcome.response?.status.code, error: outcome.error) {
-                Self.dropBody(outcome)
-                queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt)) { [self] in
-                    // A stop since: no new request.
-                    guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
-                    start(fetch, attempt: attempt + 1, requestsSent: sent, in: run)
-                }
-                return
-            }
-            var outcome = outcome
-            outcome.effectiveURL = task?.currentRequest.url
-            finish(fetch, outcome, attempts: sent, metrics: taskMetrics, progress: run.progress)
-            Self.dropBody(outcome)
-            run.done()
-        }
+    private func start(_ fetch: consuming Fetch, attempt: Int, requestsSent: Int, in run: Run) {
+        // One object per try holds what its handler needs (the handler's one capture besides
+        // the runner): fewer allocations and copies than a closure per step.
+        let attempt = AttemptContext(fetch: fetch, number: attempt, requestsSent: requestsSent, run: run)
         let task: SessionTask
         if outputDirectory != nil {
-            task = run.manager.downloadTask(with: fetch.request, completionHandler: { response, file, error in
+            task = run.manager.downloadTask(with: attempt.fetch.request, completionHandler: { [self] response, file, error in
                 // Not counted by the serializer (downloads skip it), so validated here alike.
                 var error = error
                 if error == nil, let response {
                     do { try HTTPResponseSerializer().validate(response, data: nil) } catch let invalid { error = invalid }
                 }
                 let bytes = file.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int } ?? 0
-                completed(Attempt(response: response, error: error, bytes: bytes, file: file), box.take())
+                completed(Attempt(response: response, error: error, bytes: bytes, file: file), of: attempt, task: attempt.takeTask())
             })
         } else {
-            task = run.manager.dataTask(with: fetch.request, completionHandler: { response, _, error in
-                let task = box.take()
-                completed(Attempt(response: response, error: error, bytes: Int(task?.countOfBytesDiscarded ?? 0)), task)
+            task = run.manager.dataTask(with: attempt.fetch.request, completionHandler: { [self] response, _, error in
+                let task = attempt.takeTask()
+                completed(Attempt(response: response, error: error, bytes: Int(task?.countOfBytesDiscarded ?? 0)), of: attempt, task: task)
             })
             // Counted and dropped as they arrive: a list of large files costs no more memory
             // than a list of small ones.
             task.discardsResponseBody = true
         }
-        box.fill(task)
+        attempt.fill(task)
         task.resume()
+    }
+
+    /// A try of `attempt` ended with `outcome` (on the queue): retried, or recorded and done.
+    private func completed(_ outcome: Attempt, of attempt: AttemptContext, task: SessionTask?) {
+        let run = attempt.run
+        // Only JSON Lines runs measure tasks (`makeManager`): no table to look into otherwise.
+        let taskMetrics = writer == nil ? nil : metrics.withLock { $0.removeValue(forKey: task?.taskIdentifier ?? -1) }
+        if stopping.load(ordering: .acquiring) {
+            Self.dropBody(outcome)
+            holdUntilStopped(run.done)
+            return
+        }
+        let sent = attempt.requestsSent + Self.requestsSent(by: taskMetrics)
+        let status = outcome.response?.status.code
+        if run.retry.shouldRetry(attempt: attempt.number, status: status, error: outcome.error) {
+            Self.dropBody(outcome)
+            queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt.number)) { [self] in
+                // A stop since: no new request.
+                guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
+                start(attempt.fetch, attempt: attempt.number + 1, requestsSent: sent, in: run)
+            }
+            return
+        }
+        finish(attempt.fetch, outcome, status: status, task: task, attempts: sent, metrics: taskMetrics, progress: run.progress)
+        Self.dropBody(outcome)
+        run.done()
     }
 
     /// Removes a download's body unless `finish` kept it (moved it away). It is ours while the
@@ -367,7 +374,9 @@ public final class FetchRunner: Sendable {
     }
 
     /// Keeps the body (with `--out-dir`), then records, counts and prints the URL's result.
-    private func finish(_ fetch: Fetch, _ outcome: Attempt, attempts: Int, metrics: TaskMetrics?, progress: ProgressLine?) {
+    /// `status` is the response's, `task` the last attempt's (for where it was redirected).
+    private func finish(_ fetch: Fetch, _ outcome: Attempt, status: Int?, task: SessionTask?, attempts: Int,
+                        metrics: TaskMetrics?, progress: ProgressLine?) {
         // Cancelled by a stop, or finished after it: not reported.
         guard !stopping.load(ordering: .acquiring) else { return }
         var error = outcome.error
@@ -381,34 +390,78 @@ public final class FetchRunner: Sendable {
             }
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
+        guard writer != nil || settings.printsLines else {
+            // Nothing written for this URL (--quiet): counted without building its record.
+            let failureKind = error.map(FetchRecord.Failure.kind(of:))
+            statistics.withLock { $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total) }
+            return
+        }
         let requestURL = fetch.url.absoluteString
-        let record = FetchRecord(url: fetch.text, status: outcome.response?.status.code, bytes: outcome.bytes,
+        let record = FetchRecord(url: fetch.text, status: status, bytes: outcome.bytes,
                                  timings: .init(total: total, metrics: metrics),
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
-                                 effectiveURL: outcome.effectiveURL?.absoluteString ?? requestURL)
+                                 effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL)
         statistics.withLock { $0.add(record) }
-        do {
-            try writer?.write(record)
-            guard settings.printsLines else { return }
-            progress?.clear()
+        if let writer, let line = writer.line(for: record) { lines.addRecord(line) }
+        if settings.printsLines {
             let statusText = record.status.map(String.init) ?? "-"
             let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
-            // The requested URL: percent-encoded, so the line's fields stay split by spaces. One
-            // write(2) a line: never buffered, so a stop leaves only whole lines.
-            try LineOutput.standardOutput.write("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.requestURL) \(result)\n")
-        } catch let failure {
-            fail(failure)
+            // The requested URL: percent-encoded, so the line's fields stay split by spaces.
+            lines.addStandard("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.requestURL) \(result)\n")
+        }
+        linesAdded()
+    }
+
+    /// Lines were added (on the queue): written at once when a pipe's worth waits, else by a
+    /// block queued behind the results being handled, so that one write carries a batch.
+    private func linesAdded() {
+        if lines.isFull { return flushLines() }
+        guard !lines.isEmpty, !lines.flushQueued else { return }
+        lines.flushQueued = true
+        queue.async { [self] in
+            lines.flushQueued = false
+            flushLines()
+        }
+    }
+
+    /// Writes the waiting lines (on the queue), clearing the progress line first; a failed
+    /// write stops the run, and after one nothing more is written.
+    private func flushLines() {
+        guard !lines.isEmpty else { return }
+        guard writeFailure.withLock({ $0 }) == nil else { return lines.drop() }
+        do throws(WriteFailure) {
+            try lines.flush { current.withLock { $0?.progress }?.clear() }
+        } catch {
+            fail(error)
         }
     }
 }
 
-/// A task, for a completion handler made before its task exists: filled before `resume()`,
-/// which orders the write before the handler's read, and taken (emptied) by the handler.
-private final class TaskBox: Sendable {
-    private let stored = Mutex<SessionTask?>(nil)
+/// One try of one URL, for its completion handler, which is made before its task exists: the
+/// task is filled in before `resume()`, which orders the write before the handler's read, and
+/// taken (emptied) by the handler: the task holds the handler, so a context still holding the
+/// task would keep both alive forever.
+private final class AttemptContext: @unchecked Sendable {
+    // @unchecked: `task` is written once before `resume()` and read once by the handler, which
+    // runs only after the task was resumed and completed (a hand-off through the loop's job
+    // queue and the completion queue, each of which orders the write before the read).
+    let fetch: FetchRunner.Fetch
+    /// 1 for the first try.
+    let number: Int
+    /// Requests the earlier tries sent.
+    let requestsSent: Int
+    let run: FetchRunner.Run
+    private var task: SessionTask?
 
-    func fill(_ task: SessionTask) { stored.withLock { $0 = task } }
+    init(fetch: consuming FetchRunner.Fetch, number: Int, requestsSent: Int, run: FetchRunner.Run) {
+        self.fetch = fetch
+        self.number = number
+        self.requestsSent = requestsSent
+        self.run = run
+    }
 
-    func take() -> SessionTask? { stored.withLock { $0.take() } }
+    func fill(_ task: SessionTask) { self.task = task }
+
+    func takeTask() -> SessionTask? { task.take() }
 }

@@ -15,7 +15,19 @@ public struct FetchStatistics: Sendable {
     /// Body bytes over all URLs.
     public private(set) var bytes = 0
     /// URLs by status class ("2xx", "4xx", ...; "none" when no response arrived).
-    public private(set) var statusClasses: [String: Int] = [:]
+    public var statusClasses: [String: Int] {
+        var classes: [String: Int] = [:]
+        for (index, count) in classCounts.enumerated() where count > 0 {
+            classes[index == Self.noStatus ? "none" : "\(index)xx"] = count
+        }
+        return classes.merging(otherClasses) { $0 + $1 }
+    }
+    /// URLs by status / 100 (0...9), then those without a response: counted without building
+    /// the class's name or hashing it per URL.
+    private var classCounts = [Int](repeating: 0, count: 11)
+    private static let noStatus = 10
+    /// Classes beyond 9xx, which no HTTP/1.1 status has (kept all the same).
+    private var otherClasses: [String: Int] = [:]
     /// Failed URLs by error kind ("transport", "timeout", "validation", ...).
     public private(set) var errorKinds: [String: Int] = [:]
     /// Microseconds up to an hour, allocated once (~180 KiB): an auto-resizing histogram grows,
@@ -33,13 +45,24 @@ public struct FetchStatistics: Sendable {
 
     /// Counts one finished URL.
     public mutating func add(_ record: FetchRecord) {
-        if record.succeeded { succeeded += 1 } else { failed += 1 }
-        bytes += record.bytes
-        let statusClass = record.status.map { "\($0 / 100)xx" } ?? "none"
-        statusClasses[statusClass, default: 0] += 1
-        if let failure = record.error { errorKinds[failure.kind, default: 0] += 1 }
+        add(status: record.status, bytes: record.bytes, failureKind: record.error?.kind, milliseconds: record.timings.total)
+    }
+
+    /// Counts one finished URL from what its record would say (`FetchRecord`): the status
+    /// (nil without a response), the body bytes, the error's kind (nil on success), the total
+    /// time. For runs that write no record.
+    mutating func add(status: Int?, bytes: Int, failureKind: String?, milliseconds: Double) {
+        if failureKind == nil, let status, (200..<300).contains(status) { succeeded += 1 } else { failed += 1 }
+        self.bytes += bytes
+        let statusClass = status.map { $0 / 100 } ?? Self.noStatus
+        if status == nil || (0..<Self.noStatus).contains(statusClass) {
+            classCounts[statusClass] += 1
+        } else {
+            otherClasses["\(statusClass)xx", default: 0] += 1
+        }
+        if let failureKind { errorKinds[failureKind, default: 0] += 1 }
         // Microseconds, so sub-millisecond loopback requests keep their resolution.
-        _ = latencies.record(min(Self.longestLatency, UInt64(max(0, record.timings.total * 1000).rounded())))
+        _ = latencies.record(min(Self.longestLatency, UInt64(max(0, milliseconds * 1000).rounded())))
     }
 
     /// Counts one malformed input entry.

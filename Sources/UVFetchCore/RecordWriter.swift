@@ -24,8 +24,14 @@ public final class RecordWriter: @unchecked Sendable {
     /// Appends one line, written whole.
     /// - Throws: `WriteFailure` when the write fails; the lines before it stay complete.
     public func write(_ record: FetchRecord) throws(WriteFailure) {
-        guard var line = try? encoder.encode(record) else { return }
-        line.append(0x0A)
+        guard let line = line(for: record) else { return }
         try output.write(line)
+    }
+
+    /// The record's line with its newline, for writing later; nil if it cannot be encoded.
+    func line(for record: FetchRecord) -> Data? {
+        guard var line = try? encoder.encode(record) else { return nil }
+        line.append(0x0A)
+        return line
     }
 }

@@ -28,13 +28,15 @@ final class RunDriver: @unchecked Sendable {
     /// Filled by the reading thread; taken from on the queue.
     let feed: EntryFeed<Pending>
     private var isStopping: @Sendable () -> Bool = { false }
-    private var launch: (Pending) -> Void = { _ in }
-    /// Taken from the feed, not yet started.
-    private var taken: [Pending] = []
-    private var nextTaken = 0
-    private var inFlight = 0
-    private var inputEnded = false
-    private var signalled = false
+    private var launch: (consuming Pending) -> Void = { _ in }
+    /// Taken from the feed, not yet started, the next one last: each is moved out as it
+    /// starts, never copied.
+    // Unchecked: only the queue touches these (`assertOnQueue`); the runtime's exclusivity
+    // checks would cost more per URL than the work they guard.
+    @exclusivity(unchecked) private var taken: [Pending] = []
+    @exclusivity(unchecked) private var inFlight = 0
+    @exclusivity(unchecked) private var inputEnded = false
+    @exclusivity(unchecked) private var signalled = false
 
     /// `readAhead`: the entries the reading thread may read before the queue takes them.
     init(concurrency: Int, queue: DispatchQueue, finished: DispatchSemaphore, readAhead: Int) {
@@ -48,29 +50,37 @@ final class RunDriver: @unchecked Sendable {
 
     /// Sets how a URL starts (on the queue; it must end with one `fetchEnded()`) and how a stop
     /// is seen. Call before the first push.
-    func begin(isStopping: @escaping @Sendable () -> Bool, launch: @escaping (Pending) -> Void) {
+    func begin(isStopping: @escaping @Sendable () -> Bool, launch: @escaping (consuming Pending) -> Void) {
         self.isStopping = isStopping
         self.launch = launch
     }
 
     /// A URL ended, all its attempts done (on the queue): the next one starts.
     func fetchEnded() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        assertOnQueue()
         inFlight -= 1
         pump()
+    }
+
+    /// Debug builds only: `dispatchPrecondition` checks in release builds too, which cost
+    /// ~180 instructions a URL.
+    @inline(__always)
+    private func assertOnQueue() {
+        assert({ dispatchPrecondition(condition: .onQueue(queue)); return true }())
     }
 
     /// Starts URLs while slots are free and the feed has some (on the queue); signals
     /// `finished` once nothing is left to wait for.
     func pump() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        assertOnQueue()
         let stopping = isStopping()
         filling: while !stopping && inFlight < concurrency {
-            if nextTaken == taken.count {
+            if taken.isEmpty {
                 switch feed.take() {
-                case .entries(let batch):
+                case .entries(var batch):
+                    // Reversed in place (the array is ours alone): swaps, no copies.
+                    batch.reverse()
                     taken = batch
-                    nextTaken = 0
                 case .later:
                     break filling
                 case .ended:
@@ -78,15 +88,12 @@ final class RunDriver: @unchecked Sendable {
                     break filling
                 }
             }
-            let next = taken[nextTaken]
-            nextTaken += 1
             inFlight += 1
-            launch(next)
+            launch(taken.removeLast())
         }
-        if nextTaken == taken.count || stopping {
+        if stopping {
             // Nothing kept that will not be started.
             taken = []
-            nextTaken = 0
         }
         if inFlight == 0 && (inputEnded || stopping) && !signalled {
             signalled = true

@@ -6,9 +6,10 @@ import Foundation
 /// A file descriptor `uvfetch` writes whole lines to with write(2): standard output, or a file
 /// the user named, opened as `curl -o` opens it.
 ///
-/// Nothing is buffered: each call hands the kernel a complete line (looping over partial writes
-/// and EINTR), so a run that stops (^C, SIGTERM, a write error) leaves only complete lines behind,
-/// and a failed write is seen at once, with its errno, instead of crashing or being ignored.
+/// Nothing is buffered here: each call hands the kernel complete lines (looping over partial
+/// writes and EINTR), so a run that stops (^C, SIGTERM, a write error) leaves only complete lines
+/// behind, and a failed write is seen at once, with its errno, instead of crashing or being
+/// ignored. (A run gathers the lines of one batch of results in `PendingLines` first.)
 public final class LineOutput: Sendable {
     /// How messages name it: the path given, or "standard output".
     public let name: String
@@ -66,6 +67,38 @@ public final class LineOutput: Sendable {
     public func write(_ bytes: Data) throws(WriteFailure) {
         let errorNumber: Int32? = bytes.withUnsafeBytes { Self.writeAll($0.bindMemory(to: UInt8.self), to: descriptor, deadline: nil) }
         if let errorNumber { throw WriteFailure(name: name, errorNumber: errorNumber) }
+    }
+
+    /// Writes whole lines (`bytes` ends with a newline) in as few write(2) calls as it can:
+    /// pieces of at most PIPE_BUF bytes cut after a newline, which a pipe takes whole or not at
+    /// all, so that a process killed while a write blocks leaves only whole lines behind (a
+    /// line longer than that is one piece of its own).
+    /// - Throws: `WriteFailure` with write(2)'s errno; the pieces before it stay whole.
+    public func writeLines(_ bytes: [UInt8]) throws(WriteFailure) {
+        let errorNumber: Int32? = bytes.withUnsafeBufferPointer { all in
+            var start = 0
+            while start < all.count {
+                let end = Self.pieceEnd(all, from: start, limit: Int(PIPE_BUF))
+                if let failure = Self.writeAll(UnsafeBufferPointer(rebasing: all[start..<end]), to: descriptor, deadline: nil) {
+                    return failure
+                }
+                start = end
+            }
+            return nil
+        }
+        if let errorNumber { throw WriteFailure(name: name, errorNumber: errorNumber) }
+    }
+
+    /// Where the piece of `bytes` that starts at `start` ends: after the last newline within
+    /// `limit` bytes, or after the first newline (or at the end) when one line is longer.
+    static func pieceEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, limit: Int) -> Int {
+        var end = min(bytes.count, start + limit)
+        guard end < bytes.count else { return end }
+        var cut = end
+        while cut > start && bytes[cut - 1] != UInt8(ascii: "\n") { cut -= 1 }
+        if cut > start { return cut }
+        while end < bytes.count && bytes[end - 1] != UInt8(ascii: "\n") { end += 1 }
+        return end
     }
 
     /// Writes `text` if it can within `seconds`, for the last words of a process that is

@@ -66,69 +66,32 @@ enum CompletionDelivery {
     /// from the worker, whatever the completion queue). Loop thread.
     static func needsWorker(_ batch: [SessionEngine.FinishedTask], serializer: any ResponseSerializer) -> Bool {
         var serializerAsked = false
-        for finished in batch {
-            let task = finished.task
+        // By index: iterating the array would copy each finished task whole.
+        for index in batch.indices {
+            let task = batch[index].task
             if task.outcomeReceiver != nil || task is DownloadTask { return true }
-            if finished.error == nil && !serializerAsked {
+            if batch[index].error == nil && !serializerAsked {
                 if serializer.needsWorkerThread { return true }
                 serializerAsked = true
             }
-            if task.manager.cookieStore != nil && finished.mayStoreCookies { return true }
+            if task.manager.cookieStore != nil && batch[index].mayStoreCookies { return true }
         }
         return false
     }
 
     static func run(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget, handlers: Handlers = .queued) {
+        var batch = batch
+        run(&batch, with: target, handlers: handlers)
+    }
+
+    /// `run`, on tasks read and resolved in place: a uniquely held batch is not copied task by
+    /// task (each copy retains and releases every reference a finished task holds).
+    static func run(_ batch: inout [SessionEngine.FinishedTask], with target: DeliveryTarget, handlers: Handlers = .queued) {
         var outcomes: [Outcome] = []
         if handlers == .queued { outcomes.reserveCapacity(batch.count) }
         var hooked: [SessionEngine.FinishedTask] = []
-        for var finished in batch {
-            // Once per task, before anything reads the response: builds it and stores its cookies.
-            finished.resolveResponse()
-            if finished.task is DownloadTask {
-                // Its own job: the destination closure and the move (a copy, across file systems)
-                // must not hold up the rest of the batch.
-                let download = finished
-                target.group.enter()
-                finished.task.manager.workers.run {
-                    DownloadDelivery.run(download, with: target)
-                    target.group.leave()
-                }
-                continue
-            }
-            if let receiver = finished.task.outcomeReceiver {
-                // An async caller: serialized here, its continuation resumed from this worker
-                // (`needsWorker` keeps such tasks off the completion queue and the loop).
-                receiver.receive(finished, serializer: target.serializer)
-                // Its manager hooks and notification still run, on the completion queue; the
-                // caller may resume before they do (there is no completion block to order after).
-                // (Its hook state exists for metrics alone unless hooks are on.)
-                if target.hooks != nil || finished.hooks?.channel != nil { hooked.append(finished) }
-                continue
-            }
-            if target.hooks != nil || finished.hooks != nil {
-                hooked.append(finished)
-                continue
-            }
-            if let error = finished.error {
-                guard finished.task.completionHandler != nil else { continue }
-                // A transport failure skips the serializer: (response, nil, error).
-                deliver(Outcome(task: finished.task, response: error.response, object: nil, error: error), handlers, &outcomes)
-                continue
-            }
-            guard let response = finished.response else { continue }
-            guard finished.task.completionHandler != nil else { continue }
-            let data = finished.body
-            do {
-                let object = try target.serializer.responseObject(for: response, data: data)
-                deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)
-            } catch var error as NetworkingError {
-                error.failingURL = error.failingURL ?? finished.task.originalRequest.url
-                // AFNetworking delivers an object with the error when only the status was rejected.
-                deliver(Outcome(task: finished.task, response: response, object: error.responseObject, error: error), handlers, &outcomes)
-            } catch {
-                deliver(Outcome(task: finished.task, response: response, object: nil, error: error), handlers, &outcomes)
-            }
+        for index in batch.indices {
+            runOne(&batch[index], with: target, handlers: handlers, &outcomes, &hooked)
         }
         if !hooked.isEmpty { runHooked(hooked, with: target, handlers: handlers) }
         guard !outcomes.isEmpty else { return }
@@ -140,12 +103,80 @@ enum CompletionDelivery {
         }
     }
 
+    /// One task of `run`: resolved, then delivered, or set aside for a worker (a download) or
+    /// the hooked delivery.
+    @inline(__always)
+    private static func runOne(_ finished: inout SessionEngine.FinishedTask, with target: DeliveryTarget, handlers: Handlers,
+                               _ outcomes: inout [Outcome], _ hooked: inout [SessionEngine.FinishedTask]) {
+        // Once per task, before anything reads the response: builds it and stores its cookies.
+        finished.resolveResponse()
+        if finished.task is DownloadTask {
+            // Its own job: the destination closure and the move (a copy, across file systems)
+            // must not hold up the rest of the batch.
+            let download = finished
+            target.group.enter()
+            finished.task.manager.workers.run {
+                DownloadDelivery.run(download, with: target)
+                target.group.leave()
+            }
+            return
+        }
+        if let receiver = finished.task.outcomeReceiver {
+            // An async caller: serialized here, its continuation resumed from this worker
+            // (`needsWorker` keeps such tasks off the completion queue and the loop).
+            receiver.receive(finished, serializer: target.serializer)
+            // Its manager hooks and notification still run, on the completion queue; the
+            // caller may resume before they do (there is no completion block to order after).
+            // (Its hook state exists for metrics alone unless hooks are on.)
+            if target.hooks != nil || finished.hooks?.channel != nil { hooked.append(finished) }
+            return
+        }
+        if target.hooks != nil || finished.hooks != nil {
+            hooked.append(finished)
+            return
+        }
+        if let error = finished.error {
+            guard finished.task.completionHandler != nil else { return }
+            // A transport failure skips the serializer: (response, nil, error).
+            deliver(Outcome(task: finished.task, response: error.response, object: nil, error: error), handlers, &outcomes)
+            return
+        }
+        guard let response = finished.response else { return }
+        guard finished.task.completionHandler != nil else { return }
+        let data = finished.body
+        do {
+            let object = try target.serializer.responseObject(for: response, data: data)
+            deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)
+        } catch var error as NetworkingError {
+            error.failingURL = error.failingURL ?? finished.task.originalRequest.url
+            // AFNetworking delivers an object with the error when only the status was rejected.
+            deliver(Outcome(task: finished.task, response: response, object: error.responseObject, error: error), handlers, &outcomes)
+        } catch {
+            deliver(Outcome(task: finished.task, response: response, object: nil, error: error), handlers, &outcomes)
+        }
+    }
+
     /// Calls the outcome's handler at once, or keeps it for the batch's one dispatch.
     @inline(__always)
     private static func deliver(_ outcome: Outcome, _ handlers: Handlers, _ outcomes: inout [Outcome]) {
         switch handlers {
         case .here: outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
         case .queued: outcomes.append(outcome)
+        }
+    }
+
+    /// A batch for the completion queue, inside its target's group from the moment it is
+    /// posted (`SessionEngine.flushFinished`) until its handlers have run.
+    struct Batch: @unchecked Sendable {
+        // @unchecked: handed from the loop to the queue whole, never shared.
+        var tasks: [SessionEngine.FinishedTask]
+        var target: DeliveryTarget
+
+        /// On the completion queue: builds the responses, calls the handlers, leaves the group.
+        consuming func deliver() {
+            var tasks = tasks
+            CompletionDelivery.run(&tasks, with: target, handlers: .here)
+            target.group.leave()
         }
     }
 

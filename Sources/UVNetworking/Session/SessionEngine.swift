@@ -35,6 +35,8 @@ final class SessionEngine {
     /// The last batch's size: the next batch's array is made that large at once, not grown.
     @exclusivity(unchecked) private var lastBatchCount = 0
     @exclusivity(unchecked) private var flushScheduled = false
+    /// Where batches for the completion queue go (`completionMailbox(for:)`).
+    @exclusivity(unchecked) private var mailbox: (queue: DispatchQueue, box: DrainMailbox<CompletionDelivery.Batch>)?
     @exclusivity(unchecked) private(set) var isInvalidated = false
     @exclusivity(unchecked) private var invalidationWaiter: (() -> Void)?
     /// The loop is shutting down (or the worker pool was): tasks fail with `.loopShutDown`.
@@ -256,19 +258,31 @@ final class SessionEngine {
             // At the end of the iteration, where nothing of the loop's is half-changed: handlers
             // may resume tasks inline (`SessionManager.send`).
             delivery.group.enter()
-            CompletionDelivery.run(batch, with: delivery, handlers: .here)
+            CompletionDelivery.run(&batch, with: delivery, handlers: .here)
             delivery.group.leave()
             // Keep the storage for the next batch, unless a handler's task already finished.
             if finished.isEmpty {
                 batch.removeAll(keepingCapacity: true)
                 swap(&batch, &finished)
             }
-        } else {
+        } else if case .dispatch(let queue) = delivery.queue {
+            // Left by `CompletionDelivery.Batch.deliver`, once the handlers have run.
+            delivery.group.enter()
+            // Consumed: the queue may be done with the batch before this returns, and must then
+            // hold its last reference (its tasks are freed there, not on the loop).
             let handed = consume batch
-            delivery.queue.async(group: delivery.group) {
-                CompletionDelivery.run(handed, with: delivery, handlers: .here)
-            }
+            completionMailbox(for: queue).post(CompletionDelivery.Batch(tasks: handed, target: delivery))
         }
+    }
+
+    /// The mailbox that hands batches to `queue`, made when the completion queue is first used
+    /// or changed. A queue that is still draining an earlier mailbox runs that one's block first:
+    /// batches stay in order on a serial queue.
+    private func completionMailbox(for queue: DispatchQueue) -> DrainMailbox<CompletionDelivery.Batch> {
+        if let mailbox, mailbox.queue === queue { return mailbox.box }
+        let box = DrainMailbox<CompletionDelivery.Batch>(schedule: { queue.async(execute: $0) }) { $0.deliver() }
+        mailbox = (queue, box)
+        return box
     }
 
     /// Body or upload bytes moved: tell the task's progress handler, at most one call in flight.
