@@ -42,6 +42,12 @@ if perf stat -e 'syscalls:sys_enter_write' true >/dev/null 2>&1; then
   n=$(requests_of "$out/stat-run.log")
   awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ { printf "  %-28s %10d  %6.2f per request\n", $3, $1, $1 / n }' "$out/perf-stat.csv"
   awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ { printf "| %s (perf stat) | %.2f |\n", $3, $1 / n }' "$out/perf-stat.csv" > "$out/rows.md"
+  # The run-on-loop mode has no completion queue to wake and frees on the thread that allocated.
+  perf stat -x, -o "$out/perf-stat-onloop.csv" -e syscalls:sys_enter_futex \
+    "$bin" --ours-only --on-loop --url "$url" --seconds "$seconds" --warmup 0 > "$out/stat-run-onloop.log" 2>&1
+  n=$(requests_of "$out/stat-run-onloop.log")
+  awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ { printf "  %-28s %10d  %6.4f per request, run-on-loop mode\n", $3, $1, $1 / n }' "$out/perf-stat-onloop.csv"
+  awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ { printf "| %s, run-on-loop mode (perf stat) | %.4f |\n", $3, $1 / n }' "$out/perf-stat-onloop.csv" >> "$out/rows.md"
 else
   echo "  (perf cannot read syscall tracepoints here; using strace -c -f, which slows the client)"
   strace -c -f -o "$out/strace.txt" "$bin" --ours-only --url "$url" --seconds "$seconds" --warmup 0 > "$out/stat-run.log" 2>&1
