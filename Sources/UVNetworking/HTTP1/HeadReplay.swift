@@ -28,6 +28,10 @@ final class HeadReplay {
     let sawTransferEncoding: Bool
     let transferCodingCount: Int
     let transferCodingsAllChunked: Bool
+    /// The fields of the last head replayed from this template. The next replay writes its Date
+    /// value over them: in place once that head is gone (no allocation, and the storage is freed
+    /// on the loop that made it, not on the thread that dropped the head), copied while it lives.
+    var lastFields: ReceivedFields?
 
     init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
          transferCodingCount: Int, transferCodingsAllChunked: Bool) {
@@ -38,6 +42,15 @@ final class HeadReplay {
         self.sawTransferEncoding = sawTransferEncoding
         self.transferCodingCount = transferCodingCount
         self.transferCodingsAllChunked = transferCodingsAllChunked
+    }
+
+    /// The fields of a head that repeats the template's bytes, its Date value at `date`.
+    func fields(date: UnsafeRawPointer) -> ReceivedFields {
+        // Taken out, so that this is the storage's only reference once the last head is gone.
+        var fields = lastFields.take() ?? head.headers
+        fields.overwriteSection(dateValue, with: date)
+        lastFields = fields
+        return fields
     }
 
     /// The raw head's length, final empty line included.

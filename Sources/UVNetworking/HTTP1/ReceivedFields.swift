@@ -66,16 +66,13 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         count = bounds.count
     }
 
-    /// `template`'s fields over another section of the same length and line structure (a head
-    /// that repeats the template's bytes but for a value of the same length, see `HeadReplay`):
-    /// the template's storage with `section`'s bytes in place of its own. One allocation.
-    init(_ template: ReceivedFields, section: UnsafeRawPointer) {
-        var storage = template.storage
-        storage.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: section, byteCount: template.sectionByteCount) }
-        self.storage = storage
-        boundsOffset = template.boundsOffset
-        sectionByteCount = template.sectionByteCount
-        count = template.count
+    /// Writes `bytes` over the section's bytes in `range` (a value of the same length: the line
+    /// structure and the bounds stay as they are, see `HeadReplay`). Copy-on-write: storage shared
+    /// with another value is copied first, so no other value ever sees the change.
+    mutating func overwriteSection(_ range: Range<Int>, with bytes: UnsafeRawPointer) {
+        precondition(range.upperBound <= sectionByteCount, "overwrite beyond the section")
+        guard !range.isEmpty else { return }
+        storage.withUnsafeMutableBytes { ($0.baseAddress! + range.lowerBound).copyMemory(from: bytes, byteCount: range.count) }
     }
 
     /// Fields given as bytes and bounds (tests).

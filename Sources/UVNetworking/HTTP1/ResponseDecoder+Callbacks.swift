@@ -248,7 +248,7 @@ extension ResponseDecoder {
         sawTransferEncoding = replaying.sawTransferEncoding
         transferCodingCount = replaying.transferCodingCount
         transferCodingsAllChunked = replaying.transferCodingsAllChunked
-        return (ReceivedFields(replaying.head.headers, section: start), nil, replaying.dateIndex)
+        return (replaying.fields(date: start + replaying.dateValue.lowerBound), nil, replaying.dateIndex)
     }
 
     /// The head from the recorded section. A final head whose bytes equal those of the

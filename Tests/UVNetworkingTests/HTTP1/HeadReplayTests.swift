@@ -27,6 +27,44 @@ import Testing
         #expect(whole.allSatisfy { $0.body == Array("hello".utf8) && $0.keepAlive })
     }
 
+    @Test func aReplayReusesTheLastReplayedHeadsStorageOnceThatHeadIsGone() {
+        let decoder = ResponseDecoder()
+        func head(_ date: String) -> ResponseHead? {
+            decoder.expectResponse(toHEAD: false)
+            var events: [ResponseEvent] = []
+            let bytes = Array(Self.nginx(date).utf8)
+            _ = try? bytes.withUnsafeBytes { try decoder.feed($0, into: &events) }
+            for case .head(let head) in events { return head }
+            return nil
+        }
+        func address(_ head: ResponseHead?) -> UnsafeRawPointer? {
+            head?.headers.withSectionBytes { UnsafeRawPointer($0.baseAddress) }
+        }
+        let template = head(Self.date1)
+        var second = head(Self.date2)
+        let secondStorage = address(second)
+        // While the second head lives, the third gets storage of its own and the second keeps its Date.
+        let third = head(Self.date3)
+        #expect(address(third) != secondStorage)
+        #expect(second?.headers.firstValue(named: "date") == Self.date2)
+        second = nil
+        // The third is alive, so the fourth copies too; once it is gone, the fifth writes in place.
+        var fourth = head(Self.date1)
+        let fourthStorage = address(fourth)
+        let capacity = fourth?.headers.storage.capacity ?? 0
+        fourth = nil
+        // Storage of that size freed now would go to this array: the fifth head could then not
+        // get the same address back from malloc by chance.
+        let blocker = [UInt8](unsafeUninitializedCapacity: capacity) { _, count in count = 0 }
+        let fifth = head(Self.date2)
+        #expect(address(fifth) == fourthStorage)
+        #expect(fifth?.headers.firstValue(named: "date") == Self.date2)
+        #expect(third?.headers.firstValue(named: "date") == Self.date3)
+        #expect(template?.headers.firstValue(named: "date") == Self.date1)
+        #expect(decoder.replayedHeadCount == 4)
+        withExtendedLifetime(blocker) {}
+    }
+
     @Test func aChunkedTemplateWithTrailersReplays() {
         let chunked = { (date: String) in
             "HTTP/1.1 200 OK\r\nDate: \(date)\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n"
