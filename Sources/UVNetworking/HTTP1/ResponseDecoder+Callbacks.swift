@@ -260,9 +260,11 @@ extension ResponseDecoder {
                           replaying: HeadReplay?) -> ResponseHead {
         if let replaying {
             let template = replaying.head
-            return ResponseHead(versionMajor: template.versionMajor, versionMinor: template.versionMinor, status: template.status,
-                                reason: template.reason, headers: fields, keepAlive: keepAlive,
-                                template: template, dateIndex: replaying.dateIndex)
+            let head = ResponseHead(versionMajor: template.versionMajor, versionMinor: template.versionMinor, status: template.status,
+                                    reason: template.reason, headers: fields, keepAlive: keepAlive,
+                                    template: template, dateIndex: replaying.dateIndex)
+            replaying.lastHead = head
+            return head
         }
         let statusLineEnd = Int(record.statusLineEnd)
         // "HTTP/1.1 200 " is 13 bytes: the reason phrase, if any, follows.

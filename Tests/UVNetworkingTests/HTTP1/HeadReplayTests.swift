@@ -65,6 +65,26 @@ import Testing
         withExtendedLifetime(blocker) {}
     }
 
+    @Test func theDecoderLetsTheLastReplayedHeadGoAtTheNextReplay() {
+        // So that a head its task is done with is freed where it was made (the loop), not on
+        // the completion queue's thread.
+        let decoder = ResponseDecoder()
+        func decodeOne(_ date: String) {
+            decoder.expectResponse(toHEAD: false)
+            var events: [ResponseEvent] = []
+            let bytes = Array(Self.nginx(date).utf8)
+            _ = try? bytes.withUnsafeBytes { try decoder.feed($0, into: &events) }
+        }
+        weak var replayed: ResponseHead?
+        decodeOne(Self.date1)
+        decodeOne(Self.date2)
+        replayed = decoder.headReplay?.lastHead
+        #expect(replayed != nil, "the decoder keeps the last replayed head after its events are gone")
+        decodeOne(Self.date3)
+        #expect(replayed == nil, "the next replay lets it go")
+        #expect(decoder.headReplay?.lastHead?.headers.firstValue(named: "date") == Self.date3)
+    }
+
     @Test func aChunkedTemplateWithTrailersReplays() {
         let chunked = { (date: String) in
             "HTTP/1.1 200 OK\r\nDate: \(date)\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n"
