@@ -151,8 +151,10 @@ enum CompletionDelivery {
         let data = finished.body
         do {
             let object: Any?
-            if let validation = target.plainValidation, let head = finished.head {
-                object = try validation.responseObject(for: response, data: data, statusCode: head.status)
+            // Checked, then unwrapped in place: binding the serializer would copy it (a retain and
+            // a release of each of its references) per task.
+            if target.plainValidation != nil, let head = finished.head {
+                object = try target.plainValidation!.responseObject(for: response, data: data, statusCode: head.status)
             } else {
                 object = try target.serializer.responseObject(for: response, data: data)
             }
