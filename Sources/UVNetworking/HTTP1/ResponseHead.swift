@@ -31,6 +31,10 @@ final class ResponseHead: Equatable, Sendable {
     let template: ResponseHead?
     /// The index of the first Date field, when `template` is set.
     let dateIndex: Int
+    /// Whether a field is named Content-Encoding: most responses have none, and then the task
+    /// plans no decoding (`ContentDecoder.plan`). Looked up once per template; a head with a
+    /// template has the same field names.
+    let hasContentEncoding: Bool
     /// What the heads that name this one as their template share: the swift-http-types response
     /// last built for one Date value (a `DatedResponseBox`; the type lives with swift-http-types).
     let followersResponse = Mutex<AnyObject?>(nil)
@@ -45,6 +49,7 @@ final class ResponseHead: Equatable, Sendable {
         self.keepAlive = keepAlive
         self.template = template
         self.dateIndex = dateIndex
+        self.hasContentEncoding = template?.hasContentEncoding ?? headers.contains(lowercaseName: "content-encoding")
     }
 
     static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {

@@ -33,8 +33,19 @@ public struct HTTPResponseSerializer: ResponseSerializer {
         try Self.deliver(data, despite: validationError(for: response, data: data))
     }
 
+    /// `responseObject(for:data:)` given the response's status code, which the session already
+    /// holds as an integer: swift-http-types parses `response.status` from its text on each read.
+    func responseObject(for response: HTTPResponse, data: Data?, statusCode: Int) throws -> Any? {
+        try Self.deliver(data, despite: validationError(for: response, data: data, statusCode: statusCode))
+    }
+
     /// The validation failure, or nil.
     func validationError(for response: HTTPResponse, data: Data?) -> NetworkingError? {
+        validationError(for: response, data: data, statusCode: response.status.code)
+    }
+
+    /// The validation failure, or nil; `statusCode` is `response.status.code`.
+    private func validationError(for response: HTTPResponse, data: Data?, statusCode status: Int) -> NetworkingError? {
         var contentTypeError: NetworkingError?
         // AFNetworking only builds the content-type error for a non-empty body: with nothing to
         // decode, the type does not matter (this also lets a typeless empty body through).
@@ -46,7 +57,6 @@ public struct HTTPResponseSerializer: ResponseSerializer {
                                                    response: response, responseData: data)
             }
         }
-        let status = response.status.code
         if !(acceptsExactlySuccess ? (200..<300).contains(status) : acceptableStatusCodes.contains(status)) {
             return NetworkingError(.unacceptableStatusCode, "Request failed: \(Self.reason(for: response.status)) (\(status))",
                                    response: response, responseData: data, underlyingError: contentTypeError)

@@ -8,13 +8,18 @@ struct DeliveryTarget: @unchecked Sendable {
     var queue: DeliveryQueue
     var group: DispatchGroup
     var serializer: any ResponseSerializer
+    /// `serializer` when it is an `HTTPResponseSerializer`: then a task's response is validated
+    /// with its head's integer status, not the one swift-http-types parses from text.
+    var plainValidation: HTTPResponseSerializer?
     /// The manager's hooks when any is set, read once per batch.
     var hooks: SessionHooks.Storage? = nil
 
-    init(queue: DeliveryQueue, group: DispatchGroup, serializer: any ResponseSerializer, hooks: SessionHooks.Storage? = nil) {
+    init(queue: DeliveryQueue, group: DispatchGroup, serializer: any ResponseSerializer,
+         plainValidation: HTTPResponseSerializer? = nil, hooks: SessionHooks.Storage? = nil) {
         self.queue = queue
         self.group = group
         self.serializer = serializer
+        self.plainValidation = plainValidation
         self.hooks = hooks
     }
 
@@ -145,7 +150,14 @@ enum CompletionDelivery {
         guard finished.task.completionHandler != nil else { return }
         let data = finished.body
         do {
-            let object = try target.serializer.responseObject(for: response, data: data)
+            let object: Any?
+            // Checked, then unwrapped in place: binding the serializer would copy it (a retain and
+            // a release of each of its references) per task.
+            if target.plainValidation != nil, let head = finished.head {
+                object = try target.plainValidation!.responseObject(for: response, data: data, statusCode: head.status)
+            } else {
+                object = try target.serializer.responseObject(for: response, data: data)
+            }
             deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)
         } catch var error as NetworkingError {
             error.failingURL = error.failingURL ?? finished.task.originalRequest.url

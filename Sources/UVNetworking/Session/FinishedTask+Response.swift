@@ -18,7 +18,9 @@ extension SessionEngine.FinishedTask {
             self.response = response
         }
         // A streamed task (`bytes(for:)`) stored its cookies when its head was handed out.
-        guard let response, task.bodyStream == nil, task.cookieStore != nil else { return }
+        // The store first: without one (the default) nothing else is read, and the response is
+        // not copied out (a retain and a release of each of its references).
+        guard task.cookieStore != nil, task.bodyStream == nil, let response else { return }
         // Most responses set no cookie; the raw head says so without a look at the response's
         // fields, which costs allocations.
         if let head, !head.headers.contains(lowercaseName: "set-cookie") { return }

@@ -210,7 +210,9 @@ final class SessionEngine {
         // The registry lets the task go with its batch (`flushFinished`), or, when it completed
         // off the loop, where it completed (`finishWithoutLoop`): no lock of its own here.
         // Meanwhile `tasks` leaves it out, being completed.
-        let claimed = task.recordCompletion(error: error)
+        // A success passes a literal nil: converting `error` would copy the optional through its
+        // value witness, per task.
+        let claimed = error == nil ? task.recordCompletion(error: nil) : task.recordCompletion(error: error)
         guard claimed else {
             // Completed already, off the loop: never delivered twice. (completeWithoutLoop waits
             // for the loop to stop, after which no runner finishes; this is the second lock.)

@@ -36,7 +36,12 @@ public class SessionManager: @unchecked Sendable {
     private struct Settings {
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
-        var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
+        var responseSerializer: any ResponseSerializer = JSONResponseSerializer() {
+            didSet { plainValidation = responseSerializer as? HTTPResponseSerializer }
+        }
+        /// `responseSerializer` when it is an `HTTPResponseSerializer`, cast once here rather than
+        /// per batch (`DeliveryTarget.plainValidation`).
+        var plainValidation: HTTPResponseSerializer?
         var sessionDidBecomeInvalid: (@Sendable () -> Void)?
         var deliversOnEventLoop = false
     }
@@ -127,7 +132,7 @@ public class SessionManager: @unchecked Sendable {
         let hooks = self.hooks.activeSnapshot()
         return settings.withLock {
             DeliveryTarget(queue: deliveryQueue(of: $0), group: $0.completionGroup ?? Self.sharedCompletionGroup,
-                           serializer: $0.responseSerializer, hooks: hooks)
+                           serializer: $0.responseSerializer, plainValidation: $0.plainValidation, hooks: hooks)
         }
     }
 

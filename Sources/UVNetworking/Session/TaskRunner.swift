@@ -342,7 +342,8 @@ extension TaskRunner: HTTP1ExchangeDelegate {
 
     /// A head whose response is the task's: a final response, or a redirect not followed.
     func acceptFinalHead(_ head: ResponseHead, bodyLength: Int64?) {
-        if let decodingLimits, bodyLength != 0, case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
+        if let decodingLimits, bodyLength != 0, head.hasContentEncoding,
+           case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
             contentDecoder = ContentDecoder(codings: codings, limits: decodingLimits)
         }
         let expectedLength: Int64?

@@ -68,6 +68,27 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// The manager's HTTPResponseSerializer validates with the head's status code (not
+        /// `HTTPResponse.status`): the same verdicts, with the default range and with a set.
+        @Test(arguments: [false, true])
+        func anHTTPResponseSerializerOfTheManagerValidatesTheStatus(onLoop: Bool) throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            harness.manager.deliversOnEventLoop = onLoop
+            harness.manager.responseSerializer = HTTPResponseSerializer()
+            #expect(harness.fetch(nginx.baseURL + "/hello").text == NginxServer.helloBody)
+            let missing = harness.fetch(nginx.baseURL + "/missing")
+            #expect(missing.code == .unacceptableStatusCode)
+            #expect((missing.error as? NetworkingError)?.response?.status.code == 404)
+            #expect((missing.error as? NetworkingError)?.errorDescription?.contains("(404)") == true)
+            var only404 = HTTPResponseSerializer()
+            only404.acceptableStatusCodes = IndexSet(integer: 404)
+            harness.manager.responseSerializer = only404
+            #expect(harness.fetch(nginx.baseURL + "/missing").error == nil)
+            #expect(harness.fetch(nginx.baseURL + "/hello").code == .unacceptableStatusCode)
+            harness.finish()
+        }
+
         @Test func theSerializersSayWhetherTheyNeedAWorker() {
             #expect(!HTTPResponseSerializer().needsWorkerThread)
             #expect(JSONResponseSerializer().needsWorkerThread)

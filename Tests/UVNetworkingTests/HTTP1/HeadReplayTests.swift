@@ -121,7 +121,8 @@ import Testing
         // Date's value starts or ends with a space: the scan bounds it differently.
         " ue, 24 Nov 2026 15:00:02 GMT", "Tue, 24 Nov 2026 15:00:02 GM ",
         // A control byte, DEL or obs-text in it: llhttp or the scan may read it otherwise.
-        "Tue, 24 Nov 2026\t15:00:02 GMT", "Tue, 24 Nov 2026 15:00:02 GM\u{7F}", "Tue, 24 Nov 2026 15:00:02 G\u{E9}",
+        "Tue, 24 Nov 2026\t15:00:02 GMT", "Tue,\u{1}24 Nov 2026 15:00:02 GMT", "Tue, 24 N\u{1F}v 2026 15:00:02 GMT",
+        "Tue, 24 Nov 2026 15:00:02 GM\u{7F}", "Tue, 24 Nov 2026 15:00:02 G\u{E9}",
         // A line end inside it changes the lines.
         "Tue, 24 Nov 2026\r\nX: 15:00:02 G", "Tue, 24 Nov 2026\nX-: 15:00:02 G",
     ])
