@@ -84,7 +84,11 @@ extension EndToEnd {
             let url = nginx.url(site)
             let requestsBefore = nginx.accessLog(site, uri: "/hello").count
             let outcome = harness.fetch(url)
-            let error = try #require(outcome.error as? NetworkingError)
+            // Seen once with no error at all (a full `make test`, the seven cases at once): say
+            // what came instead, and what nginx logged, should it come again.
+            let logged = nginx.accessLog(site, uri: "/hello").count - requestsBefore
+            let error = try #require(outcome.error as? NetworkingError,
+                                     "no error from \(url): status \(outcome.status ?? 0), calls \(outcome.calls), nginx logged \(logged)")
             #expect(error.code == .serverCertificateUntrusted)
             #expect(error.kind == .tls)
             #expect(error.nsError.code == -1202)
