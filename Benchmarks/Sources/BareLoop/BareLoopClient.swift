@@ -157,6 +157,8 @@ public final class BareLoopClient {
         guard remainingRequests > 0, uv_hrtime() < deadline else { return close(connection) }
         remainingRequests -= 1
         connection.bodyLength = 0
+        // One write request per connection, reused: its callback runs in the pending phase of the
+        // next loop iteration, before the poll phase that could read this request's response.
         var buffer = uv_buf_t(base: request.baseAddress!.assumingMemoryBound(to: CChar.self), len: request.count)
         let status = uv_write(connection.write, connection.tcp.withMemoryRebound(to: uv_stream_t.self, capacity: 1) { $0 }, &buffer, 1) { request, status in
             if status != 0 { Connection.from(request!.pointee.handle.pointee.data).client.fail(Connection.from(request!.pointee.handle.pointee.data)) }

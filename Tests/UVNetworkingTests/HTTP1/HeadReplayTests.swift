@@ -228,7 +228,7 @@ import Testing
             } catch {
                 decoded.failure = error.kind
             }
-            decoded.events = Self.mergingBodies(decoded.events)
+            decoded.events = decoded.events.mergingBodies
             decoded.keepAlive = decoder.keepAlive
             if let head = decoded.finalHead {
                 decoded.templateIndex = head.template.flatMap { template in finalHeads.firstIndex { $0 === template } }
@@ -239,19 +239,6 @@ import Testing
             if decoded.failure != nil { break }
         }
         return (results, decoder.replayedHeadCount)
-    }
-
-    /// `events` with each run of body events as one (reads of one byte make one per byte).
-    private static func mergingBodies(_ events: [ResponseEvent]) -> [ResponseEvent] {
-        var merged: [ResponseEvent] = []
-        for event in events {
-            if case .body(let bytes) = event, case .body(let earlier)? = merged.last {
-                merged[merged.count - 1] = .body(earlier + bytes)
-            } else {
-                merged.append(event)
-            }
-        }
-        return merged
     }
 
     /// One feed, its error as a value (withUnsafeBytes does not carry a typed throw).

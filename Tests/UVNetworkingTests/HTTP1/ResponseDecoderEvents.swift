@@ -74,3 +74,19 @@ extension ResponseDecoder {
         try finish(to: collector)
     }
 }
+
+extension Array where Element == ResponseEvent {
+    /// The events with each run of `.body` events joined into one, to compare runs that were fed
+    /// in different pieces (reads of one byte make one body event per byte).
+    var mergingBodies: [ResponseEvent] {
+        var merged: [ResponseEvent] = []
+        for event in self {
+            if case .body(let more) = event, case .body(let bytes)? = merged.last {
+                merged[merged.count - 1] = .body(bytes + more)
+            } else {
+                merged.append(event)
+            }
+        }
+        return merged
+    }
+}

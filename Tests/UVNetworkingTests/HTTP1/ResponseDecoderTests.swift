@@ -788,17 +788,7 @@ private struct DecodeResult {
     var error: ResponseDecoderError?
 
     /// The events with neighbouring `.body` events joined, to compare runs fed in different pieces.
-    var merged: [ResponseEvent] {
-        var result: [ResponseEvent] = []
-        for event in events {
-            if case .body(let more) = event, case .body(let bytes)? = result.last {
-                result[result.count - 1] = .body(bytes + more)
-            } else {
-                result.append(event)
-            }
-        }
-        return result
-    }
+    var merged: [ResponseEvent] { events.mergingBodies }
 
     /// The heads delivered, interim and final.
     var heads: [ResponseHead] {
