@@ -114,7 +114,7 @@ enum CompletionDelivery {
     private static func runOne(_ finished: inout SessionEngine.FinishedTask, with target: DeliveryTarget, handlers: Handlers,
                                _ outcomes: inout [Outcome], _ hooked: inout [SessionEngine.FinishedTask]) {
         // Once per task, before anything reads the response: builds it and stores its cookies.
-        finished.resolveResponse()
+        let response = finished.resolveResponse()
         if finished.task is DownloadTask {
             // Its own job: the destination closure and the move (a copy, across file systems)
             // must not hold up the rest of the batch.
@@ -129,6 +129,7 @@ enum CompletionDelivery {
         if let receiver = finished.task.outcomeReceiver {
             // An async caller: serialized here, its continuation resumed from this worker
             // (`needsWorker` keeps such tasks off the completion queue and the loop).
+            finished.response = response
             receiver.receive(finished, serializer: target.serializer)
             // Its manager hooks and notification still run, on the completion queue; the
             // caller may resume before they do (there is no completion block to order after).
@@ -137,43 +138,46 @@ enum CompletionDelivery {
             return
         }
         if target.hooks != nil || finished.hooks != nil {
+            finished.response = response
             hooked.append(finished)
             return
         }
+        // A plain delivery: the response, the object and the error go straight to the handler
+        // (or to the batch's one dispatch), never copied into an outcome on the way.
+        guard finished.task.completionHandler != nil else { return }
         if let error = finished.error {
-            guard finished.task.completionHandler != nil else { return }
             // A transport failure skips the serializer: (response, nil, error).
-            deliver(Outcome(task: finished.task, response: error.response, object: nil, error: error), handlers, &outcomes)
+            deliver(finished.task, error.response, nil, error, handlers, &outcomes)
             return
         }
-        guard let response = finished.response else { return }
-        guard finished.task.completionHandler != nil else { return }
-        let data = finished.body
+        guard let response else { return }
         do {
-            let object: Any?
             // Checked, then unwrapped in place: binding the serializer would copy it (a retain and
             // a release of each of its references) per task.
             if target.plainValidation != nil, let head = finished.head {
-                object = try target.plainValidation!.responseObject(for: response, data: data, statusCode: head.status)
+                deliver(finished.task, response,
+                        try target.plainValidation!.responseObject(for: response, data: finished.body, statusCode: head.status),
+                        nil, handlers, &outcomes)
             } else {
-                object = try target.serializer.responseObject(for: response, data: data)
+                deliver(finished.task, response, try target.serializer.responseObject(for: response, data: finished.body),
+                        nil, handlers, &outcomes)
             }
-            deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)
         } catch var error as NetworkingError {
             error.failingURL = error.failingURL ?? finished.task.originalRequest.url
             // AFNetworking delivers an object with the error when only the status was rejected.
-            deliver(Outcome(task: finished.task, response: response, object: error.responseObject, error: error), handlers, &outcomes)
+            deliver(finished.task, response, error.responseObject, error, handlers, &outcomes)
         } catch {
-            deliver(Outcome(task: finished.task, response: response, object: nil, error: error), handlers, &outcomes)
+            deliver(finished.task, response, nil, error, handlers, &outcomes)
         }
     }
 
-    /// Calls the outcome's handler at once, or keeps it for the batch's one dispatch.
+    /// Calls the task's handler at once, or keeps the outcome for the batch's one dispatch.
     @inline(__always)
-    private static func deliver(_ outcome: Outcome, _ handlers: Handlers, _ outcomes: inout [Outcome]) {
+    private static func deliver(_ task: SessionTask, _ response: HTTPResponse?, _ object: consuming Any?, _ error: (any Error)?,
+                                _ handlers: Handlers, _ outcomes: inout [Outcome]) {
         switch handlers {
-        case .here: outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
-        case .queued: outcomes.append(outcome)
+        case .here: task.completionHandler?(response, object, error)
+        case .queued: outcomes.append(Outcome(task: task, response: response, object: object, error: error))
         }
     }
 
