@@ -189,8 +189,11 @@ enum CompletionDelivery {
         var target: DeliveryTarget
 
         /// On the completion queue: builds the responses, calls the handlers, leaves the group.
-        consuming func deliver() {
-            var tasks = tasks
+        mutating func deliver() {
+            // Taken out, not copied: the batch would keep a second reference to the array, and
+            // resolving its tasks in place would then copy it whole (every task retained).
+            var tasks: [SessionEngine.FinishedTask] = []
+            swap(&tasks, &self.tasks)
             CompletionDelivery.run(&tasks, with: target, handlers: .here)
             target.group.leave()
         }

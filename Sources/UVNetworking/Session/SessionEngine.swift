@@ -237,7 +237,11 @@ final class SessionEngine {
     /// batches stay in order on a serial queue.
     private func completionMailbox(for queue: DispatchQueue) -> DrainMailbox<CompletionDelivery.Batch> {
         if let mailbox, mailbox.queue === queue { return mailbox.box }
-        let box = DrainMailbox<CompletionDelivery.Batch>(schedule: { queue.async(execute: $0) }) { $0.deliver() }
+        let box = DrainMailbox<CompletionDelivery.Batch>(schedule: { queue.async(execute: $0) }) { batch in
+            // Moved, not copied: a copy would share the tasks array, copied whole when resolved.
+            var batch = consume batch
+            batch.deliver()
+        }
         mailbox = (queue, box)
         return box
     }
