@@ -50,6 +50,10 @@ final class DrainMailbox<Item>: @unchecked Sendable {
         if current == 0 { schedule { [self] in drain() } }
     }
 
+    /// Whether no drain is scheduled or running: a `post` now would schedule one (and wake the
+    /// consumer's thread). A hint: a running drain may go idle right after.
+    var isIdle: Bool { state.load(ordering: .relaxed) == 0 }
+
     /// Consumes every waiting item, and the ones posted meanwhile, then goes idle.
     private func drain() {
         while true {

@@ -35,6 +35,8 @@ final class SessionEngine {
     /// The last batch's size: the next batch's array is made that large at once, not grown.
     @exclusivity(unchecked) private var lastBatchCount = 0
     @exclusivity(unchecked) private var flushScheduled = false
+    /// Whether a flush waits one iteration for more finished tasks (FlushDeferral.swift).
+    @exclusivity(unchecked) private var deferral = FlushDeferral()
     /// Where batches for the completion queue go (`completionMailbox(for:)`).
     @exclusivity(unchecked) private var mailbox: (queue: DispatchQueue, box: DrainMailbox<CompletionDelivery.Batch>)?
     @exclusivity(unchecked) private(set) var isInvalidated = false
@@ -191,6 +193,13 @@ final class SessionEngine {
     /// completion queue (one dispatch for the batch, responses built there), or, with
     /// `deliversOnEventLoop`, to their handlers right here.
     private func flushFinished() {
+        // The last batch's mailbox is the completion queue's unless the queue was changed since
+        // (then one batch waits an iteration for nothing).
+        if deferral.shouldDefer(queueIdle: mailbox?.box.isIdle ?? false, othersRunning: runningCount > 0,
+                                ending: isInvalidated || loopShutDown) {
+            loop.runAfterIO { self.flushFinished() }
+            return
+        }
         flushScheduled = false
         var batch: [FinishedTask] = []
         swap(&batch, &finished)

@@ -101,4 +101,21 @@ import Testing
         scheduler.queue.sync {}
         #expect(unique.withLock { $0 } == [true, true])
     }
+
+    @Test func aMailboxIsIdleOnlyWhenNoDrainIsScheduledOrRunning() {
+        let scheduler = Scheduler()
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let mailbox = DrainMailbox<Int>(schedule: scheduler.schedule) { _ in
+            started.signal()
+            release.wait()
+        }
+        #expect(mailbox.isIdle)
+        mailbox.post(1)
+        started.wait()
+        #expect(!mailbox.isIdle)
+        release.signal()
+        scheduler.queue.sync {}
+        #expect(mailbox.isIdle)
+    }
 }
