@@ -10,7 +10,9 @@ extension SessionEngine {
     /// delivered and never stored here (`CompletionDelivery.runOne`).
     struct FinishedTask: @unchecked Sendable {
         // @unchecked: the body is handed over and never touched again on the loop.
-        var task: SessionTask
+        /// The task; nil only once the entry was `release()`d, after which nothing reads it.
+        private var taskStorage: SessionTask?
+        var task: SessionTask { taskStorage.unsafelyUnwrapped }
         var head: ResponseHead?
         var body: Data
         /// The failure, the hook state, a download's finish, the response once stored; nil for a
@@ -19,7 +21,7 @@ extension SessionEngine {
 
         init(task: SessionTask, head: ResponseHead?, body: Data, error: NetworkingError?, hooks: TaskHookState? = nil,
              download: DownloadFinish? = nil) {
-            self.task = task
+            self.taskStorage = task
             self.head = head
             self.body = body
             if error != nil || hooks != nil || download != nil { rare = Rare(error: error, hooks: hooks, download: download) }
@@ -27,9 +29,18 @@ extension SessionEngine {
 
         /// A plain success's entry: no failure, no hooks, no download (nothing boxed).
         init(task: SessionTask, head: ResponseHead?, body: consuming Data) {
-            self.task = task
+            self.taskStorage = task
             self.head = head
             self.body = body
+        }
+
+        /// Drops what the entry holds, once its delivery is done with it: the task (often its
+        /// last reference), its head, its body and its box go now, not with the whole batch.
+        mutating func release() {
+            taskStorage = nil
+            head = nil
+            body = Data()
+            rare = nil
         }
 
         var error: NetworkingError? { rare?.error }
