@@ -120,18 +120,20 @@ enum CompletionDelivery {
                                _ outcomes: inout [Outcome], _ hooked: inout [SessionEngine.FinishedTask]) {
         // Once per task, before anything reads the response: builds it and stores its cookies.
         let response = finished.resolveResponse()
-        if finished.task is DownloadTask {
+        // Read once: each read of the entry's task (it is inout) would retain and release it.
+        let task = finished.task
+        if task is DownloadTask {
             // Its own job: the destination closure and the move (a copy, across file systems)
             // must not hold up the rest of the batch.
             let download = finished
             target.group.enter()
-            finished.task.manager.workers.run {
+            task.manager.workers.run {
                 DownloadDelivery.run(download, with: target)
                 target.group.leave()
             }
             return
         }
-        if let receiver = finished.task.outcomeReceiver {
+        if let receiver = task.outcomeReceiver {
             // An async caller: serialized here, its continuation resumed from this worker
             // (`needsWorker` keeps such tasks off the completion queue and the loop).
             finished.response = response
@@ -149,10 +151,10 @@ enum CompletionDelivery {
         }
         // A plain delivery: the response, the object and the error go straight to the handler
         // (or to the batch's one dispatch), never copied into an outcome on the way.
-        guard finished.task.completionHandler != nil else { return }
+        guard task.completionHandler != nil else { return }
         if let error = finished.error {
             // A transport failure skips the serializer: (response, nil, error).
-            deliver(finished.task, error.response, nil, error, handlers, &outcomes)
+            deliver(task, error.response, nil, error, handlers, &outcomes)
             return
         }
         guard let response else { return }
@@ -160,19 +162,19 @@ enum CompletionDelivery {
             // Checked, then unwrapped in place: binding the serializer would copy it (a retain and
             // a release of each of its references) per task.
             if target.plainValidation != nil, let head = finished.head {
-                deliver(finished.task, response,
+                deliver(task, response,
                         try target.plainValidation!.responseObject(for: response, data: finished.body, statusCode: head.status),
                         nil, handlers, &outcomes)
             } else {
-                deliver(finished.task, response, try target.serializer.responseObject(for: response, data: finished.body),
+                deliver(task, response, try target.serializer.responseObject(for: response, data: finished.body),
                         nil, handlers, &outcomes)
             }
         } catch var error as NetworkingError {
-            error.failingURL = error.failingURL ?? finished.task.originalRequest.url
+            error.failingURL = error.failingURL ?? task.originalRequest.url
             // AFNetworking delivers an object with the error when only the status was rejected.
-            deliver(finished.task, response, error.responseObject, error, handlers, &outcomes)
+            deliver(task, response, error.responseObject, error, handlers, &outcomes)
         } catch {
-            deliver(finished.task, response, nil, error, handlers, &outcomes)
+            deliver(task, response, nil, error, handlers, &outcomes)
         }
     }
 
