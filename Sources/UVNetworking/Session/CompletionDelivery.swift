@@ -75,7 +75,7 @@ enum CompletionDelivery {
         for index in batch.indices {
             let task = batch[index].task
             if task.outcomeReceiver != nil || task is DownloadTask { return true }
-            if batch[index].error == nil && !serializerAsked {
+            if (batch[index].isPlain || batch[index].error == nil) && !serializerAsked {
                 if serializer.needsWorkerThread { return true }
                 serializerAsked = true
             }
@@ -152,7 +152,7 @@ enum CompletionDelivery {
         // A plain delivery: the response, the object and the error go straight to the handler
         // (or to the batch's one dispatch), never copied into an outcome on the way.
         guard task.completionHandler != nil else { return }
-        if let error = finished.error {
+        if !finished.isPlain, let error = finished.error {
             // A transport failure skips the serializer: (response, nil, error).
             deliver(task, error.response, nil, error, handlers, &outcomes)
             return

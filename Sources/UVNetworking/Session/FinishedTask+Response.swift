@@ -15,11 +15,11 @@ extension SessionEngine.FinishedTask {
     /// ask, and a head with a template hands out its shared response without building anything.
     func resolveResponse() -> HTTPResponse? {
         let response: HTTPResponse?
-        if let head {
+        if !isPlain, let error {
             // A failure's error carries the response of the head it had (or none yet).
-            response = error == nil ? head.httpResponse : error!.response
+            response = error.response
         } else {
-            response = error?.response
+            response = head?.httpResponse
         }
         // A streamed task (`bytes(for:)`) stored its cookies when its head was handed out.
         // The store first: without one (the default) nothing else is read.

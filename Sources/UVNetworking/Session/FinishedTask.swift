@@ -43,6 +43,9 @@ extension SessionEngine {
             rare = nil
         }
 
+        /// No failure, hook state, download or stored response: a plain success. Asked before
+        /// `error`, whose nil is a dozen words to make and test.
+        var isPlain: Bool { rare == nil }
         var error: NetworkingError? { rare?.error }
         /// Set when the manager had hooks while the task ran (or for an awaiting caller's metrics).
         var hooks: TaskHookState? { rare?.hooks }
