@@ -13,6 +13,8 @@ extension SessionEngine {
         /// The task; nil only once the entry was `release()`d, after which nothing reads it.
         private var taskStorage: SessionTask?
         var task: SessionTask { taskStorage.unsafelyUnwrapped }
+        /// The task without a retain, for a caller that holds the entry meanwhile.
+        var unretainedTask: Unmanaged<SessionTask> { Unmanaged.passUnretained(taskStorage.unsafelyUnwrapped) }
         var head: ResponseHead?
         var body: Data
         /// The failure, the hook state, a download's finish, the response once stored; nil for a

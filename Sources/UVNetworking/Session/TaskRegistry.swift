@@ -47,16 +47,20 @@ final class TaskRegistry: Sendable {
     }
 
     /// Removes `tasks` (each at most once; tasks already removed are skipped). Any thread.
-    func remove<Tasks: Sequence>(_ tasks: Tasks, _ task: (Tasks.Element) -> SessionTask) {
+    /// `task` names each element's task unretained: the caller holds them all meanwhile (a
+    /// retain and a release per task saved).
+    func remove<Tasks: Sequence>(_ tasks: Tasks, _ task: (Tasks.Element) -> Unmanaged<SessionTask>) {
         list.withLock { list in
             settleIncoming(&list)
-            for element in tasks { unlink(task(element), &list) }
+            for element in tasks {
+                task(element)._withUnsafeGuaranteedRef { unlink($0, &list) }
+            }
         }
     }
 
     /// Removes one task. Any thread.
     func remove(_ task: SessionTask) {
-        remove(CollectionOfOne(task)) { $0 }
+        remove(CollectionOfOne(task)) { Unmanaged.passUnretained($0) }
     }
 
     /// The tasks not yet completed, by identifier.
