@@ -89,10 +89,12 @@ final class TaskRegistry: Sendable {
             node = task.registryIncomingNext
             task.registryIncomingNext = nil
             task.registryMembership = .listed
-            task.registryNext = list.head
             task.registryPrevious = nil
-            list.head?.registryPrevious = Unmanaged.passUnretained(task)
-            list.head = task
+            list.head?.registryPrevious = current
+            // The old head moves into the task's link, the task (the stack's retain) into the
+            // head: nothing retained or released.
+            task.registryNext = list.head.take()
+            list.head = consume task
             list.count += 1
         }
     }
@@ -105,15 +107,17 @@ final class TaskRegistry: Sendable {
             return
         }
         task.registryMembership = .removed
-        let next = task.registryNext
-        if let previous = task.registryPrevious?.takeUnretainedValue() {
-            previous.registryNext = next
-        } else {
-            list.head = next
-        }
-        next?.registryPrevious = task.registryPrevious
-        task.registryNext = nil
+        // The task's link to the next one moves to where the task was linked from, which lets
+        // the task go: one release, nothing retained.
+        let previous = task.registryPrevious
         task.registryPrevious = nil
+        let next = task.registryNext.take()
+        next?.registryPrevious = previous
+        if let previous {
+            previous._withUnsafeGuaranteedRef { $0.registryNext = consume next }
+        } else {
+            list.head = consume next
+        }
         list.count -= 1
     }
 }
