@@ -1,8 +1,9 @@
 // A server sends the same head response after response, its Date value aside. Once a head has
 // been scanned and built, the next head that repeats its bytes needs neither the scan nor the
 // build: two compares tell it apart, and the template's record of its lines, names, framing and
-// Date position holds for it too. llhttp still validates every byte. Only the standard library is
-// used here so that the fuzz harness can compile the decoder's files alone.
+// Date position holds for it too. llhttp still validates every byte, unless the template's whole
+// message can be replayed (`bodyLength`, ResponseDecoder+MessageReplay.swift). Only the standard
+// library is used here so that the fuzz harness can compile the decoder's files alone.
 
 /// What the decoder keeps of its connection's template head (`ResponseDecoder.templateHead`) so
 /// that a later head with the same bytes apart from Date's value can skip the scan.
@@ -28,6 +29,11 @@ final class HeadReplay {
     let sawTransferEncoding: Bool
     let transferCodingCount: Int
     let transferCodingsAllChunked: Bool
+    /// The template's body length when its whole message may be replayed without llhttp
+    /// (`ResponseDecoder.replayMessage`): llhttp took the template as the final response to a
+    /// request other than HEAD, kept alive, framed by Content-Length alone (no Transfer-Encoding,
+    /// no upgrade or close, not 204 or 304). nil otherwise.
+    let bodyLength: Int?
     /// The fields of the last head replayed from this template. The next replay writes its Date
     /// value over them: in place once that head is gone (no allocation, and the storage is freed
     /// on the loop that made it, not on the thread that dropped the head), copied while it lives.
@@ -39,7 +45,7 @@ final class HeadReplay {
     var lastHead: ResponseHead?
 
     init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
-         transferCodingCount: Int, transferCodingsAllChunked: Bool) {
+         transferCodingCount: Int, transferCodingsAllChunked: Bool, bodyLength: Int?) {
         self.head = head
         self.dateIndex = dateIndex
         self.dateValue = dateValue
@@ -47,6 +53,7 @@ final class HeadReplay {
         self.sawTransferEncoding = sawTransferEncoding
         self.transferCodingCount = transferCodingCount
         self.transferCodingsAllChunked = transferCodingsAllChunked
+        self.bodyLength = bodyLength
     }
 
     /// The fields of a head that repeats the template's bytes, its Date value at `date`.
