@@ -15,7 +15,10 @@ final class HTTP1Connection {
     /// The pool's number for this connection.
     let id: Int
     private let loop: EventLoop
-    private unowned let owner: HTTP1ConnectionOwner
+    /// Strong, though the pool holds its connections: the pool lets a connection go when it
+    /// reports its close (or closes it in `closeAll`), which ends the cycle, and an unowned
+    /// reference would cost a checked load at every report (one per request).
+    private let owner: HTTP1ConnectionOwner
     private let host: String
     private let port: Int
     private let resolver: DNSResolver

@@ -121,7 +121,8 @@ final class SessionEngine {
         let runner = TaskRunner(task: task, engine: self, loop: loop, settings: taskSettings)
         task.loopRunner = runner
         // Async callers get metrics in their DataResponse, so their tasks are measured too.
-        if task.manager.hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
+        // The engine's own reference to the manager's hooks: no hop through the task's manager.
+        if hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
         runningCount += 1
         if !observesLoop {
             observesLoop = true
