@@ -67,8 +67,9 @@ public class SessionTask: @unchecked Sendable {
     /// starting a task that already finished.
     enum LoopPhase { case notStarted, running, finished }
     var loopPhase = LoopPhase.notStarted
-    /// The engine running the task, once it started. Loop thread only.
-    var loopEngine: SessionEngine?
+    /// The engine running the task, while it runs. Loop thread only. Its runner's: a reference
+    /// of the task's own would be one more to take and drop per task.
+    var loopEngine: SessionEngine? { loopRunner?.engine }
     /// The task's loop-side half while it runs (a cycle, broken when the task finishes). Loop
     /// thread only.
     var loopRunner: TaskRunner?

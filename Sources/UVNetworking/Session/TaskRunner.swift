@@ -10,7 +10,7 @@ import HTTPTypes
 final class TaskRunner {
     let task: SessionTask
     /// Strong: the engine holds no runner (its task does), so this makes no cycle, and the task
-    /// holds its engine anyway while it runs (`loopEngine`). An unowned reference would cost an
+    /// holds it through its runner while it runs (`loopEngine`). An unowned reference would cost an
     /// unowned retain and release per runner and a checked load at each of the several uses per
     /// request.
     let engine: SessionEngine
@@ -68,9 +68,10 @@ final class TaskRunner {
     /// nil when the session does not decode responses.
     private let decodingLimits: ContentDecoder.Limits?
 
-    init(task: SessionTask, engine: SessionEngine, loop: EventLoop, settings: TaskSettings) {
+    init(task: SessionTask, engine: SessionEngine, settings: TaskSettings) {
         self.task = task
         self.engine = engine
+        let loop = engine.loop
         self.loop = loop
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
         self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
