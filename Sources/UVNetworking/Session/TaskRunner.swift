@@ -108,6 +108,14 @@ final class TaskRunner {
 
     // MARK: Acting
 
+    /// `perform`, with the common "nothing to do" decided here, without a call: for events
+    /// that mostly only move the machine (a connection assigned, the request written).
+    @inline(__always)
+    private func performIfAny(_ action: TaskStateMachine.Action) {
+        if case .none = action { return }
+        perform(action)
+    }
+
     func perform(_ action: TaskStateMachine.Action) {
         switch action {
         case .none:
@@ -289,7 +297,7 @@ extension TaskRunner: PoolRequest {
         self.connection = connection
         metricsRequestStarted(on: connection)
         headDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: timeouts.responseHead)
-        perform(machine.connectionAssigned())
+        performIfAny(machine.connectionAssigned())
         // On the connection in hand: `armTimer()` would load (and retain) the stored one.
         armTimer(on: connection)
         // Last: a write that fails at once reports back (and may retry or finish the task) from
@@ -325,7 +333,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         // The head timeout runs from the last request byte.
         lastByteAt = LoopTimer.now(loop)
         headDeadline = LoopDuration.deadline(lastByteAt, plus: timeouts.responseHead)
-        perform(machine.requestWritten())
+        performIfAny(machine.requestWritten())
         // No arming: the head and inactivity deadlines only moved later since poolAssigned armed
         // the timer for them (see armTimer).
     }
