@@ -217,7 +217,16 @@ final class HTTP1Connection {
 
     /// Fires `exchangeTimerFired` at `deadline` (loop milliseconds) unless re-armed first.
     func armExchangeTimer(at deadline: UInt64) {
-        timer?.armNoLaterThan(deadline)
+        armTimer(noLaterThan: deadline)
+    }
+
+    /// `timer?.armNoLaterThan(deadline)`, decided here: most requests' deadlines come after the
+    /// one the timer holds (see `TaskRunner.armTimer`), and then neither the call nor the
+    /// timer's retain for it happens.
+    @inline(__always)
+    private func armTimer(noLaterThan deadline: UInt64) {
+        guard let armed = timer?.armedDeadline, deadline < armed else { return }
+        timer?.arm(at: deadline)
     }
 
     // MARK: Exchanges
@@ -279,7 +288,7 @@ final class HTTP1Connection {
             memoryReleaseDeadline = LoopDuration.deadline(now, plus: Self.memoryReleaseDelay)
             wake = min(wake, memoryReleaseDeadline)
         }
-        timer?.armNoLaterThan(wake)
+        armTimer(noLaterThan: wake)
     }
 
     /// How long an idle connection keeps its transport's spare memory, in milliseconds: long
