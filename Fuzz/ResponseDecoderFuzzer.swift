@@ -12,6 +12,9 @@
 // expectResponse after each complete keep-alive response (at most 8), stop at an error or at a
 // response that closes the connection, and call finish at the end of the stream.
 // Three runs: one read, reads of pseudo-random sizes, and (inputs up to 512 bytes) one byte per read.
+// The first two are repeated by a decoder that leaves every message to llhttp (no message replay,
+// ResponseDecoder+MessageReplay.swift), which must deliver exactly the same: the same heads and
+// body pieces from each feed, the same bytes consumed, the same errors (reason text included).
 //
 // Invariants (a violation traps with a message):
 // - Each response's events follow `informational* head body* end`; bodies are never empty; `.end`
@@ -78,9 +81,11 @@ private enum Stage {
 }
 
 /// Feeds `stream` to a fresh decoder in reads ending at `bounds`, checking the per-run invariants.
-private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions) -> [ResponseRecord] {
+private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions, replaysMessages: Bool = true,
+                          trace: UnsafeMutablePointer<[String]>? = nil) -> [ResponseRecord] {
     let limits = options.limits
     let decoder = ResponseDecoder(limits: limits)
+    decoder.replaysMessages = replaysMessages
     decoder.expectResponse(toHEAD: options.isHEAD(0))
     var records: [ResponseRecord] = []
     var record = ResponseRecord()
@@ -89,6 +94,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 
     /// Checks and records one batch of events from a single feed/finish call.
     func absorb(_ events: [ResponseEvent]) {
+        trace?.pointee.append("\(events)")
         for (index, event) in events.enumerated() {
             switch event {
             case .informational(let head):
@@ -121,6 +127,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 
     /// Records a thrown error and checks that the decoder stays dead.
     func die(_ failure: ResponseDecoderError, _ all: UnsafeRawBufferPointer) {
+        trace?.pointee.append("failed: \(failure)")
         invariant((failure.kind == .closedBeforeResponse) == !fedThisResponse, "closedBeforeResponse iff nothing was fed: \(failure)")
         invariant(!decoder.isComplete && !decoder.keepAlive, "a failed decoder reports completion")
         var events: [ResponseEvent] = []
@@ -156,6 +163,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
                     return records
                 }
                 invariant(consumed >= 0 && consumed <= end - start, "consumed \(consumed) of \(end - start)")
+                trace?.pointee.append("consumed \(consumed)")
                 absorb(events)
                 start += consumed
                 guard decoder.isComplete else {
@@ -242,6 +250,15 @@ public func responseDecoderFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -
     let oneRead = decodeStream(stream, bounds: [stream.count], options: options)
     let randomReads = decodeStream(stream, bounds: randomBounds(count: stream.count, seed: options.seed), options: options)
     compare(oneRead, randomReads, "one read vs random reads")
+    // The replay against llhttp, feed by feed, in one read and in the random reads.
+    for bounds in [[stream.count], randomBounds(count: stream.count, seed: options.seed)] {
+        var replayed: [String] = []
+        var byLlhttp: [String] = []
+        let a = decodeStream(stream, bounds: bounds, options: options, trace: &replayed)
+        let b = decodeStream(stream, bounds: bounds, options: options, replaysMessages: false, trace: &byLlhttp)
+        compare(a, b, "message replay vs llhttp")
+        invariant(replayed == byLlhttp, "message replay vs llhttp: feeds differ\n\(replayed)\n\(byLlhttp)")
+    }
     if stream.count <= 512 {
         let byteReads = decodeStream(stream, bounds: Array(stride(from: 1, through: stream.count, by: 1)), options: options)
         compare(oneRead, byteReads, "one read vs one byte per read")

@@ -35,6 +35,7 @@ sources=(
   "$decoder/ResponseDecoderError.swift"
   "$decoder/ResponseDecoder.swift"
   "$decoder/ResponseDecoder+Callbacks.swift"
+  "$decoder/ResponseDecoder+MessageReplay.swift"
   "$decoder/ChunkLineScanner.swift"
   "$decoder/HexDigit.swift"
   "$repo/Tests/UVNetworkingTests/HTTP1/ResponseDecoderEvents.swift"

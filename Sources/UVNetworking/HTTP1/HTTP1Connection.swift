@@ -15,7 +15,10 @@ final class HTTP1Connection {
     /// The pool's number for this connection.
     let id: Int
     private let loop: EventLoop
-    private unowned let owner: HTTP1ConnectionOwner
+    /// Strong, though the pool holds its connections: the pool lets a connection go when it
+    /// reports its close (or closes it in `closeAll`), which ends the cycle, and an unowned
+    /// reference would cost a checked load at every report (one per request).
+    private let owner: HTTP1ConnectionOwner
     private let host: String
     private let port: Int
     private let resolver: DNSResolver
@@ -214,7 +217,16 @@ final class HTTP1Connection {
 
     /// Fires `exchangeTimerFired` at `deadline` (loop milliseconds) unless re-armed first.
     func armExchangeTimer(at deadline: UInt64) {
-        timer?.armNoLaterThan(deadline)
+        armTimer(noLaterThan: deadline)
+    }
+
+    /// `timer?.armNoLaterThan(deadline)`, decided here: most requests' deadlines come after the
+    /// one the timer holds (see `TaskRunner.armTimer`), and then neither the call nor the
+    /// timer's retain for it happens.
+    @inline(__always)
+    private func armTimer(noLaterThan deadline: UInt64) {
+        guard let armed = timer?.armedDeadline, deadline < armed else { return }
+        timer?.arm(at: deadline)
     }
 
     // MARK: Exchanges
@@ -276,7 +288,7 @@ final class HTTP1Connection {
             memoryReleaseDeadline = LoopDuration.deadline(now, plus: Self.memoryReleaseDelay)
             wake = min(wake, memoryReleaseDeadline)
         }
-        timer?.armNoLaterThan(wake)
+        armTimer(noLaterThan: wake)
     }
 
     /// How long an idle connection keeps its transport's spare memory, in milliseconds: long

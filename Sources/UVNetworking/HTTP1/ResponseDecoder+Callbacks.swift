@@ -258,14 +258,7 @@ extension ResponseDecoder {
     /// not recorded: it takes the template's reason phrase and Date position.
     private func makeHead(_ state: llhttp_t, fields: ReceivedFields, dateIndex fieldsDateIndex: Int, keepAlive: Bool, final: Bool,
                           replaying: HeadReplay?) -> ResponseHead {
-        if let replaying {
-            let template = replaying.head
-            let head = ResponseHead(versionMajor: template.versionMajor, versionMinor: template.versionMinor, status: template.status,
-                                    reason: template.reason, headers: fields, keepAlive: keepAlive,
-                                    template: template, dateIndex: replaying.dateIndex)
-            replaying.lastHead = head
-            return head
-        }
+        if let replaying { return replayedHead(replaying, fields: fields, keepAlive: keepAlive) }
         let statusLineEnd = Int(record.statusLineEnd)
         // "HTTP/1.1 200 " is 13 bytes: the reason phrase, if any, follows.
         let reason = statusLineEnd > 13
@@ -285,9 +278,34 @@ extension ResponseDecoder {
                 head: head, dateIndex: fieldsDateIndex,
                 dateValue: fieldsDateIndex < 0 ? fields.sectionByteCount..<fields.sectionByteCount : fields.valueRange(at: fieldsDateIndex),
                 contentLength: contentLength, sawTransferEncoding: sawTransferEncoding,
-                transferCodingCount: transferCodingCount, transferCodingsAllChunked: transferCodingsAllChunked)
+                transferCodingCount: transferCodingCount, transferCodingsAllChunked: transferCodingsAllChunked,
+                bodyLength: final && keepAlive ? replayableBodyLength(state) : nil)
         }
         return head
+    }
+
+    /// A head that repeats `replaying`'s template: its status line is the template's, its fields
+    /// `fields`. Kept by the replay until the next one (`HeadReplay.lastHead`).
+    func replayedHead(_ replaying: HeadReplay, fields: ReceivedFields, keepAlive: Bool) -> ResponseHead {
+        let template = replaying.head
+        let head = ResponseHead(versionMajor: template.versionMajor, versionMinor: template.versionMinor, status: template.status,
+                                reason: template.reason, headers: fields, keepAlive: keepAlive,
+                                template: template, dateIndex: replaying.dateIndex)
+        replaying.lastHead = head
+        return head
+    }
+
+    /// The body length of a kept-alive final head (`state`, as llhttp left it at headers-complete)
+    /// when a later message with the same head bytes may be replayed whole (`HeadReplay.bodyLength`):
+    /// a response to a request other than HEAD, not 204 or 304, whose only framing is
+    /// Content-Length and whose only other llhttp flag is keep-alive (no close, upgrade,
+    /// Transfer-Encoding or chunked). nil for any other head.
+    private func replayableBodyLength(_ state: llhttp_t) -> Int? {
+        let status = state.status_code
+        let allowed = UInt16(F_CONNECTION_KEEP_ALIVE.rawValue | F_CONTENT_LENGTH.rawValue)
+        guard !toHEAD, status != 204, status != 304, !sawTransferEncoding, state.upgrade == 0,
+              state.flags & ~allowed == 0, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 else { return nil }
+        return Int(exactly: state.content_length)
     }
 
     /// Why the body of this response cannot be framed reliably (RFC 9112 §6), or nil.

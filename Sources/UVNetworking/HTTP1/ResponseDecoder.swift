@@ -19,7 +19,9 @@ import CLLHTTP
 //   the consumer as views of the fed bytes.
 // - A head that repeats the connection's template head (the last one built in full) apart from
 //   Date's value skips the scan and the build (`HeadReplay`): it is recognised by two compares
-//   when it starts a read whole, then llhttp validates it as any other.
+//   when it starts a read whole, then llhttp validates it as any other. When the template was a
+//   kept-alive response framed by Content-Length alone, llhttp is left out too: the message is
+//   that head plus the next Content-Length bytes (ResponseDecoder+MessageReplay.swift).
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
 //   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
 //   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
@@ -151,6 +153,14 @@ final class ResponseDecoder {
     @exclusivity(unchecked) var replayedHead: UnsafeRawPointer?
     /// Heads that took the replay (tests and profiles: how often the shortcut is taken).
     @exclusivity(unchecked) private(set) var replayedHeadCount = 0
+    /// Whether a message that repeats a replayable template's is decoded without llhttp
+    /// (`replayMessage`). Always on in the library; off only to check the replay against llhttp.
+    @exclusivity(unchecked) var replaysMessages = true
+    /// Messages of those heads that were decoded without llhttp (tests and profiles).
+    @exclusivity(unchecked) private(set) var replayedMessageCount = 0
+    /// Body bytes still to come of a message decoded without llhttp; nil when none is (llhttp
+    /// then sits where `startMessage` left it).
+    @exclusivity(unchecked) var replayedBodyRemaining: Int?
 
     /// Creates a decoder armed for a response to a non-HEAD request.
     init(limits: Limits = Limits()) {
@@ -282,6 +292,8 @@ final class ResponseDecoder {
     /// Runs llhttp over `bytes`, stopping it early where a scanner found a problem or a bare LF,
     /// and handling each pause. Returns the bytes consumed.
     private func decode(_ bytes: UnsafeRawBufferPointer) throws(ResponseDecoderError) -> Int {
+        // The rest of a replayed message's body, which llhttp never saw the head of.
+        if replayedBodyRemaining != nil { return try replayBody(bytes, from: 0) }
         let base = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
         // llhttp has bytes[..<offset]; the active scanner has looked at bytes[..<scanned].
         var offset = 0
@@ -291,9 +303,15 @@ final class ResponseDecoder {
             var found: ScanStop?
             if scanner.isActive && scanner.byteCount == 0 && section == .head,
                let headReplay, headReplay.matches(bytes, at: offset) {
+                replayedHeadCount &+= 1
+                // llhttp has seen nothing of this message (fresh since `startMessage`), as it had
+                // seen nothing of the template's: the same bytes frame the same message.
+                if replaysMessages, !toHEAD, let bodyLength = headReplay.bodyLength {
+                    replayedMessageCount &+= 1
+                    return try replayMessage(bytes, at: offset, of: headReplay, bodyLength: bodyLength)
+                }
                 // The template's record holds for this head: llhttp alone goes over it.
                 replayedHead = UnsafeRawPointer(bytes.baseAddress! + offset)
-                replayedHeadCount &+= 1
                 scanner = .inactive
             }
             if scanner.isActive {
@@ -375,6 +393,7 @@ final class ResponseDecoder {
         llhttp_reset(parser)
         scanner = .head
         replayedHead = nil
+        replayedBodyRemaining = nil
         chunkScanner = .inactive
         section = .head
         pause = nil
@@ -389,7 +408,7 @@ final class ResponseDecoder {
     }
 
     /// Marks the decoder dead with `error` and returns it for throwing.
-    private func fail(_ error: ResponseDecoderError) -> ResponseDecoderError {
+    func fail(_ error: ResponseDecoderError) -> ResponseDecoderError {
         failure = error
         return error
     }

@@ -193,7 +193,14 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     }
 
     func connectionReleased(_ connection: HTTP1Connection) {
-        perform(machine.connectionReleased(connection.id))
+        let action = machine.connectionReleased(connection.id)
+        // The common end of an exchange with nobody waiting: the connection in hand goes idle,
+        // without looking it up again by its number.
+        if case .parkIdle(let id) = action, id == connection.id, !isDraining {
+            connection.parkIdle(timeout: settings.idleTimeout)
+            return
+        }
+        perform(action)
     }
 
     func connectionClosed(_ connection: HTTP1Connection) {

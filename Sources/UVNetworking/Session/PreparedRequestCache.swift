@@ -32,6 +32,10 @@ final class PreparedRequestCache: Sendable {
         /// Whether `other` equals the kept request; a method, so the kept request is compared
         /// in place rather than copied out of the entry first.
         func matches(_ other: Request) -> Bool { request == other }
+
+        /// `PreparedRequestCache.holds` for the kept preparation, read in place (no retain of it
+        /// for the call).
+        func holds(for manager: SessionManager) -> Bool { PreparedRequestCache.holds(prepared, for: manager) }
     }
 
     /// The largest encoding kept (head and in-memory body).
@@ -43,7 +47,7 @@ final class PreparedRequestCache: Sendable {
     /// new one (then kept as the last).
     func prepare(_ request: Request, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
         // The lock covers only the load: the comparison runs outside it.
-        if let entry = last.withLock({ $0 }), entry.matches(request), Self.holds(entry.prepared, for: manager) {
+        if let entry = last.withLock({ $0 }), entry.matches(request), entry.holds(for: manager) {
             return entry.prepared
         }
         let prepared = try PreparedRequest(request, defaults: manager.defaultRequestFields, cookies: manager.cookieStore,

@@ -9,7 +9,7 @@ import HTTPTypes
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
 /// the work they guard.
 final class SessionEngine {
-    private let loop: EventLoop
+    let loop: EventLoop
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
     /// What each runner needs of the configuration, made once.
@@ -27,7 +27,10 @@ final class SessionEngine {
     /// `PreparedRequest` (the session's cache), found by identity without copying and
     /// comparing its origin. Only a small one is kept, as the cache keeps only those: the
     /// engine never holds a large body after its task.
-    @exclusivity(unchecked) private var lastPrepared: (request: PreparedRequest, pool: ConnectionPool)?
+    @exclusivity(unchecked) private var lastPrepared: PreparedRequest?
+    /// `lastPrepared`'s pool; a field of its own (not a tuple with it), so that a hit loads one
+    /// reference instead of copying the pair out.
+    @exclusivity(unchecked) private var lastPreparedPool: ConnectionPool?
     /// Tasks started on this engine and not finished. Each task holds its own runner
     /// (`loopRunner`): no table to hash into on every task operation.
     @exclusivity(unchecked) private var runningCount = 0
@@ -69,11 +72,11 @@ final class SessionEngine {
         if let runner = task.loopRunner { return runner }
         guard task.loopPhase == .notStarted else { return nil }
         task.loopPhase = .running
-        task.loopEngine = self
-        let runner = TaskRunner(task: task, engine: self, loop: loop, settings: taskSettings)
+        let runner = TaskRunner(task: task, engine: self, settings: taskSettings)
         task.loopRunner = runner
         // Async callers get metrics in their DataResponse, so their tasks are measured too.
-        if task.manager.hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
+        // The engine's own reference to the manager's hooks: no hop through the task's manager.
+        if hooks.isActive || task.outcomeReceiver != nil { runner.hookState = TaskHookState(madeAtStart: true) }
         runningCount += 1
         if !observesLoop {
             observesLoop = true
@@ -98,16 +101,16 @@ final class SessionEngine {
 
     /// The pool for the request's origin, made on first use.
     func pool(for request: PreparedRequest) -> ConnectionPool {
-        if lastPrepared?.request === request { return lastPrepared!.pool }
+        if lastPrepared === request, let pool = lastPreparedPool { return pool }
         let origin = request.origin
         // A batch usually targets one origin: comparing with the last one is cheaper than hashing.
         if let last = lastPool, last.origin == origin {
-            lastPrepared = PreparedRequestCache.isSmall(request) ? (request, last.pool) : nil
+            remember(request, in: last.pool)
             return last.pool
         }
         if let pool = pools[origin] {
             lastPool = (origin, pool)
-            lastPrepared = PreparedRequestCache.isSmall(request) ? (request, pool) : nil
+            remember(request, in: pool)
             return pool
         }
         let settings = ConnectionPool.Settings(
@@ -131,8 +134,15 @@ final class SessionEngine {
         }
         pools[origin] = pool
         lastPool = (origin, pool)
-        lastPrepared = PreparedRequestCache.isSmall(request) ? (request, pool) : nil
+        remember(request, in: pool)
         return pool
+    }
+
+    /// Keeps `request` as the last one looked up, if small (see `lastPrepared`).
+    private func remember(_ request: PreparedRequest, in pool: ConnectionPool) {
+        let small = PreparedRequestCache.isSmall(request)
+        lastPrepared = small ? request : nil
+        lastPreparedPool = small ? pool : nil
     }
 
     /// Evaluates a server's chain on the worker pool (the challenge handler, then the policy)
@@ -156,7 +166,6 @@ final class SessionEngine {
         let task = runner.task
         precondition(task.loopPhase == .running, "task \(task.taskIdentifier) finished twice")
         task.loopPhase = .finished
-        task.loopEngine = nil
         task.loopRunner = nil
         runningCount -= 1
         // The registry lets the task go with its batch (`flushFinished`), or, when it completed
@@ -321,6 +330,7 @@ final class SessionEngine {
         pools.removeAll()
         lastPool = nil
         lastPrepared = nil
+        lastPreparedPool = nil
     }
 
     /// Open or opening connections across every pool (for tests and metrics).

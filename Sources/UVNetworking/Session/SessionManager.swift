@@ -215,7 +215,17 @@ public class SessionManager: @unchecked Sendable {
 
     /// Loop thread only.
     func perform(_ operation: TaskOperation, for task: SessionTask) {
-        let engine = task.loopEngine ?? self.engine!
+        // A task that has not started yet (the usual resume) goes to the current engine; one
+        // that runs, to the engine it started on (a reset may have replaced the manager's).
+        guard let engine = task.loopEngine else {
+            perform(operation, for: task, on: engine!)
+            return
+        }
+        perform(operation, for: task, on: engine)
+    }
+
+    @inline(__always)
+    private func perform(_ operation: TaskOperation, for task: SessionTask, on engine: SessionEngine) {
         switch operation {
         case .resume: engine.resume(task)
         case .suspend: engine.suspend(task)

@@ -51,16 +51,33 @@ public class SessionTask: @unchecked Sendable {
     /// Whether anyone has asked for a Progress object, so the loop skips the lock when nobody has.
     private let progressObserved = Atomic<Bool>(false)
     let completionHandler: CompletionHandler?
+    /// The request checked and encoded at creation; nil when it cannot be sent.
+    ///
+    /// Kept apart from the failure (not one `Result`): the runner reads it on every start, and
+    /// reading a `Result` out of the task copies the whole enum, error payload and all.
+    let preparedRequest: PreparedRequest?
+    /// Why the task cannot be sent; boxed, so that the common case stores and destroys a nil
+    /// reference, not an optional error.
+    private let preparationFailure: PreparationFailure?
     /// The request checked and encoded at creation, or why it cannot be sent.
-    let prepared: Result<PreparedRequest, NetworkingError>
+    var prepared: Result<PreparedRequest, NetworkingError> {
+        if let preparedRequest { return .success(preparedRequest) }
+        return .failure(preparationFailure!.error)
+    }
+
+    private final class PreparationFailure: Sendable {
+        let error: NetworkingError
+        init(_ error: NetworkingError) { self.error = error }
+    }
     var isHEAD: Bool { originalRequest.method == .head }
 
     /// Where the task is on the loop. Loop thread only: it is what keeps a late `cancel()` from
     /// starting a task that already finished.
     enum LoopPhase { case notStarted, running, finished }
     var loopPhase = LoopPhase.notStarted
-    /// The engine running the task, once it started. Loop thread only.
-    var loopEngine: SessionEngine?
+    /// The engine running the task, while it runs. Loop thread only. Its runner's: a reference
+    /// of the task's own would be one more to take and drop per task.
+    var loopEngine: SessionEngine? { loopRunner?.engine }
     /// The task's loop-side half while it runs (a cycle, broken when the task finishes). Loop
     /// thread only.
     var loopRunner: TaskRunner?
@@ -94,9 +111,16 @@ public class SessionTask: @unchecked Sendable {
         self.completionHandler = completionHandler
         if var failure = preparationFailure {
             failure.failingURL = failure.failingURL ?? request.url
-            self.prepared = .failure(failure)
+            self.preparedRequest = nil
+            self.preparationFailure = PreparationFailure(failure)
         } else {
-            self.prepared = Result { () throws(NetworkingError) in try manager.preparedRequests.prepare(request, for: manager) }
+            do throws(NetworkingError) {
+                self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
+                self.preparationFailure = nil
+            } catch {
+                self.preparedRequest = nil
+                self.preparationFailure = PreparationFailure(error)
+            }
         }
         self.taskIdentifier = identifier
         self.originalRequest = request

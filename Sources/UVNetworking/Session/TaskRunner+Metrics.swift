@@ -2,16 +2,26 @@ import Foundation
 
 /// The runner's side of `TransactionMetrics`: one record per exchange, for tasks measured from
 /// their start (a manager with hooks, or an async request). Others skip all of it with one nil
-/// check per event.
+/// check per event, inlined where the event happens: no call at all for an unmeasured task.
 extension TaskRunner {
+    @inline(__always) func metricsFetchStarted() { if hookState != nil { measureFetchStarted() } }
+    @inline(__always) func metricsRequestStarted(on connection: HTTP1Connection) {
+        if hookState != nil { measureRequestStarted(on: connection) }
+    }
+    @inline(__always) func metricsRequestWritten() { if hookState != nil { measureRequestWritten() } }
+    @inline(__always) func metricsResponseStarted(status: Int) { if hookState != nil { measureResponseStarted(status: status) } }
+    @inline(__always) func metricsExchangeEnded(on connection: HTTP1Connection?) {
+        if hookState != nil { measureExchangeEnded(on: connection) }
+    }
+
     /// The task asked a pool for a connection (the first time, after a redirect, or a retry).
-    func metricsFetchStarted() {
+    private func measureFetchStarted() {
         guard let state = hookState, state.madeAtStart else { return }
         state.transaction = TransactionMetrics(url: currentRequest.url, method: currentRequest.method, fetchStartDate: Date())
     }
 
     /// A connection was assigned and the request is about to be written.
-    func metricsRequestStarted(on connection: HTTP1Connection) {
+    private func measureRequestStarted(on connection: HTTP1Connection) {
         guard let state = hookState, state.madeAtStart, var transaction = state.transaction else { return }
         transaction.requestStartDate = Date()
         // Called before `execute`, which is when the connection counts this request.
@@ -30,19 +40,19 @@ extension TaskRunner {
         state.transaction = transaction
     }
 
-    func metricsRequestWritten() {
+    private func measureRequestWritten() {
         guard let state = hookState, state.madeAtStart else { return }
         state.transaction?.requestEndDate = Date()
     }
 
-    func metricsResponseStarted(status: Int) {
+    private func measureResponseStarted(status: Int) {
         guard let state = hookState, state.madeAtStart else { return }
         state.transaction?.responseStartDate = Date()
         state.transaction?.statusCode = status
     }
 
     /// The exchange is over (ended, failed or abandoned): the record is complete.
-    func metricsExchangeEnded(on connection: HTTP1Connection?) {
+    private func measureExchangeEnded(on connection: HTTP1Connection?) {
         guard let state = hookState, state.madeAtStart, var transaction = state.transaction else { return }
         state.transaction = nil
         if transaction.responseStartDate != nil { transaction.responseEndDate = Date() }

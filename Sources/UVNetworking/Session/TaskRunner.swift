@@ -9,7 +9,11 @@ import HTTPTypes
 /// the work they guard.
 final class TaskRunner {
     let task: SessionTask
-    unowned let engine: SessionEngine
+    /// Strong: the engine holds no runner (its task does), so this makes no cycle, and the task
+    /// holds it through its runner while it runs (`loopEngine`). An unowned reference would cost an
+    /// unowned retain and release per runner and a checked load at each of the several uses per
+    /// request.
+    let engine: SessionEngine
     let loop: EventLoop
     @exclusivity(unchecked) var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
@@ -64,9 +68,10 @@ final class TaskRunner {
     /// nil when the session does not decode responses.
     private let decodingLimits: ContentDecoder.Limits?
 
-    init(task: SessionTask, engine: SessionEngine, loop: EventLoop, settings: TaskSettings) {
+    init(task: SessionTask, engine: SessionEngine, settings: TaskSettings) {
         self.task = task
         self.engine = engine
+        let loop = engine.loop
         self.loop = loop
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
         self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
@@ -102,6 +107,14 @@ final class TaskRunner {
     func invalidate(_ code: NetworkingError.Code) { perform(machine.invalidated(code)) }
 
     // MARK: Acting
+
+    /// `perform`, with the common "nothing to do" decided here, without a call: for events
+    /// that mostly only move the machine (a connection assigned, the request written).
+    @inline(__always)
+    private func performIfAny(_ action: TaskStateMachine.Action) {
+        if case .none = action { return }
+        perform(action)
+    }
 
     func perform(_ action: TaskStateMachine.Action) {
         switch action {
@@ -160,14 +173,12 @@ final class TaskRunner {
         if pool == nil {
             // The request was checked and encoded when the task was made; a bad one ends here,
             // before any socket.
-            switch task.prepared {
-            case .failure(let error):
-                finish(error: error)
+            guard let prepared = task.preparedRequest else {
+                if case .failure(let error) = task.prepared { finish(error: error) }
                 return
-            case .success(let prepared):
-                self.prepared = prepared
-                pool = engine.pool(for: prepared)
             }
+            self.prepared = prepared
+            pool = engine.pool(for: prepared)
             let now = LoopTimer.now(loop)
             requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
             lastByteAt = now
@@ -224,13 +235,20 @@ final class TaskRunner {
     /// holder's timer only ever moves earlier, and a deadline that moved later (a byte, the
     /// request written) is found by the re-check when the timer fires.
     func armTimer() {
-        let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
-        guard deadline != .max else { return }
         if let connection {
-            connection.armExchangeTimer(at: deadline)
+            armTimer(on: connection)
         } else if machine.state == .waitingForConnection {
+            let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
+            guard deadline != .max else { return }
             pool?.waiterDeadlineChanged(deadline)
         }
+    }
+
+    /// `armTimer()` for the task's connection.
+    private func armTimer(on connection: HTTP1Connection) {
+        let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
+        guard deadline != .max else { return }
+        connection.armExchangeTimer(at: deadline)
     }
 
     /// The body begins: of the deadlines `armTimer` weighs, only the idle one is new (the head
@@ -279,8 +297,9 @@ extension TaskRunner: PoolRequest {
         self.connection = connection
         metricsRequestStarted(on: connection)
         headDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: timeouts.responseHead)
-        perform(machine.connectionAssigned())
-        armTimer()
+        performIfAny(machine.connectionAssigned())
+        // On the connection in hand: `armTimer()` would load (and retain) the stored one.
+        armTimer(on: connection)
         // Last: a write that fails at once reports back (and may retry or finish the task) from
         // inside this call.
         guard let prepared else { return }
@@ -314,7 +333,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         // The head timeout runs from the last request byte.
         lastByteAt = LoopTimer.now(loop)
         headDeadline = LoopDuration.deadline(lastByteAt, plus: timeouts.responseHead)
-        perform(machine.requestWritten())
+        performIfAny(machine.requestWritten())
         // No arming: the head and inactivity deadlines only moved later since poolAssigned armed
         // the timer for them (see armTimer).
     }
