@@ -95,22 +95,29 @@ func equalBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>
     return memcmpBytes(left, right, a.count)
 }
 
-/// Compares `count` bytes eight at a time (no Foundation or libc import in the fuzz build).
+/// Compares `count` bytes eight at a time (no Foundation or libc import in the fuzz build); from
+/// eight bytes on, the last word overlaps the one before it rather than ending byte by byte
+/// (Date's 29 bytes: four loads, not three and five single bytes).
 func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
     let left = UnsafeRawPointer(a)
     let right = UnsafeRawPointer(b)
+    guard count >= 8 else {
+        var offset = 0
+        while offset < count {
+            if a[offset] != b[offset] { return false }
+            offset &+= 1
+        }
+        return true
+    }
     var offset = 0
-    while offset &+ 8 <= count {
+    while offset &+ 8 < count {
         if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
             return false
         }
         offset &+= 8
     }
-    while offset < count {
-        if a[offset] != b[offset] { return false }
-        offset &+= 1
-    }
-    return true
+    let last = count &- 8
+    return left.loadUnaligned(fromByteOffset: last, as: UInt64.self) == right.loadUnaligned(fromByteOffset: last, as: UInt64.self)
 }
 
 /// What the decoder hands on as it decodes, in wire order: `interim* head body* end` for each

@@ -36,7 +36,16 @@ public struct HTTPResponseSerializer: ResponseSerializer {
     /// `responseObject(for:data:)` given the response's status code, which the session already
     /// holds as an integer: swift-http-types parses `response.status` from its text on each read.
     func responseObject(for response: HTTPResponse, data: Data?, statusCode: Int) throws -> Any? {
-        try Self.deliver(data, despite: validationError(for: response, data: data, statusCode: statusCode))
+        // Any type and an accepted status (most responses): nothing to build. Asking
+        // `validationError` would make and test an optional error, a dozen words, per task.
+        if acceptableContentTypes == nil && acceptsStatus(statusCode) { return data }
+        return try Self.deliver(data, despite: validationError(for: response, data: data, statusCode: statusCode))
+    }
+
+    /// Whether `status` is among `acceptableStatusCodes`.
+    @inline(__always)
+    private func acceptsStatus(_ status: Int) -> Bool {
+        acceptsExactlySuccess ? (200..<300).contains(status) : acceptableStatusCodes.contains(status)
     }
 
     /// The validation failure, or nil.
@@ -57,7 +66,7 @@ public struct HTTPResponseSerializer: ResponseSerializer {
                                                    response: response, responseData: data)
             }
         }
-        if !(acceptsExactlySuccess ? (200..<300).contains(status) : acceptableStatusCodes.contains(status)) {
+        if !acceptsStatus(status) {
             return NetworkingError(.unacceptableStatusCode, "Request failed: \(Self.reason(for: response.status)) (\(status))",
                                    response: response, responseData: data, underlyingError: contentTypeError)
         }

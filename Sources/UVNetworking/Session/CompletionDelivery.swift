@@ -75,7 +75,7 @@ enum CompletionDelivery {
         for index in batch.indices {
             let task = batch[index].task
             if task.outcomeReceiver != nil || task is DownloadTask { return true }
-            if batch[index].error == nil && !serializerAsked {
+            if (batch[index].isPlain || batch[index].error == nil) && !serializerAsked {
                 if serializer.needsWorkerThread { return true }
                 serializerAsked = true
             }
@@ -90,13 +90,18 @@ enum CompletionDelivery {
     }
 
     /// `run`, on tasks read and resolved in place: a uniquely held batch is not copied task by
-    /// task (each copy retains and releases every reference a finished task holds).
+    /// task (each copy retains and releases every reference a finished task holds). Each entry
+    /// is released right after its task was delivered: the task, often freed there, leaves its
+    /// memory in the thread's malloc cache for the next task (which that handler or the next one
+    /// makes); freed together after the batch, most would overflow the cache into the arena's
+    /// slower bins. The emptied entries are left in `batch`.
     static func run(_ batch: inout [SessionEngine.FinishedTask], with target: DeliveryTarget, handlers: Handlers = .queued) {
         var outcomes: [Outcome] = []
         if handlers == .queued { outcomes.reserveCapacity(batch.count) }
         var hooked: [SessionEngine.FinishedTask] = []
         for index in batch.indices {
             runOne(&batch[index], with: target, handlers: handlers, &outcomes, &hooked)
+            batch[index].release()
         }
         if !hooked.isEmpty { runHooked(hooked, with: target, handlers: handlers) }
         guard !outcomes.isEmpty else { return }
@@ -114,21 +119,24 @@ enum CompletionDelivery {
     private static func runOne(_ finished: inout SessionEngine.FinishedTask, with target: DeliveryTarget, handlers: Handlers,
                                _ outcomes: inout [Outcome], _ hooked: inout [SessionEngine.FinishedTask]) {
         // Once per task, before anything reads the response: builds it and stores its cookies.
-        finished.resolveResponse()
-        if finished.task is DownloadTask {
+        let response = finished.resolveResponse()
+        // Read once: each read of the entry's task (it is inout) would retain and release it.
+        let task = finished.task
+        if task is DownloadTask {
             // Its own job: the destination closure and the move (a copy, across file systems)
             // must not hold up the rest of the batch.
             let download = finished
             target.group.enter()
-            finished.task.manager.workers.run {
+            task.manager.workers.run {
                 DownloadDelivery.run(download, with: target)
                 target.group.leave()
             }
             return
         }
-        if let receiver = finished.task.outcomeReceiver {
+        if let receiver = task.outcomeReceiver {
             // An async caller: serialized here, its continuation resumed from this worker
             // (`needsWorker` keeps such tasks off the completion queue and the loop).
+            finished.response = response
             receiver.receive(finished, serializer: target.serializer)
             // Its manager hooks and notification still run, on the completion queue; the
             // caller may resume before they do (there is no completion block to order after).
@@ -137,43 +145,46 @@ enum CompletionDelivery {
             return
         }
         if target.hooks != nil || finished.hooks != nil {
+            finished.response = response
             hooked.append(finished)
             return
         }
-        if let error = finished.error {
-            guard finished.task.completionHandler != nil else { return }
+        // A plain delivery: the response, the object and the error go straight to the handler
+        // (or to the batch's one dispatch), never copied into an outcome on the way.
+        guard task.completionHandler != nil else { return }
+        if !finished.isPlain, let error = finished.error {
             // A transport failure skips the serializer: (response, nil, error).
-            deliver(Outcome(task: finished.task, response: error.response, object: nil, error: error), handlers, &outcomes)
+            deliver(task, error.response, nil, error, handlers, &outcomes)
             return
         }
-        guard let response = finished.response else { return }
-        guard finished.task.completionHandler != nil else { return }
-        let data = finished.body
+        guard let response else { return }
         do {
-            let object: Any?
             // Checked, then unwrapped in place: binding the serializer would copy it (a retain and
             // a release of each of its references) per task.
             if target.plainValidation != nil, let head = finished.head {
-                object = try target.plainValidation!.responseObject(for: response, data: data, statusCode: head.status)
+                deliver(task, response,
+                        try target.plainValidation!.responseObject(for: response, data: finished.body, statusCode: head.status),
+                        nil, handlers, &outcomes)
             } else {
-                object = try target.serializer.responseObject(for: response, data: data)
+                deliver(task, response, try target.serializer.responseObject(for: response, data: finished.body),
+                        nil, handlers, &outcomes)
             }
-            deliver(Outcome(task: finished.task, response: response, object: object, error: nil), handlers, &outcomes)
         } catch var error as NetworkingError {
-            error.failingURL = error.failingURL ?? finished.task.originalRequest.url
+            error.failingURL = error.failingURL ?? task.originalRequest.url
             // AFNetworking delivers an object with the error when only the status was rejected.
-            deliver(Outcome(task: finished.task, response: response, object: error.responseObject, error: error), handlers, &outcomes)
+            deliver(task, response, error.responseObject, error, handlers, &outcomes)
         } catch {
-            deliver(Outcome(task: finished.task, response: response, object: nil, error: error), handlers, &outcomes)
+            deliver(task, response, nil, error, handlers, &outcomes)
         }
     }
 
-    /// Calls the outcome's handler at once, or keeps it for the batch's one dispatch.
+    /// Calls the task's handler at once, or keeps the outcome for the batch's one dispatch.
     @inline(__always)
-    private static func deliver(_ outcome: Outcome, _ handlers: Handlers, _ outcomes: inout [Outcome]) {
+    private static func deliver(_ task: SessionTask, _ response: HTTPResponse?, _ object: consuming Any?, _ error: (any Error)?,
+                                _ handlers: Handlers, _ outcomes: inout [Outcome]) {
         switch handlers {
-        case .here: outcome.task.completionHandler?(outcome.response, outcome.object, outcome.error)
-        case .queued: outcomes.append(outcome)
+        case .here: task.completionHandler?(response, object, error)
+        case .queued: outcomes.append(Outcome(task: task, response: response, object: object, error: error))
         }
     }
 
@@ -185,8 +196,11 @@ enum CompletionDelivery {
         var target: DeliveryTarget
 
         /// On the completion queue: builds the responses, calls the handlers, leaves the group.
-        consuming func deliver() {
-            var tasks = tasks
+        mutating func deliver() {
+            // Taken out, not copied: the batch would keep a second reference to the array, and
+            // resolving its tasks in place would then copy it whole (every task retained).
+            var tasks: [SessionEngine.FinishedTask] = []
+            swap(&tasks, &self.tasks)
             CompletionDelivery.run(&tasks, with: target, handlers: .here)
             target.group.leave()
         }

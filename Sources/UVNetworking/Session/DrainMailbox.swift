@@ -26,11 +26,11 @@ final class DrainMailbox<Item>: @unchecked Sendable {
 
     private let state = Atomic<UInt>(0)
     private let schedule: (@escaping @Sendable () -> Void) -> Void
-    private let consume: (Item) -> Void
+    private let consume: (consuming Item) -> Void
 
     /// `schedule` runs a drain on the consumer (`queue.async`); `consume` is called there for
     /// each item, in posting order.
-    init(schedule: @escaping (@escaping @Sendable () -> Void) -> Void, consume: @escaping (Item) -> Void) {
+    init(schedule: @escaping (@escaping @Sendable () -> Void) -> Void, consume: @escaping (consuming Item) -> Void) {
         self.schedule = schedule
         self.consume = consume
     }
@@ -49,6 +49,10 @@ final class DrainMailbox<Item>: @unchecked Sendable {
         }
         if current == 0 { schedule { [self] in drain() } }
     }
+
+    /// Whether no drain is scheduled or running: a `post` now would schedule one (and wake the
+    /// consumer's thread). A hint: a running drain may go idle right after.
+    var isIdle: Bool { state.load(ordering: .relaxed) == 0 }
 
     /// Consumes every waiting item, and the ones posted meanwhile, then goes idle.
     private func drain() {
@@ -81,7 +85,8 @@ final class DrainMailbox<Item>: @unchecked Sendable {
         while next != 0 {
             let node = Self.node(next).takeRetainedValue()
             next = node.older
-            if let item = node.item.take() { consume(item) }
+            // Moved into `consume`: a copy would leave a second reference to what the item holds.
+            if let item = node.item.take() { consume(consume item) }
         }
     }
 

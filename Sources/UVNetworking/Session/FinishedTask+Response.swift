@@ -1,30 +1,34 @@
 import HTTPTypes
 
 extension SessionEngine.FinishedTask {
-    /// Turns the finished task's head into its `HTTPResponse` and stores the response's cookies:
-    /// once per task, on the worker, before any serializer, hook or completion handler sees it.
+    /// The finished task's head as its `HTTPResponse`, once its cookies are stored: once per
+    /// task, off the loop, before any serializer, hook or completion handler sees it.
     /// `CompletionDelivery.run` calls it for every task of a batch, whichever way the task is
-    /// then delivered.
+    /// then delivered, and stores it in the entry only for the deliveries that read it later.
     ///
     /// A failed task's response (when its head had arrived) was already built into its error;
     /// its cookies are stored too, as a browser keeps the cookies of a response whose body
     /// broke off.
-    mutating func resolveResponse() {
-        if let error {
+    ///
+    /// The task does not cache the response (`SessionTask.response` builds it from the head it
+    /// keeps, once, if anyone asks): a lock and a copy per task saved for the callers that never
+    /// ask, and a head with a template hands out its shared response without building anything.
+    func resolveResponse() -> HTTPResponse? {
+        let response: HTTPResponse?
+        if !isPlain, let error {
+            // A failure's error carries the response of the head it had (or none yet).
             response = error.response
-        } else if let head {
-            let response = head.httpResponse
-            task.cacheResponse(response)
-            self.response = response
+        } else {
+            response = head?.httpResponse
         }
         // A streamed task (`bytes(for:)`) stored its cookies when its head was handed out.
-        // The store first: without one (the default) nothing else is read, and the response is
-        // not copied out (a retain and a release of each of its references).
-        guard task.cookieStore != nil, task.bodyStream == nil, let response else { return }
+        // The store first: without one (the default) nothing else is read.
+        guard task.cookieStore != nil, task.bodyStream == nil, let response else { return response }
         // Most responses set no cookie; the raw head says so without a look at the response's
         // fields, which costs allocations.
-        if let head, !head.headers.contains(lowercaseName: "set-cookie") { return }
+        if let head, !head.headers.contains(lowercaseName: "set-cookie") { return response }
         task.storeCookies(from: response)
+        return response
     }
 }
 

@@ -38,6 +38,8 @@ final class SessionEngine {
     /// The last batch's size: the next batch's array is made that large at once, not grown.
     @exclusivity(unchecked) private var lastBatchCount = 0
     @exclusivity(unchecked) private var flushScheduled = false
+    /// Whether a flush waits one iteration for more finished tasks (FlushDeferral.swift).
+    @exclusivity(unchecked) private var deferral = FlushDeferral()
     /// Where batches for the completion queue go (`completionMailbox(for:)`).
     @exclusivity(unchecked) private var mailbox: (queue: DispatchQueue, box: DrainMailbox<CompletionDelivery.Batch>)?
     @exclusivity(unchecked) private(set) var isInvalidated = false
@@ -46,56 +48,6 @@ final class SessionEngine {
     @exclusivity(unchecked) private var loopShutDown = false
     /// Whether the loop will tell this engine when it shuts down (set at the first task).
     @exclusivity(unchecked) private var observesLoop = false
-
-    /// A task whose exchange is over, on its way to the serializer and the completion handler.
-    ///
-    /// A batch's entries are copied on their way (a copy and a destroy each, per hop), so what
-    /// only a failure or a download has is boxed (`Rare`): a plain success's entry is four
-    /// references and its body, not the dozen optional fields a value witness walked per copy.
-    struct FinishedTask: @unchecked Sendable {
-        // @unchecked: the body is handed over and never touched again on the loop.
-        var task: SessionTask
-        var head: ResponseHead?
-        var body: Data
-        /// Set when the manager had hooks while the task ran.
-        var hooks: TaskHookState?
-        /// The head as an `HTTPResponse`, made on the worker by `resolveResponse()`.
-        var response: HTTPResponse? = nil
-        /// The failure, a download's finish and its outcome; nil for a plain success.
-        private var rare: Rare?
-
-        init(task: SessionTask, head: ResponseHead?, body: Data, error: NetworkingError?, hooks: TaskHookState? = nil,
-             download: DownloadFinish? = nil) {
-            self.task = task
-            self.head = head
-            self.body = body
-            self.hooks = hooks
-            self.rare = error == nil && download == nil ? nil : Rare(error: error, download: download, delivered: nil)
-        }
-
-        var error: NetworkingError? { rare?.error }
-        /// A download task's file and resume data.
-        var download: DownloadFinish? { rare?.download }
-        /// A download's outcome, made before the hooked delivery (the move happened already).
-        var delivered: CompletionDelivery.Outcome? {
-            get { rare?.delivered }
-            set { rare = Rare(error: error, download: download, delivered: newValue) }
-        }
-
-        /// Immutable, so copies of an entry may share it.
-        private final class Rare: @unchecked Sendable {
-            // @unchecked: never changed after init; handed over with its entry.
-            let error: NetworkingError?
-            let download: DownloadFinish?
-            let delivered: CompletionDelivery.Outcome?
-
-            init(error: NetworkingError?, download: DownloadFinish?, delivered: CompletionDelivery.Outcome?) {
-                self.error = error
-                self.download = download
-                self.delivered = delivered
-            }
-        }
-    }
 
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
         self.loop = loop
@@ -229,8 +181,13 @@ final class SessionEngine {
             return
         }
         if finished.capacity == 0 { finished.reserveCapacity(lastBatchCount) }
-        finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.sink.takeBody() : Data(), error: error,
-                                     hooks: runner.hookState?.ended(), download: runner.download?.finished))
+        if error == nil && runner.hookState == nil && runner.download == nil {
+            // A plain success: nothing to box.
+            finished.append(FinishedTask(task: task, head: runner.head, body: runner.sink.takeBody()))
+        } else {
+            finished.append(FinishedTask(task: task, head: runner.head, body: error == nil ? runner.sink.takeBody() : Data(), error: error,
+                                         hooks: runner.hookState?.ended(), download: runner.download?.finished))
+        }
         if !flushScheduled {
             flushScheduled = true
             // One hand-off per loop iteration, however many tasks finished in it. Strong: an
@@ -245,6 +202,13 @@ final class SessionEngine {
     /// completion queue (one dispatch for the batch, responses built there), or, with
     /// `deliversOnEventLoop`, to their handlers right here.
     private func flushFinished() {
+        // The last batch's mailbox is the completion queue's unless the queue was changed since
+        // (then one batch waits an iteration for nothing).
+        if deferral.shouldDefer(queueIdle: mailbox?.box.isIdle ?? false, othersRunning: runningCount > 0,
+                                ending: isInvalidated || loopShutDown) {
+            loop.runAfterIO { self.flushFinished() }
+            return
+        }
         flushScheduled = false
         var batch: [FinishedTask] = []
         swap(&batch, &finished)
@@ -291,7 +255,11 @@ final class SessionEngine {
     /// batches stay in order on a serial queue.
     private func completionMailbox(for queue: DispatchQueue) -> DrainMailbox<CompletionDelivery.Batch> {
         if let mailbox, mailbox.queue === queue { return mailbox.box }
-        let box = DrainMailbox<CompletionDelivery.Batch>(schedule: { queue.async(execute: $0) }) { $0.deliver() }
+        let box = DrainMailbox<CompletionDelivery.Batch>(schedule: { queue.async(execute: $0) }) { batch in
+            // Moved, not copied: a copy would share the tasks array, copied whole when resolved.
+            var batch = consume batch
+            batch.deliver()
+        }
         mailbox = (queue, box)
         return box
     }

@@ -241,7 +241,7 @@ public class SessionManager: @unchecked Sendable {
     /// The tasks of a finished batch completed: one lock for the batch.
     func tasksFinished(_ batch: [SessionEngine.FinishedTask]) {
         // By index: each task is read in place, not copied out of the batch with its entry.
-        registry.remove(batch.indices) { batch[$0].task }
+        registry.remove(batch.indices) { batch[$0].unretainedTask }
     }
 
     /// Stops the session, like AFNetworking's method of the same name: with `cancelPendingTasks`

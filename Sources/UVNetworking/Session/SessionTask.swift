@@ -18,18 +18,26 @@ public class SessionTask: @unchecked Sendable {
     public let originalRequest: Request
     /// The request being sent: `originalRequest` until a redirect is followed, then the
     /// request the redirect led to.
-    public var currentRequest: Request { snapshot.withLock { $0.currentRequest } ?? originalRequest }
+    public var currentRequest: Request { snapshot.withLock { $0.redirected?.request } ?? originalRequest }
 
     struct Snapshot {
         var state: State = .suspended
-        /// Set when a redirect is followed.
-        var currentRequest: Request?
+        /// Set when a redirect is followed. Boxed: most tasks follow none, and an optional
+        /// request inline would make every snapshot (made, copied into its lock and destroyed
+        /// per task) several times larger.
+        var redirected: Redirected?
         /// The raw head from the loop, converted on first request.
         var head: ResponseHead?
         var response: HTTPResponse?
         var error: (any Error & Sendable)?
         var uploadProgress: Progress?
         var downloadProgress: Progress?
+    }
+
+    /// The request a followed redirect led to (`Snapshot.redirected`).
+    final class Redirected: Sendable {
+        let request: Request
+        init(_ request: Request) { self.request = request }
     }
 
     let snapshot = Mutex(Snapshot())
@@ -257,7 +265,8 @@ public class SessionTask: @unchecked Sendable {
 
     /// A redirect was followed: `request` is sent next.
     func recordRedirect(to request: Request) {
-        snapshot.withLock { $0.currentRequest = request }
+        let redirected = Redirected(request)
+        snapshot.withLock { $0.redirected = redirected }
     }
 
     /// Stores the response built off the loop, so `response` need not build it again.

@@ -47,16 +47,20 @@ final class TaskRegistry: Sendable {
     }
 
     /// Removes `tasks` (each at most once; tasks already removed are skipped). Any thread.
-    func remove<Tasks: Sequence>(_ tasks: Tasks, _ task: (Tasks.Element) -> SessionTask) {
+    /// `task` names each element's task unretained: the caller holds them all meanwhile (a
+    /// retain and a release per task saved).
+    func remove<Tasks: Sequence>(_ tasks: Tasks, _ task: (Tasks.Element) -> Unmanaged<SessionTask>) {
         list.withLock { list in
             settleIncoming(&list)
-            for element in tasks { unlink(task(element), &list) }
+            for element in tasks {
+                task(element)._withUnsafeGuaranteedRef { unlink($0, &list) }
+            }
         }
     }
 
     /// Removes one task. Any thread.
     func remove(_ task: SessionTask) {
-        remove(CollectionOfOne(task)) { $0 }
+        remove(CollectionOfOne(task)) { Unmanaged.passUnretained($0) }
     }
 
     /// The tasks not yet completed, by identifier.
@@ -85,10 +89,12 @@ final class TaskRegistry: Sendable {
             node = task.registryIncomingNext
             task.registryIncomingNext = nil
             task.registryMembership = .listed
-            task.registryNext = list.head
             task.registryPrevious = nil
-            list.head?.registryPrevious = Unmanaged.passUnretained(task)
-            list.head = task
+            list.head?.registryPrevious = current
+            // The old head moves into the task's link, the task (the stack's retain) into the
+            // head: nothing retained or released.
+            task.registryNext = list.head.take()
+            list.head = consume task
             list.count += 1
         }
     }
@@ -101,15 +107,17 @@ final class TaskRegistry: Sendable {
             return
         }
         task.registryMembership = .removed
-        let next = task.registryNext
-        if let previous = task.registryPrevious?.takeUnretainedValue() {
-            previous.registryNext = next
-        } else {
-            list.head = next
-        }
-        next?.registryPrevious = task.registryPrevious
-        task.registryNext = nil
+        // The task's link to the next one moves to where the task was linked from, which lets
+        // the task go: one release, nothing retained.
+        let previous = task.registryPrevious
         task.registryPrevious = nil
+        let next = task.registryNext.take()
+        next?.registryPrevious = previous
+        if let previous {
+            previous._withUnsafeGuaranteedRef { $0.registryNext = consume next }
+        } else {
+            list.head = consume next
+        }
         list.count -= 1
     }
 }

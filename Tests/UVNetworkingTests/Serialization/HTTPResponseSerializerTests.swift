@@ -14,6 +14,35 @@ import Testing
         }
     }
 
+    /// The session's path, given the head's integer status: the same verdicts as the public
+    /// method, whether it can skip building a validation (any type) or not (types set).
+    @Test func validatingWithTheHeadsStatusGivesThePublicVerdicts() throws {
+        var serializer = HTTPResponseSerializer()
+        for status in [100, 199, 200, 204, 299, 300, 404, 500] {
+            let response = makeResponse(status, contentType: "text/html")
+            let expected = serializer.validationError(for: response, data: body)?.code
+            let got: NetworkingError.Code?
+            do {
+                let object = try serializer.responseObject(for: response, data: body, statusCode: status)
+                #expect(object as? Data == body, "status \(status)")
+                got = nil
+            } catch let error as NetworkingError {
+                got = error.code
+            }
+            #expect(got == expected, "status \(status)")
+        }
+        serializer.acceptableContentTypes = ["application/json"]
+        #expect(throws: NetworkingError.self) {
+            try serializer.responseObject(for: makeResponse(200, contentType: "text/html"), data: body, statusCode: 200)
+        }
+        serializer.acceptableContentTypes = nil
+        serializer.acceptableStatusCodes = IndexSet(integer: 404)
+        #expect(throws: NetworkingError.self) {
+            try serializer.responseObject(for: makeResponse(200), data: body, statusCode: 200)
+        }
+        #expect(try serializer.responseObject(for: makeResponse(404), data: body, statusCode: 404) as? Data == body)
+    }
+
     @Test func every4xxAnd5xxIsInvalid() {
         let serializer = HTTPResponseSerializer()
         for status in 400...599 {

@@ -51,4 +51,38 @@ import Testing
         #expect((outcome.object as? [Any])?.count == 2)
         #expect(outcome.error == nil)
     }
+
+    /// Holds a task weakly across threads.
+    private final class WeakTask: @unchecked Sendable {
+        // @unchecked: written before the handlers run, read by them on the same thread.
+        weak var task: SessionTask?
+    }
+
+    /// A batch's task is let go once its handler has run, before the next task's handler: its
+    /// memory is then free for the task that handler makes, not held until the batch ends.
+    @Test func aTaskIsReleasedRightAfterItsHandlerRan() {
+        let manager = SessionManager()
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let url = URL(string: "http://example.com/items")!
+        let first = WeakTask()
+        let firstGoneAtSecond = Mutex<Bool?>(nil)
+        let head = ResponseHead(versionMajor: 1, versionMinor: 1, status: 200, reason: "OK", headers: [], keepAlive: true)
+        var batch: [SessionEngine.FinishedTask] = []
+        do {
+            let one = manager.dataTask(with: Request(url: url), completionHandler: { _, _, _ in })
+            let two = manager.dataTask(with: Request(url: url), completionHandler: { _, _, _ in
+                firstGoneAtSecond.withLock { $0 = first.task == nil }
+            })
+            first.task = one
+            // As the engine does before a batch is delivered: the registry lets them go.
+            manager.taskFinished(one)
+            manager.taskFinished(two)
+            batch = [SessionEngine.FinishedTask(task: one, head: head, body: Data(), error: nil),
+                     SessionEngine.FinishedTask(task: two, head: head, body: Data(), error: nil)]
+        }
+        let target = DeliveryTarget(queue: DispatchQueue(label: "uvnetworking.tests.delivery"), group: DispatchGroup(),
+                                    serializer: HTTPResponseSerializer())
+        CompletionDelivery.run(&batch, with: target, handlers: .here)
+        #expect(firstGoneAtSecond.withLock { $0 } == true)
+    }
 }

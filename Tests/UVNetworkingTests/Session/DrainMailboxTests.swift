@@ -85,4 +85,37 @@ import Testing
         scheduler.queue.sync {}
         #expect(weakBox == nil)
     }
+
+    /// What the consumer is handed is the only reference left: a batch's task array that is
+    /// resolved in place is then not copied whole (each task retained) before its handlers run.
+    @Test func theConsumerGetsTheOnlyReferenceToAnItem() {
+        final class Item: Sendable {}
+        let scheduler = Scheduler()
+        let unique = Mutex<[Bool]>([])
+        let mailbox = DrainMailbox<Item>(schedule: scheduler.schedule) { (item: consuming Item) in
+            let only = isKnownUniquelyReferenced(&item)
+            unique.withLock { $0.append(only) }
+        }
+        mailbox.post(Item())
+        mailbox.post(Item())
+        scheduler.queue.sync {}
+        #expect(unique.withLock { $0 } == [true, true])
+    }
+
+    @Test func aMailboxIsIdleOnlyWhenNoDrainIsScheduledOrRunning() {
+        let scheduler = Scheduler()
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let mailbox = DrainMailbox<Int>(schedule: scheduler.schedule) { _ in
+            started.signal()
+            release.wait()
+        }
+        #expect(mailbox.isIdle)
+        mailbox.post(1)
+        started.wait()
+        #expect(!mailbox.isIdle)
+        release.signal()
+        scheduler.queue.sync {}
+        #expect(mailbox.isIdle)
+    }
 }

@@ -27,7 +27,7 @@ import Testing
         let late = makeTasks(50, manager, from: 5000)
         DispatchQueue.concurrentPerform(iterations: 2) { side in
             if side == 0 {
-                registry.remove(stride(from: 0, to: tasks.count, by: 2).map { tasks[$0] }) { $0 }
+                registry.remove(stride(from: 0, to: tasks.count, by: 2).map { tasks[$0] }) { Unmanaged.passUnretained($0) }
             } else {
                 for task in late { registry.register(task) }
             }
@@ -36,8 +36,8 @@ import Testing
         registry.remove(tasks[0])
         let expected = stride(from: 1, to: tasks.count, by: 2).map { tasks[$0].taskIdentifier } + late.map(\.taskIdentifier)
         #expect(registry.all.map(\.taskIdentifier) == expected.sorted())
-        registry.remove(tasks) { $0 }
-        registry.remove(late) { $0 }
+        registry.remove(tasks) { Unmanaged.passUnretained($0) }
+        registry.remove(late) { Unmanaged.passUnretained($0) }
         #expect(registry.all.isEmpty)
     }
 
