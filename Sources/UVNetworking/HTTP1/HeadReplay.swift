@@ -42,7 +42,7 @@ final class HeadReplay {
     /// completion queue's thread, where it would go back to the loop's malloc arena under that
     /// arena's lock, which the loop takes too (measured as futex calls on both threads). While
     /// something else holds it, the next replay copies its fields into a new head.
-    var lastHead: ResponseHead?
+    @exclusivity(unchecked) var lastHead: ResponseHead?
 
     init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
          transferCodingCount: Int, transferCodingsAllChunked: Bool, bodyLength: Int?) {
@@ -60,17 +60,13 @@ final class HeadReplay {
     /// the last replayed head rewritten in place when nothing else holds it, else a new head
     /// whose fields are a copy (the template's and any live head's bytes never change).
     func replayedHead(date: UnsafeRawPointer, keepAlive: Bool) -> ResponseHead {
-        var fields: ReceivedFields
-        if var last = lastHead.take() {
-            if isKnownUniquelyReferenced(&last) {
-                last.reuse(dateValue: dateValue, with: date, keepAlive: keepAlive)
-                lastHead = last
-                return last
-            }
-            fields = last.headers
-        } else {
-            fields = head.headers
+        // Checked in place: taking it out and putting it back would cost a retain and a release.
+        if lastHead != nil && isKnownUniquelyReferenced(&lastHead!) {
+            let last = lastHead.unsafelyUnwrapped
+            last.reuse(dateValue: dateValue, with: date, keepAlive: keepAlive)
+            return last
         }
+        var fields = lastHead?.headers ?? head.headers
         fields.overwriteSection(dateValue, with: date)
         let replayed = ResponseHead(versionMajor: head.versionMajor, versionMinor: head.versionMinor, status: head.status,
                                     reason: head.reason, headers: fields, keepAlive: keepAlive,

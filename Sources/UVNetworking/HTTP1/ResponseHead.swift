@@ -21,11 +21,12 @@ final class ResponseHead: Equatable, Sendable {
     let reason: String
     /// The fields in the order received, duplicates kept. For a decoded head the storage also
     /// holds the raw head, status line included. Written only by `reuse`, when nothing else
-    /// holds the head (so no other thread can read it), hence nonisolated(unsafe).
-    nonisolated(unsafe) private(set) var headers: ReceivedFields
+    /// holds the head (so no other thread can read it), hence nonisolated(unsafe); no access
+    /// overlaps a write either, so no exclusivity check (two calls a head).
+    @exclusivity(unchecked) nonisolated(unsafe) private(set) var headers: ReceivedFields
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
     /// Written only by `reuse`, as `headers`.
-    nonisolated(unsafe) private(set) var keepAlive: Bool
+    @exclusivity(unchecked) nonisolated(unsafe) private(set) var keepAlive: Bool
     /// An earlier head of the same connection whose raw bytes equal this one's apart from the
     /// value of its first Date field: the heads naming it share their swift-http-types response,
     /// rebuilt only when Date's value changes (see ResponseHead+HTTPTypes.swift). Always a head
