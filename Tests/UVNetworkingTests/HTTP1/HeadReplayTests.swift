@@ -184,13 +184,8 @@ import Testing
         var templateIndex: Int?
         var dateIndex = -1
 
-        var finalHead: ResponseHead? {
-            for case .head(let head) in events { return head }
-            return nil
-        }
-        var body: [UInt8] {
-            events.reduce(into: []) { bytes, event in if case .body(let piece) = event { bytes += piece } }
-        }
+        var finalHead: ResponseHead? { events.firstHead }
+        var body: [UInt8] { events.bodyBytes }
         var trailers: ReceivedFields {
             for case .end(let trailers) in events { return trailers }
             return ReceivedFields()

@@ -213,13 +213,8 @@ import Testing
         var templateIndex: Int?
         var dateIndex = -1
 
-        var finalHead: ResponseHead? {
-            for case .head(let head) in events { return head }
-            return nil
-        }
-        var body: [UInt8] {
-            events.reduce(into: []) { bytes, event in if case .body(let piece) = event { bytes += piece } }
-        }
+        var finalHead: ResponseHead? { events.firstHead }
+        var body: [UInt8] { events.bodyBytes }
     }
 
     /// A whole run: the responses, each feed's consumed count, and how many messages were replayed.

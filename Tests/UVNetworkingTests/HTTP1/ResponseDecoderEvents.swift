@@ -89,4 +89,15 @@ extension Array where Element == ResponseEvent {
         }
         return merged
     }
+
+    /// The first head among the events (a response's final head, when no 1xx came first).
+    var firstHead: ResponseHead? {
+        for case .head(let head) in self { return head }
+        return nil
+    }
+
+    /// Every body byte of the events, in order.
+    var bodyBytes: [UInt8] {
+        reduce(into: []) { bytes, event in if case .body(let piece) = event { bytes += piece } }
+    }
 }
