@@ -217,7 +217,7 @@ import Testing
             do throws(ResponseDecoderError) {
                 while start < bytes.count && !decoder.isComplete {
                     let end = min(bytes.count, start &+ bytesPerRead)
-                    let consumed = try feed(decoder, Array(bytes[start..<end]), into: &decoded.events).get()
+                    let consumed = try decoder.feed(Array(bytes[start..<end]), into: &decoded.events).get()
                     start += max(consumed, end - start)
                 }
             } catch {
@@ -234,17 +234,5 @@ import Testing
             if decoded.failure != nil { break }
         }
         return (results, decoder.replayedHeadCount)
-    }
-
-    /// One feed, its error as a value (withUnsafeBytes does not carry a typed throw).
-    private static func feed(_ decoder: ResponseDecoder, _ bytes: [UInt8],
-                             into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
-        bytes.withUnsafeBytes { raw in
-            do throws(ResponseDecoderError) {
-                return .success(try decoder.feed(raw, into: &events))
-            } catch {
-                return .failure(error)
-            }
-        }
     }
 }

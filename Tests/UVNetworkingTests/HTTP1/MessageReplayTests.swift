@@ -293,7 +293,7 @@ import Testing
         var start = 0
         reading: for end in reads where end > start {
             while start < end {
-                let result = feed(decoder, Array(stream[start..<end]), into: &response.events)
+                let result = decoder.feed(Array(stream[start..<end]), into: &response.events)
                 switch result {
                 case .failure(let error):
                     close(.failed(error), at: start)
@@ -321,18 +321,6 @@ import Testing
         }
         run.replayed = decoder.replayedMessageCount
         return run
-    }
-
-    /// One feed, its error as a value (withUnsafeBytes does not carry a typed throw).
-    private static func feed(_ decoder: ResponseDecoder, _ bytes: [UInt8],
-                             into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
-        bytes.withUnsafeBytes { raw in
-            do throws(ResponseDecoderError) {
-                return .success(try decoder.feed(raw, into: &events))
-            } catch {
-                return .failure(error)
-            }
-        }
     }
 }
 

@@ -73,6 +73,18 @@ extension ResponseDecoder {
         }
         try finish(to: collector)
     }
+
+    /// `feed(_:into:)` from an array, its error as a value (withUnsafeBytes does not carry a typed
+    /// throw).
+    func feed(_ bytes: [UInt8], into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
+        bytes.withUnsafeBytes { raw in
+            do throws(ResponseDecoderError) {
+                return .success(try feed(raw, into: &events))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
 }
 
 extension Array where Element == ResponseEvent {
