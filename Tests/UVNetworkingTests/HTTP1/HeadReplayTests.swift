@@ -191,13 +191,8 @@ import Testing
         var templateIndex: Int?
         var dateIndex = -1
 
-        var finalHead: ResponseHead? {
-            for case .head(let head) in events { return head }
-            return nil
-        }
-        var body: [UInt8] {
-            events.reduce(into: []) { bytes, event in if case .body(let piece) = event { bytes += piece } }
-        }
+        var finalHead: ResponseHead? { events.firstHead }
+        var body: [UInt8] { events.bodyBytes }
         var trailers: ReceivedFields {
             for case .end(let trailers) in events { return trailers }
             return ReceivedFields()
@@ -229,7 +224,7 @@ import Testing
             do throws(ResponseDecoderError) {
                 while start < bytes.count && !decoder.isComplete {
                     let end = min(bytes.count, start &+ bytesPerRead)
-                    let consumed = try feed(decoder, Array(bytes[start..<end]), into: &decoded.events).get()
+                    let consumed = try decoder.feed(Array(bytes[start..<end]), into: &decoded.events).get()
                     start += max(consumed, end - start)
                 }
             } catch {
@@ -246,17 +241,5 @@ import Testing
             if decoded.failure != nil { break }
         }
         return (results, decoder.replayedHeadCount)
-    }
-
-    /// One feed, its error as a value (withUnsafeBytes does not carry a typed throw).
-    private static func feed(_ decoder: ResponseDecoder, _ bytes: [UInt8],
-                             into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
-        bytes.withUnsafeBytes { raw in
-            do throws(ResponseDecoderError) {
-                return .success(try decoder.feed(raw, into: &events))
-            } catch {
-                return .failure(error)
-            }
-        }
     }
 }

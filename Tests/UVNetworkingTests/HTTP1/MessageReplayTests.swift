@@ -213,13 +213,8 @@ import Testing
         var templateIndex: Int?
         var dateIndex = -1
 
-        var finalHead: ResponseHead? {
-            for case .head(let head) in events { return head }
-            return nil
-        }
-        var body: [UInt8] {
-            events.reduce(into: []) { bytes, event in if case .body(let piece) = event { bytes += piece } }
-        }
+        var finalHead: ResponseHead? { events.firstHead }
+        var body: [UInt8] { events.bodyBytes }
     }
 
     /// A whole run: the responses, each feed's consumed count, and how many messages were replayed.
@@ -298,7 +293,7 @@ import Testing
         var start = 0
         reading: for end in reads where end > start {
             while start < end {
-                let result = feed(decoder, Array(stream[start..<end]), into: &response.events)
+                let result = decoder.feed(Array(stream[start..<end]), into: &response.events)
                 switch result {
                 case .failure(let error):
                     close(.failed(error), at: start)
@@ -326,18 +321,6 @@ import Testing
         }
         run.replayed = decoder.replayedMessageCount
         return run
-    }
-
-    /// One feed, its error as a value (withUnsafeBytes does not carry a typed throw).
-    private static func feed(_ decoder: ResponseDecoder, _ bytes: [UInt8],
-                             into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
-        bytes.withUnsafeBytes { raw in
-            do throws(ResponseDecoderError) {
-                return .success(try decoder.feed(raw, into: &events))
-            } catch {
-                return .failure(error)
-            }
-        }
     }
 }
 

@@ -73,6 +73,18 @@ extension ResponseDecoder {
         }
         try finish(to: collector)
     }
+
+    /// `feed(_:into:)` from an array, its error as a value (withUnsafeBytes does not carry a typed
+    /// throw).
+    func feed(_ bytes: [UInt8], into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
+        bytes.withUnsafeBytes { raw in
+            do throws(ResponseDecoderError) {
+                return .success(try feed(raw, into: &events))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
 }
 
 extension Array where Element == ResponseEvent {
@@ -88,5 +100,16 @@ extension Array where Element == ResponseEvent {
             }
         }
         return merged
+    }
+
+    /// The first head among the events (a response's final head, when no 1xx came first).
+    var firstHead: ResponseHead? {
+        for case .head(let head) in self { return head }
+        return nil
+    }
+
+    /// Every body byte of the events, in order.
+    var bodyBytes: [UInt8] {
+        reduce(into: []) { bytes, event in if case .body(let piece) = event { bytes += piece } }
     }
 }
