@@ -36,15 +36,13 @@ final class HeadReplay {
     /// request other than HEAD, kept alive, framed by Content-Length alone (no Transfer-Encoding,
     /// no upgrade or close, not 204 or 304). nil otherwise.
     let bodyLength: Int?
-    /// The fields of the last head replayed from this template. The next replay writes its Date
-    /// value over them: in place once that head is gone (no allocation, and the storage is freed
-    /// on the loop that made it, not on the thread that dropped the head), copied while it lives.
-    var lastFields: ReceivedFields?
-    /// The last head replayed from this template, kept until the next one so that, once its task
-    /// is delivered, it is freed here on the loop that allocated it: freed on the completion
-    /// queue's thread, it would go back to the loop's malloc arena under that arena's lock, which
-    /// the loop takes too (measured as futex calls on both threads).
-    var lastHead: ResponseHead?
+    /// The last head replayed from this template. Once its task is done with it (the decoder's
+    /// is then the only reference), the next replay writes its Date value over it and hands on
+    /// the same object: no head is allocated or freed per response, and none is freed on the
+    /// completion queue's thread, where it would go back to the loop's malloc arena under that
+    /// arena's lock, which the loop takes too (measured as futex calls on both threads). While
+    /// something else holds it, the next replay copies its fields into a new head.
+    @exclusivity(unchecked) var lastHead: ResponseHead?
 
     init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
          transferCodingCount: Int, transferCodingsAllChunked: Bool, bodyLength: Int?) {
@@ -58,15 +56,23 @@ final class HeadReplay {
         self.bodyLength = bodyLength
     }
 
-    /// The fields of a head that repeats the template's bytes, its Date value at `date`.
-    func fields(date: UnsafeRawPointer) -> ReceivedFields {
-        // The last head first (its fields share the storage), then the storage taken out, so
-        // that this is its only reference once that head's task is done with it.
-        lastHead = nil
-        var fields = lastFields.take() ?? head.headers
+    /// The head of a message that repeats the template's bytes, its Date value at `date`:
+    /// the last replayed head rewritten in place when nothing else holds it, else a new head
+    /// whose fields are a copy (the template's and any live head's bytes never change).
+    func replayedHead(date: UnsafeRawPointer, keepAlive: Bool) -> ResponseHead {
+        // Checked in place: taking it out and putting it back would cost a retain and a release.
+        if lastHead != nil && isKnownUniquelyReferenced(&lastHead!) {
+            let last = lastHead.unsafelyUnwrapped
+            last.reuse(dateValue: dateValue, with: date, keepAlive: keepAlive)
+            return last
+        }
+        var fields = lastHead?.headers ?? head.headers
         fields.overwriteSection(dateValue, with: date)
-        lastFields = fields
-        return fields
+        let replayed = ResponseHead(versionMajor: head.versionMajor, versionMinor: head.versionMinor, status: head.status,
+                                    reason: head.reason, headers: fields, keepAlive: keepAlive,
+                                    template: head, dateIndex: dateIndex)
+        lastHead = replayed
+        return replayed
     }
 
     /// The raw head's length, final empty line included.
@@ -80,7 +86,7 @@ final class HeadReplay {
         let incoming = (base + offset).assumingMemoryBound(to: UInt8.self)
         // Date changes once a second: most heads repeat the last replayed head whole, Date's value
         // included, which passed the check below already. One compare then does.
-        if lastFields?.withSectionBytes({ memcmp(incoming, $0.baseAddress!, count) == 0 }) == true { return true }
+        if lastHead?.headers.withSectionBytes({ memcmp(incoming, $0.baseAddress!, count) == 0 }) == true { return true }
         return head.headers.withSectionBytes { template in
             let ours = template.baseAddress!
             // libc's memcmp compares in vector loads: half the instructions of a word loop here.

@@ -181,12 +181,12 @@ extension ResponseDecoder {
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
     func onHeadersComplete() -> Int32 {
         // A head that repeats the template's bytes takes its record (`HeadReplay`).
-        var replay: HeadReplay?
+        var replay: (HeadReplay, date: UnsafeRawPointer)?
         let (fields, problem, dateIndex): (ReceivedFields, String?, Int)
         if let start = replayedHead, let headReplay {
             replayedHead = nil
-            replay = headReplay
-            (fields, problem, dateIndex) = takeReplayedSection(at: start, of: headReplay)
+            replay = (headReplay, start + headReplay.dateValue.lowerBound)
+            (fields, problem, dateIndex) = takeReplayedSection(of: headReplay)
         } else {
             (fields, problem, dateIndex) = takeSection(readingHead: true)
         }
@@ -240,25 +240,26 @@ extension ResponseDecoder {
         return 0
     }
 
-    /// The fields of a head that repeats the template's bytes (`replaying`, starting at `start`):
-    /// the template's fields over this head's bytes, and the framing its fields gave.
-    private func takeReplayedSection(at start: UnsafeRawPointer, of replaying: HeadReplay)
+    /// The framing of a head that repeats the template's bytes (`replaying`): its fields'. The
+    /// fields are the head's own (`HeadReplay.replayedHead`), made with it in `makeHead`.
+    private func takeReplayedSection(of replaying: HeadReplay)
         -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
         contentLength = replaying.contentLength
         sawTransferEncoding = replaying.sawTransferEncoding
         transferCodingCount = replaying.transferCodingCount
         transferCodingsAllChunked = replaying.transferCodingsAllChunked
-        return (replaying.fields(date: start + replaying.dateValue.lowerBound), nil, replaying.dateIndex)
+        // The fields themselves come with the head (`HeadReplay.replayedHead`).
+        return (ReceivedFields(), nil, replaying.dateIndex)
     }
 
     /// The head from the recorded section. A final head whose bytes equal those of the
     /// connection's template head apart from Date's value takes it as its template; one that
     /// does not becomes the template for the heads after it (unless it has an obs-fold, which
     /// moves values out of the raw bytes). A head that repeats the template (`replaying`) was
-    /// not recorded: it takes the template's reason phrase and Date position.
+    /// not recorded: it is the replay's head with this head's Date (`HeadReplay.replayedHead`).
     private func makeHead(_ state: llhttp_t, fields: ReceivedFields, dateIndex fieldsDateIndex: Int, keepAlive: Bool, final: Bool,
-                          replaying: HeadReplay?) -> ResponseHead {
-        if let replaying { return replayedHead(replaying, fields: fields, keepAlive: keepAlive) }
+                          replaying: (HeadReplay, date: UnsafeRawPointer)?) -> ResponseHead {
+        if let (replay, date) = replaying { return replay.replayedHead(date: date, keepAlive: keepAlive) }
         let statusLineEnd = Int(record.statusLineEnd)
         // "HTTP/1.1 200 " is 13 bytes: the reason phrase, if any, follows.
         let reason = statusLineEnd > 13
@@ -281,17 +282,6 @@ extension ResponseDecoder {
                 transferCodingCount: transferCodingCount, transferCodingsAllChunked: transferCodingsAllChunked,
                 bodyLength: final && keepAlive ? replayableBodyLength(state) : nil)
         }
-        return head
-    }
-
-    /// A head that repeats `replaying`'s template: its status line is the template's, its fields
-    /// `fields`. Kept by the replay until the next one (`HeadReplay.lastHead`).
-    func replayedHead(_ replaying: HeadReplay, fields: ReceivedFields, keepAlive: Bool) -> ResponseHead {
-        let template = replaying.head
-        let head = ResponseHead(versionMajor: template.versionMajor, versionMinor: template.versionMinor, status: template.status,
-                                reason: template.reason, headers: fields, keepAlive: keepAlive,
-                                template: template, dateIndex: replaying.dateIndex)
-        replaying.lastHead = head
         return head
     }
 

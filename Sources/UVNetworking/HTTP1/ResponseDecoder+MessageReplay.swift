@@ -30,8 +30,7 @@ extension ResponseDecoder {
         finalKeepAlive = true
         announcedBodyLength = Int64(bodyLength)
         section = .body
-        let fields = replay.fields(date: start + replay.dateValue.lowerBound)
-        consumer?.decoderReceivedHead(replayedHead(replay, fields: fields, keepAlive: true))
+        consumer?.decoderReceivedHead(replay.replayedHead(date: start + replay.dateValue.lowerBound, keepAlive: true))
         if let maxBody = limits.maxBodyBytes, bodyLength > maxBody {
             // As onHeadersComplete: the head is delivered, the body will not fit.
             throw fail(ResponseDecoderError(kind: .bodyTooLarge, reason: "Content-Length \(bodyLength) exceeds the \(maxBody)-byte body limit"))

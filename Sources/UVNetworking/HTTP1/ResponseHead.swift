@@ -20,10 +20,13 @@ final class ResponseHead: Equatable, Sendable {
     /// The reason phrase, possibly empty; RFC 9112 §4 says a client should ignore it.
     let reason: String
     /// The fields in the order received, duplicates kept. For a decoded head the storage also
-    /// holds the raw head, status line included.
-    let headers: ReceivedFields
+    /// holds the raw head, status line included. Written only by `reuse`, when nothing else
+    /// holds the head (so no other thread can read it), hence nonisolated(unsafe); no access
+    /// overlaps a write either, so no exclusivity check (two calls a head).
+    @exclusivity(unchecked) nonisolated(unsafe) private(set) var headers: ReceivedFields
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
-    let keepAlive: Bool
+    /// Written only by `reuse`, as `headers`.
+    @exclusivity(unchecked) nonisolated(unsafe) private(set) var keepAlive: Bool
     /// An earlier head of the same connection whose raw bytes equal this one's apart from the
     /// value of its first Date field: the heads naming it share their swift-http-types response,
     /// rebuilt only when Date's value changes (see ResponseHead+HTTPTypes.swift). Always a head
@@ -50,6 +53,14 @@ final class ResponseHead: Equatable, Sendable {
         self.template = template
         self.dateIndex = dateIndex
         self.hasContentEncoding = template?.hasContentEncoding ?? headers.contains(lowercaseName: "content-encoding")
+    }
+
+    /// Makes this head (one replayed from its template, see `HeadReplay`) the next replayed head:
+    /// `bytes` over the Date value at `dateValue`, in place, and its keep-alive. The caller holds
+    /// the only reference (isKnownUniquelyReferenced): no task, response or thread sees it change.
+    func reuse(dateValue: Range<Int>, with bytes: UnsafeRawPointer, keepAlive: Bool) {
+        headers.overwriteSection(dateValue, with: bytes)
+        self.keepAlive = keepAlive
     }
 
     static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
