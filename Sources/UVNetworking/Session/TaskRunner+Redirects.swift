@@ -92,8 +92,7 @@ extension TaskRunner {
         case .follow(let request, let prepared):
             // A cancel or timeout while the plan was made wins.
             guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
-            visited.append(RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString))
-            currentRequest = request
+            moveOn(to: request)
             head = nil
             redirectBody = nil
             task.recordRedirect(to: request)

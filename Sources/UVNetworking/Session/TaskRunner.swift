@@ -41,18 +41,29 @@ final class TaskRunner {
 
     // Redirects (TaskRunner+Redirects.swift).
     /// The request of the exchange in flight: the task's own, or where redirects led.
-    var currentRequest: Request {
-        get { redirected?.request ?? task.originalRequest }
-        set { redirected = RedirectedRequest(newValue) }
-    }
-    /// Where redirects (or a download's restart) led; nil while the request is the task's own,
-    /// so that most runners keep no copy of it (a copy and a destroy per task). Boxed: a nil
-    /// reference costs nothing to make, test and destroy, an optional request does.
+    var currentRequest: Request { redirected?.request ?? task.originalRequest }
+    /// Where redirects (or a download's restart) led, and the requests sent before it; nil while
+    /// the request is the task's own, so that most runners keep no copy of it (a copy and a
+    /// destroy per task) and no list of visits (an empty array is still one release per task).
+    /// Boxed: a nil reference costs nothing to make, test and destroy, an optional request does.
     @exclusivity(unchecked) private var redirected: RedirectedRequest?
 
     final class RedirectedRequest {
         let request: Request
-        init(_ request: Request) { self.request = request }
+        let visited: [RedirectPlanner.Visit]
+        init(_ request: Request, visited: [RedirectPlanner.Visit]) {
+            self.request = request
+            self.visited = visited
+        }
+    }
+
+    /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
+    var visited: [RedirectPlanner.Visit] { redirected?.visited ?? [] }
+
+    /// `request` is sent next, after `currentRequest` (a redirect followed, a download restarted).
+    func moveOn(to request: Request) {
+        let visit = RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString)
+        redirected = RedirectedRequest(request, visited: visited + [visit])
     }
     /// `currentRequest` encoded; nil until the task first reaches a pool.
     @exclusivity(unchecked) var prepared: PreparedRequest?
@@ -60,8 +71,6 @@ final class TaskRunner {
     /// most tasks never follow a redirect, and a nil reference costs their runner's init and
     /// deinit nothing (TaskRunner+RedirectBodies.swift).
     @exclusivity(unchecked) var redirectBody: RedirectBody?
-    /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
-    @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     let redirectLimits: RedirectPlanner.Limits
     /// Decodes a gzip or deflate body (layers too); nil for bodies delivered as received.
     @exclusivity(unchecked) private(set) var contentDecoder: ContentDecoder?
@@ -75,7 +84,10 @@ final class TaskRunner {
         self.loop = loop
         self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
         self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
-        let download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
+        // A metadata comparison, not a dynamic cast (DownloadTask is final): most tasks are not
+        // downloads, and the cast walks the class chain to find that out.
+        let download = type(of: task) == DownloadTask.self
+            ? DownloadRun(task: unsafeDowncast(task, to: DownloadTask.self), loop: loop) : nil
         self.download = download
         if let download {
             sink = download
