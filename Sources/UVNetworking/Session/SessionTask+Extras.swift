@@ -22,6 +22,10 @@ extension SessionTask {
         }
     }
 
+    /// Whether the task is a DownloadTask: a comparison of class metadata (DownloadTask is
+    /// final), not a dynamic cast, which walks the class chain to find that most tasks are not.
+    var isDownload: Bool { type(of: self) == DownloadTask.self }
+
     /// The task's extras, made on first use (by a seam's setter, before the task starts).
     func madeExtras() -> Extras {
         if let extras { return extras }

@@ -14,7 +14,8 @@ final class TaskRunner {
     /// unowned retain and release per runner and a checked load at each of the several uses per
     /// request.
     let engine: SessionEngine
-    let loop: EventLoop
+    /// The engine's: a reference of the runner's own would be one more to take and drop per task.
+    var loop: EventLoop { engine.loop }
     @exclusivity(unchecked) var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
     @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
@@ -81,12 +82,9 @@ final class TaskRunner {
         self.task = task
         self.engine = engine
         let loop = engine.loop
-        self.loop = loop
-        self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
+        self.machine = TaskStateMachine(isReplayable: task.preparedRequest?.isReplayable ?? task.originalRequest.isReplayable)
         self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
-        // A metadata comparison, not a dynamic cast (DownloadTask is final): most tasks are not
-        // downloads, and the cast walks the class chain to find that out.
-        let download = type(of: task) == DownloadTask.self
+        let download = task.isDownload
             ? DownloadRun(task: unsafeDowncast(task, to: DownloadTask.self), loop: loop) : nil
         self.download = download
         if let download {
