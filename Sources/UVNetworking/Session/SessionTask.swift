@@ -125,13 +125,15 @@ public class SessionTask: @unchecked Sendable {
             }
         }
         self.taskIdentifier = identifier
-        self.originalRequest = request
-        self.manager = manager
+        self.bytesExpectedToSend = request.expectedBodyLength
         if failed != nil || uploadProgress != nil || downloadProgress != nil {
             extras = Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress,
                             downloadProgressHandler: downloadProgress)
         }
-        self.bytesExpectedToSend = request.expectedBodyLength
+        // Last: the arguments are the caller's (+1) references, moved into the fields when
+        // nothing reads them afterwards; a read after the store costs a retain and a release.
+        self.originalRequest = request
+        self.manager = manager
     }
 
     /// The current state.

@@ -79,13 +79,10 @@ final class TaskRunner {
     private let decodingLimits: ContentDecoder.Limits?
 
     init(task: SessionTask, engine: SessionEngine, settings: TaskSettings) {
-        self.task = task
-        self.engine = engine
-        let loop = engine.loop
         self.machine = TaskStateMachine(isReplayable: task.preparedRequest?.isReplayable ?? task.originalRequest.isReplayable)
         self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
         let download = task.isDownload
-            ? DownloadRun(task: unsafeDowncast(task, to: DownloadTask.self), loop: loop) : nil
+            ? DownloadRun(task: unsafeDowncast(task, to: DownloadTask.self), loop: engine.loop) : nil
         self.download = download
         if let download {
             sink = download
@@ -98,6 +95,10 @@ final class TaskRunner {
         }
         self.redirectLimits = settings.redirectLimits
         self.decodingLimits = settings.decodingLimits
+        // Last: the arguments are the caller's (+1) references, moved into the fields when
+        // nothing reads them afterwards; a read after the store costs a retain and a release.
+        self.task = task
+        self.engine = engine
     }
 
     // MARK: Caller events (arrive through the loop's queue)
