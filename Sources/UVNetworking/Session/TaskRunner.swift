@@ -51,9 +51,12 @@ final class TaskRunner {
 
     final class RedirectedRequest {
         let request: Request
+        /// `request` encoded.
+        let prepared: PreparedRequest
         let visited: [RedirectPlanner.Visit]
-        init(_ request: Request, visited: [RedirectPlanner.Visit]) {
+        init(_ request: Request, prepared: PreparedRequest, visited: [RedirectPlanner.Visit]) {
             self.request = request
+            self.prepared = prepared
             self.visited = visited
         }
     }
@@ -61,13 +64,17 @@ final class TaskRunner {
     /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
     var visited: [RedirectPlanner.Visit] { redirected?.visited ?? [] }
 
-    /// `request` is sent next, after `currentRequest` (a redirect followed, a download restarted).
-    func moveOn(to request: Request) {
+    /// `request` (encoded: `prepared`) is sent next, after `currentRequest` (a redirect followed,
+    /// a download restarted), on `prepared`'s pool (another origin's, or the same).
+    func moveOn(to request: Request, prepared: PreparedRequest) {
         let visit = RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString)
-        redirected = RedirectedRequest(request, visited: visited + [visit])
+        redirected = RedirectedRequest(request, prepared: prepared, visited: visited + [visit])
+        pool = engine.pool(for: prepared)
     }
-    /// `currentRequest` encoded; nil until the task first reaches a pool.
-    @exclusivity(unchecked) var prepared: PreparedRequest?
+    /// `currentRequest` encoded (nil when the task's own request could not be). Read where it is
+    /// kept, not held by the runner: a reference of its own would be one more to take and drop per
+    /// task.
+    var prepared: PreparedRequest? { redirected?.prepared ?? task.preparedRequest }
     /// The body of a redirect (or restart) in hand and the plan made while it arrived, boxed:
     /// most tasks never follow a redirect, and a nil reference costs their runner's init and
     /// deinit nothing (TaskRunner+RedirectBodies.swift).
@@ -188,7 +195,6 @@ final class TaskRunner {
                 if case .failure(let error) = task.prepared { finish(error: error) }
                 return
             }
-            self.prepared = prepared
             pool = engine.pool(for: prepared)
             let now = LoopTimer.now(loop)
             requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
@@ -197,12 +203,6 @@ final class TaskRunner {
         metricsFetchStarted()
         // The pool watches the deadline while the task waits; the connection once it has one.
         pool!.enqueue(self, requireFreshConnection: requireFresh)
-    }
-
-    /// Moves the task to `prepared`'s pool (a redirect to another origin, or the same one).
-    func switchPool(to prepared: PreparedRequest) {
-        self.prepared = prepared
-        pool = engine.pool(for: prepared)
     }
 
     /// Fails the task with `error`, giving up its place in the queue or its connection.
