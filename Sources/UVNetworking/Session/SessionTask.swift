@@ -82,21 +82,16 @@ public class SessionTask: @unchecked Sendable {
 
     /// What few tasks have (SessionTask+Extras.swift): nil for most, so that making and
     /// destroying a task stores and releases one nil reference, not one per field.
-    var extras: Extras?
+    let extras: Extras?
 
     /// The async API's seams. Each is set at most once, right after the task is made and before
     /// it is resumed or cancelled, and only read afterwards (on the loop, then on a worker): the
-    /// loop's job queue orders the write before every read.
+    /// loop's job queue orders the write before every read. Inline, not in `extras`: a box made
+    /// per async task would be one more allocation for it.
     /// Receives the outcome on the worker instead of `completionHandler` (`data(for:)`).
-    var outcomeReceiver: (any TaskOutcomeReceiver)? {
-        get { extras?.outcomeReceiver }
-        set { madeExtras().outcomeReceiver = newValue }
-    }
+    var outcomeReceiver: (any TaskOutcomeReceiver)?
     /// Streaming mode (`bytes(for:)`): the runner sends the head, the body and the end here.
-    var bodyStream: BodyStreamBuffer? {
-        get { extras?.bodyStream }
-        set { madeExtras().bodyStream = newValue }
-    }
+    var bodyStream: BodyStreamBuffer?
 
     /// AFNetworking's completion: the response (nil if none arrived), the serialized object,
     /// and the error.
@@ -126,10 +121,9 @@ public class SessionTask: @unchecked Sendable {
         }
         self.taskIdentifier = identifier
         self.bytesExpectedToSend = request.expectedBodyLength
-        if failed != nil || uploadProgress != nil || downloadProgress != nil {
-            extras = Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress,
-                            downloadProgressHandler: downloadProgress)
-        }
+        extras = failed != nil || uploadProgress != nil || downloadProgress != nil
+            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
+            : nil
         // Last: the arguments are the caller's (+1) references, moved into the fields when
         // nothing reads them afterwards; a read after the store costs a retain and a release.
         self.originalRequest = request
