@@ -74,7 +74,7 @@ enum CompletionDelivery {
         // By index: iterating the array would copy each finished task whole.
         for index in batch.indices {
             let task = batch[index].task
-            if task.outcomeReceiver != nil || task is DownloadTask { return true }
+            if task.isDownload || task.outcomeReceiver != nil { return true }
             if (batch[index].isPlain || batch[index].error == nil) && !serializerAsked {
                 if serializer.needsWorkerThread { return true }
                 serializerAsked = true
@@ -122,7 +122,7 @@ enum CompletionDelivery {
         let response = finished.resolveResponse()
         // Read once: each read of the entry's task (it is inout) would retain and release it.
         let task = finished.task
-        if task is DownloadTask {
+        if task.isDownload {
             // Its own job: the destination closure and the move (a copy, across file systems)
             // must not hold up the rest of the batch.
             let download = finished

@@ -27,6 +27,9 @@ final class PreparedRequest: Sendable {
     let streamedBody: StreamedBody?
     /// A response to HEAD never has a body.
     let isHEAD: Bool
+    /// `Request.isReplayable`, decided once per preparation (the method's string compared) rather
+    /// than once per task.
+    let isReplayable: Bool
     /// The request carries `Expect: 100-continue` and a body: the body (always streamed then)
     /// waits for the server's `100 Continue`.
     let expectsContinue: Bool
@@ -162,6 +165,7 @@ final class PreparedRequest: Sendable {
         origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0,
                         proxy: proxy)
         isHEAD = request.method == .head
+        isReplayable = request.isReplayable
     }
 
     /// Whether `request` asks for `100 Continue` before its body: it says `Expect: 100-continue`

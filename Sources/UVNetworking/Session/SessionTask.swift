@@ -56,18 +56,10 @@ public class SessionTask: @unchecked Sendable {
     /// Kept apart from the failure (not one `Result`): the runner reads it on every start, and
     /// reading a `Result` out of the task copies the whole enum, error payload and all.
     let preparedRequest: PreparedRequest?
-    /// Why the task cannot be sent; boxed, so that the common case stores and destroys a nil
-    /// reference, not an optional error.
-    private let preparationFailure: PreparationFailure?
     /// The request checked and encoded at creation, or why it cannot be sent.
     var prepared: Result<PreparedRequest, NetworkingError> {
         if let preparedRequest { return .success(preparedRequest) }
-        return .failure(preparationFailure!.error)
-    }
-
-    private final class PreparationFailure: Sendable {
-        let error: NetworkingError
-        init(_ error: NetworkingError) { self.error = error }
+        return .failure(extras!.preparationFailure!)
     }
     var isHEAD: Bool { originalRequest.method == .head }
 
@@ -88,9 +80,14 @@ public class SessionTask: @unchecked Sendable {
     var registryIncomingNext: Unmanaged<SessionTask>?
     var registryMembership = TaskRegistry.Membership.none
 
+    /// What few tasks have (SessionTask+Extras.swift): nil for most, so that making and
+    /// destroying a task stores and releases one nil reference, not one per field.
+    let extras: Extras?
+
     /// The async API's seams. Each is set at most once, right after the task is made and before
     /// it is resumed or cancelled, and only read afterwards (on the loop, then on a worker): the
-    /// loop's job queue orders the write before every read.
+    /// loop's job queue orders the write before every read. Inline, not in `extras`: a box made
+    /// per async task would be one more allocation for it.
     /// Receives the outcome on the worker instead of `completionHandler` (`data(for:)`).
     var outcomeReceiver: (any TaskOutcomeReceiver)?
     /// Streaming mode (`bytes(for:)`): the runner sends the head, the body and the end here.
@@ -100,8 +97,8 @@ public class SessionTask: @unchecked Sendable {
     /// and the error.
     public typealias CompletionHandler = @Sendable (HTTPResponse?, Any?, (any Error)?) -> Void
     let manager: SessionManager
-    let uploadProgressHandler: (@Sendable (Progress) -> Void)?
-    let downloadProgressHandler: (@Sendable (Progress) -> Void)?
+    var uploadProgressHandler: (@Sendable (Progress) -> Void)? { extras?.uploadProgressHandler }
+    var downloadProgressHandler: (@Sendable (Progress) -> Void)? { extras?.downloadProgressHandler }
 
     /// `preparationFailure`: why the task cannot be sent (an upload's unreadable file), found
     /// before the task was made; the task then fails with it when resumed, before any socket.
@@ -109,25 +106,28 @@ public class SessionTask: @unchecked Sendable {
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
          completionHandler: CompletionHandler?, preparationFailure: NetworkingError? = nil) {
         self.completionHandler = completionHandler
+        var failed: NetworkingError?
         if var failure = preparationFailure {
             failure.failingURL = failure.failingURL ?? request.url
             self.preparedRequest = nil
-            self.preparationFailure = PreparationFailure(failure)
+            failed = failure
         } else {
             do throws(NetworkingError) {
                 self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
-                self.preparationFailure = nil
             } catch {
                 self.preparedRequest = nil
-                self.preparationFailure = PreparationFailure(error)
+                failed = error
             }
         }
         self.taskIdentifier = identifier
+        self.bytesExpectedToSend = request.expectedBodyLength
+        extras = failed != nil || uploadProgress != nil || downloadProgress != nil
+            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
+            : nil
+        // Last: the arguments are the caller's (+1) references, moved into the fields when
+        // nothing reads them afterwards; a read after the store costs a retain and a release.
         self.originalRequest = request
         self.manager = manager
-        self.uploadProgressHandler = uploadProgress
-        self.downloadProgressHandler = downloadProgress
-        self.bytesExpectedToSend = request.expectedBodyLength
     }
 
     /// The current state.

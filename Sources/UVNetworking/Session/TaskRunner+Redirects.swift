@@ -92,13 +92,11 @@ extension TaskRunner {
         case .follow(let request, let prepared):
             // A cancel or timeout while the plan was made wins.
             guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
-            visited.append(RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString))
-            currentRequest = request
+            moveOn(to: request, prepared: prepared)
             head = nil
             redirectBody = nil
             task.recordRedirect(to: request)
             if isRedirect { hookState?.redirectCount += 1 }
-            switchPool(to: prepared)
             perform(.enqueue(requireFreshConnection: false))
         case .deliver:
             // Taken as it arrives, while the body can still be delivered (redirectPlanArrived);

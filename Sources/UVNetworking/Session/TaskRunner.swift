@@ -14,7 +14,8 @@ final class TaskRunner {
     /// unowned retain and release per runner and a checked load at each of the several uses per
     /// request.
     let engine: SessionEngine
-    let loop: EventLoop
+    /// The engine's: a reference of the runner's own would be one more to take and drop per task.
+    var loop: EventLoop { engine.loop }
     @exclusivity(unchecked) var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
     @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
@@ -41,27 +42,43 @@ final class TaskRunner {
 
     // Redirects (TaskRunner+Redirects.swift).
     /// The request of the exchange in flight: the task's own, or where redirects led.
-    var currentRequest: Request {
-        get { redirected?.request ?? task.originalRequest }
-        set { redirected = RedirectedRequest(newValue) }
-    }
-    /// Where redirects (or a download's restart) led; nil while the request is the task's own,
-    /// so that most runners keep no copy of it (a copy and a destroy per task). Boxed: a nil
-    /// reference costs nothing to make, test and destroy, an optional request does.
+    var currentRequest: Request { redirected?.request ?? task.originalRequest }
+    /// Where redirects (or a download's restart) led, and the requests sent before it; nil while
+    /// the request is the task's own, so that most runners keep no copy of it (a copy and a
+    /// destroy per task) and no list of visits (an empty array is still one release per task).
+    /// Boxed: a nil reference costs nothing to make, test and destroy, an optional request does.
     @exclusivity(unchecked) private var redirected: RedirectedRequest?
 
     final class RedirectedRequest {
         let request: Request
-        init(_ request: Request) { self.request = request }
+        /// `request` encoded.
+        let prepared: PreparedRequest
+        let visited: [RedirectPlanner.Visit]
+        init(_ request: Request, prepared: PreparedRequest, visited: [RedirectPlanner.Visit]) {
+            self.request = request
+            self.prepared = prepared
+            self.visited = visited
+        }
     }
-    /// `currentRequest` encoded; nil until the task first reaches a pool.
-    @exclusivity(unchecked) var prepared: PreparedRequest?
+
+    /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
+    var visited: [RedirectPlanner.Visit] { redirected?.visited ?? [] }
+
+    /// `request` (encoded: `prepared`) is sent next, after `currentRequest` (a redirect followed,
+    /// a download restarted), on `prepared`'s pool (another origin's, or the same).
+    func moveOn(to request: Request, prepared: PreparedRequest) {
+        let visit = RedirectPlanner.Visit(method: currentRequest.method, url: currentRequest.url.absoluteString)
+        redirected = RedirectedRequest(request, prepared: prepared, visited: visited + [visit])
+        pool = engine.pool(for: prepared)
+    }
+    /// `currentRequest` encoded (nil when the task's own request could not be). Read where it is
+    /// kept, not held by the runner: a reference of its own would be one more to take and drop per
+    /// task.
+    var prepared: PreparedRequest? { redirected?.prepared ?? task.preparedRequest }
     /// The body of a redirect (or restart) in hand and the plan made while it arrived, boxed:
     /// most tasks never follow a redirect, and a nil reference costs their runner's init and
     /// deinit nothing (TaskRunner+RedirectBodies.swift).
     @exclusivity(unchecked) var redirectBody: RedirectBody?
-    /// The requests sent before `currentRequest` (empty until a redirect), counted against the limit.
-    @exclusivity(unchecked) var visited: [RedirectPlanner.Visit] = []
     let redirectLimits: RedirectPlanner.Limits
     /// Decodes a gzip or deflate body (layers too); nil for bodies delivered as received.
     @exclusivity(unchecked) private(set) var contentDecoder: ContentDecoder?
@@ -69,13 +86,10 @@ final class TaskRunner {
     private let decodingLimits: ContentDecoder.Limits?
 
     init(task: SessionTask, engine: SessionEngine, settings: TaskSettings) {
-        self.task = task
-        self.engine = engine
-        let loop = engine.loop
-        self.loop = loop
-        self.machine = TaskStateMachine(isReplayable: task.originalRequest.isReplayable)
+        self.machine = TaskStateMachine(isReplayable: task.preparedRequest?.isReplayable ?? task.originalRequest.isReplayable)
         self.timeouts = TaskTimeouts(request: task.originalRequest, settings: settings)
-        let download = (task as? DownloadTask).map { DownloadRun(task: $0, loop: loop) }
+        let download = task.isDownload
+            ? DownloadRun(task: unsafeDowncast(task, to: DownloadTask.self), loop: engine.loop) : nil
         self.download = download
         if let download {
             sink = download
@@ -88,6 +102,10 @@ final class TaskRunner {
         }
         self.redirectLimits = settings.redirectLimits
         self.decodingLimits = settings.decodingLimits
+        // Last: the arguments are the caller's (+1) references, moved into the fields when
+        // nothing reads them afterwards; a read after the store costs a retain and a release.
+        self.task = task
+        self.engine = engine
     }
 
     // MARK: Caller events (arrive through the loop's queue)
@@ -177,7 +195,6 @@ final class TaskRunner {
                 if case .failure(let error) = task.prepared { finish(error: error) }
                 return
             }
-            self.prepared = prepared
             pool = engine.pool(for: prepared)
             let now = LoopTimer.now(loop)
             requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
@@ -186,12 +203,6 @@ final class TaskRunner {
         metricsFetchStarted()
         // The pool watches the deadline while the task waits; the connection once it has one.
         pool!.enqueue(self, requireFreshConnection: requireFresh)
-    }
-
-    /// Moves the task to `prepared`'s pool (a redirect to another origin, or the same one).
-    func switchPool(to prepared: PreparedRequest) {
-        self.prepared = prepared
-        pool = engine.pool(for: prepared)
     }
 
     /// Fails the task with `error`, giving up its place in the queue or its connection.
