@@ -49,8 +49,14 @@ final class SessionEngine {
     /// Whether the loop will tell this engine when it shuts down (set at the first task).
     @exclusivity(unchecked) private var observesLoop = false
 
-    init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
+    /// This engine's place among its session's engines (one per loop): session-wide limits are
+    /// split by it (`share.of(total)`).
+    let share: EngineShare
+
+    init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager,
+         share: EngineShare = .whole) {
         self.loop = loop
+        self.share = share
         self.workers = workers
         self.configuration = configuration
         self.taskSettings = TaskSettings(configuration: configuration)
@@ -214,7 +220,7 @@ final class SessionEngine {
         swap(&batch, &finished)
         lastBatchCount = batch.count
         manager.tasksFinished(batch)
-        let delivery = manager.deliverySnapshot()
+        let delivery = manager.deliverySnapshot(on: loop)
         // The batch is inside the completion group from here until its handlers are queued in
         // it (or have run), so the group is never seen empty in between (`SessionManager.shutdown`
         // relies on it).
@@ -271,7 +277,7 @@ final class SessionEngine {
         guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let progress = upload ? task.uploadProgress : task.downloadProgress
         // With `deliversOnEventLoop`, at the end of this iteration, never inside the read.
-        manager.deliveryQueue().queue.async {
+        manager.deliveryQueue(on: loop).queue.async {
             task.progressDeliveryPending.store(false, ordering: .releasing)
             handler(progress)
         }
