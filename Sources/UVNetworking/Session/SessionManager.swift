@@ -74,7 +74,7 @@ public class SessionManager: @unchecked Sendable {
     /// The engine of the first loop (`loop`). Loop thread only (set in `init` before any job can
     /// run, replaced in a loop job), except in `deinit`, which hands it to the loop when no job
     /// can hold the manager any more.
-    private var engine: SessionEngine!
+    @exclusivity(unchecked) private var engine: SessionEngine!
     /// The engines of the other loops, `loops[1...]`, in order; each slot is touched only on its
     /// loop's thread (as `engine`). Empty for a single-loop session.
     private let otherEngines: [EngineSlot]
@@ -83,7 +83,7 @@ public class SessionManager: @unchecked Sendable {
     /// A replaceable engine of a loop other than the first (`otherEngines`).
     private final class EngineSlot {
         /// Set right after the manager's own init (the engine needs the manager).
-        var engine: SessionEngine!
+        @exclusivity(unchecked) var engine: SessionEngine!
     }
 
     /// Creates a session on one loop (by default the shared one) and a worker pool (by default
@@ -279,8 +279,17 @@ public class SessionManager: @unchecked Sendable {
     /// runs, the latest the caller set: a resume overtaken by a cancel cancels, one overtaken by
     /// a suspend does not start the task.
     func send(_ operation: TaskOperation, for task: SessionTask) {
+        // `loop` itself with one loop: a local copy of the reference would be retained per call.
+        if loopCount == 1 {
+            send(operation, for: task, on: loop)
+        } else {
+            send(operation, for: task, on: loops[loopIndex(for: task)])
+        }
+    }
+
+    @inline(__always)
+    private func send(_ operation: TaskOperation, for task: SessionTask, on loop: EventLoop) {
         let accepted: Bool
-        let loop = loop(for: task)
         if loop.inLoop {
             perform(operation, for: task)
             accepted = true
