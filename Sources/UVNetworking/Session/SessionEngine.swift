@@ -292,7 +292,7 @@ final class SessionEngine {
         isInvalidated = true
         if cancelPending {
             // The manager lists every unfinished task; those started here have a runner here.
-            for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
+            for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
         }
         invalidationWaiter = done
         if runningCount == 0 { invalidationDone() }
@@ -326,9 +326,16 @@ final class SessionEngine {
         isInvalidated = true
         if runningCount > 0 {
             // Tasks hold the manager, so it is alive while any runs.
-            for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
+            for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
         }
         closeAllConnections()
+    }
+
+    /// The manager's unfinished tasks that run on this engine's loop: a task's loop-side fields
+    /// (`loopRunner`) may be read only on its own loop, and a session over several loops lists
+    /// the others' tasks too. (A task's loop never changes: see `SessionManager.loopIndex(for:)`.)
+    private func tasksOfThisLoop() -> [SessionTask] {
+        share.count == 1 ? manager.tasks : manager.tasks.filter { manager.loop(for: $0) === loop }
     }
 
     private func closeAllConnections() {
