@@ -261,6 +261,42 @@ import Testing
         #expect(waitUntil(timeout: 10) { manager.openConnectionCount == 0 })
     }
 
+    @Test func hooksRunOnTheTasksLoopAndAHandlerResumesATaskOfTheOtherLoop() throws {
+        let servers = try Self.loopbackServers()
+        defer { for server in servers { server.server.stop() } }
+        let group = try EventLoopGroup(loopCount: 2, name: "test.loopgroup.hooks")
+        defer { group.shutdown() }
+        let manager = makeManager(group)
+        // Origin index -> loops the hooks ran on.
+        let hookLoops = Mutex<[String: [Int?]]>([:])
+        let origin: @Sendable (SessionTask) -> String = { task in
+            task.originalRequest.url.port == servers[0].port ? "0" : "1"
+        }
+        manager.dataTaskDidReceiveResponse = { task, _ in
+            hookLoops.withLock { $0["response " + origin(task), default: []].append(Self.currentLoop(group)) }
+            return .allow
+        }
+        manager.taskDidComplete = { task, _ in
+            hookLoops.withLock { $0["complete " + origin(task), default: []].append(Self.currentLoop(group)) }
+        }
+        // The first task's handler (on loop 0) resumes a task of origin 1, whose handler must run
+        // on loop 1.
+        let second = Mutex<(loop: Int?, status: Int?)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:\(servers[0].port)/items/1")!), completionHandler: { _, _, _ in
+            manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:\(servers[1].port)/items/1")!), completionHandler: { response, _, _ in
+                second.withLock { $0 = (Self.currentLoop(group), response.map { Int($0.status.code) }) }
+                done.signal()
+            }).resume()
+        }).resume()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(second.withLock { $0?.loop } == 1 && second.withLock { $0?.status } == 200)
+        #expect(waitUntil(timeout: 5) { hookLoops.withLock { $0.count } == 4 })
+        #expect(hookLoops.withLock { $0 } == ["response 0": [0], "complete 0": [0], "response 1": [1], "complete 1": [1]])
+        manager.invalidateSessionCancelingTasks(false, resetSession: false)
+        #expect(waitUntil(timeout: 10) { manager.openConnectionCount == 0 })
+    }
+
     @Test func aSingleLoopSessionIsAGroupOfOne() throws {
         let loop = try EventLoop(name: "test.loopgroup.single")
         defer { loop.shutdown() }
