@@ -20,8 +20,9 @@ public final class EventLoopGroup: Sendable {
     /// The group sessions use when made with `SessionManager(configuration:group:)` and no
     /// group: one loop per core, the first of them `EventLoop.shared` (so a process that also
     /// has single-loop sessions runs no extra thread for them). It lives as long as the
-    /// process. Loops that cannot start are born shut down (see `EventLoop.shared`): their
-    /// tasks complete with `.loopShutDown`.
+    /// process. If a loop past the first cannot start (no file descriptor left), the group has
+    /// the loops that did; if the first cannot, it is born shut down as `EventLoop.shared` is,
+    /// and tasks on it complete with `.loopShutDown`.
     public static let shared: EventLoopGroup = {
         var loops = [EventLoop.shared]
         for index in 1..<defaultLoopCount {
