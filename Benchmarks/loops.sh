@@ -58,13 +58,15 @@ printf 'basicConstraints = critical, CA:FALSE\nkeyUsage = critical, digitalSigna
 openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -out "$dir/server.pem" \
   -days 2 -extfile "$dir/server.ext" 2>/dev/null
 
-base=$((20000 + RANDOM % 20000))
-https_listen="" plain_listen=""
-for i in $(seq 0 $((origins - 1))); do
-  https_listen+="        listen 127.0.0.1:$((base + i)) ssl backlog=1024;"$'\n'
-  plain_listen+="        listen 127.0.0.1:$((base + origins + i)) backlog=1024;"$'\n'
-done
-cat > "$dir/nginx.conf" <<EOF
+pin() { if [ -n "$1" ]; then echo "taskset -c $1"; fi; }
+# Writes nginx.conf for the ports from $base on and starts nginx; fails when a port is taken.
+start_nginx() {
+  local https_listen="" plain_listen="" i
+  for i in $(seq 0 $((origins - 1))); do
+    https_listen+="        listen 127.0.0.1:$((base + i)) ssl backlog=1024;"$'\n'
+    plain_listen+="        listen 127.0.0.1:$((base + origins + i)) backlog=1024;"$'\n'
+  done
+  cat > "$dir/nginx.conf" <<EOF
 worker_processes $workers;
 daemon off;
 pid $dir/nginx.pid;
@@ -90,12 +92,23 @@ $plain_listen
     }
 }
 EOF
-pin() { if [ -n "$1" ]; then echo "taskset -c $1"; fi; }
-# shellcheck disable=SC2046
-$(pin "$server_cpus") nginx -p "$dir" -c "$dir/nginx.conf" 2>"$dir/nginx.out" &
-nginx_pid=$!
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$((base + origins))/" && break; sleep 0.1; done
-curl -s --cacert "$dir/ca.pem" -o /dev/null "https://127.0.0.1:$base/" || { echo "loops: nginx did not start" >&2; cat "$dir/nginx.out" "$dir/error.log" >&2; exit 1; }
+  # shellcheck disable=SC2046
+  $(pin "$server_cpus") nginx -p "$dir" -c "$dir/nginx.conf" 2>"$dir/nginx.out" &
+  nginx_pid=$!
+  for _ in $(seq 50); do
+    kill -0 "$nginx_pid" 2>/dev/null || { wait "$nginx_pid" 2>/dev/null; nginx_pid=; return 1; }
+    curl -s -o /dev/null "http://127.0.0.1:$((base + origins))/" && break
+    sleep 0.1
+  done
+  curl -s --cacert "$dir/ca.pem" -o /dev/null "https://127.0.0.1:$base/"
+}
+# A random range of ports; another one if something listens there already.
+for attempt in 1 2 3 4 5; do
+  base=$((20000 + RANDOM % 20000))
+  start_nginx && break
+  if [ -n "$nginx_pid" ]; then kill -TERM "$nginx_pid" 2>/dev/null; wait "$nginx_pid" 2>/dev/null; nginx_pid=; fi
+  if [ "$attempt" = 5 ]; then echo "loops: nginx did not start" >&2; cat "$dir/nginx.out" "$dir/error.log" >&2; exit 1; fi
+done
 
 for i in $(seq 0 $((handshakes - 1))); do echo "https://127.0.0.1:$((base + i % origins))/h$i"; done > "$dir/https.txt"
 for i in $(seq 0 $((requests - 1))); do echo "http://127.0.0.1:$((base + origins + i % origins))/r"; done > "$dir/plain.txt"
