@@ -297,6 +297,45 @@ import Testing
         #expect(waitUntil(timeout: 10) { manager.openConnectionCount == 0 })
     }
 
+    @Test func tasksResumedAndCancelledFromManyThreadsOverBothLoopsCompleteOnce() throws {
+        let servers = try Self.loopbackServers()
+        defer { for server in servers { server.server.stop() } }
+        let group = try EventLoopGroup(loopCount: 2, name: "test.loopgroup.race")
+        defer { group.shutdown() }
+        let manager = makeManager(group, onLoop: false)
+        let calls = Mutex<[Int: Int]>([:])
+        let done = DispatchGroup()
+        let threads = 8, perThread = 60
+        for thread in 0..<threads {
+            done.enter()
+            Thread.detachNewThread {
+                for index in 0..<perThread {
+                    done.enter()
+                    let port = servers[(thread + index) % 2].port
+                    let key = thread * perThread + index
+                    let task = manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:\(port)/items/\(index)")!),
+                                                completionHandler: { _, _, _ in
+                        let first = calls.withLock { calls -> Bool in
+                            calls[key, default: 0] += 1
+                            return calls[key] == 1
+                        }
+                        if first { done.leave() }
+                    })
+                    task.resume()
+                    if index % 3 == 0 { task.cancel() }
+                    if index % 5 == 0 { task.suspend(); task.resume() }
+                }
+                done.leave()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        usleep(50_000)
+        #expect(calls.withLock { $0.count == threads * perThread && $0.values.allSatisfy { $0 == 1 } })
+        #expect(waitUntil(timeout: 5) { manager.tasks.isEmpty })
+        manager.invalidateSessionCancelingTasks(false, resetSession: false)
+        #expect(waitUntil(timeout: 10) { manager.openConnectionCount == 0 })
+    }
+
     @Test func aSingleLoopSessionIsAGroupOfOne() throws {
         let loop = try EventLoop(name: "test.loopgroup.single")
         defer { loop.shutdown() }
