@@ -39,7 +39,7 @@ final class ConnectionPool {
     var tunnel: TunnelRoute?
     /// For a session with a per-origin rate or delay: who says when a request may start
     /// (PoolPacing.swift). Set once, right after init; nil costs a request one check.
-    var pacing: PoolPacing?
+    @exclusivity(unchecked) var pacing: PoolPacing?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
