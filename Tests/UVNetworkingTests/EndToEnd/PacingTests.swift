@@ -120,5 +120,24 @@ extension EndToEnd {
             origin.stop(); other.stop()
             harness.finish()
         }
+    
+        @Test func invalidationEndsWaitingRequestsOnceEach() throws {
+            // The server first: its descriptors belong to the baseline `finish` compares with.
+            let origin = try server()
+            let harness = ClientHarness { $0.delayPerHost = 30 }
+            let url = "http://127.0.0.1:\(origin.port)/"
+            let made = (0..<3).map { _ in harness.makeTask(ClientHarness.request(url)) }
+            for (task, _) in made { task.resume() }
+            #expect(made[0].wait(10)?.status == 200)
+            // Cancels the two still waiting for their turn, and closes the pacer's timer: finish
+            // checks that no loop handle is left.
+            harness.finish()
+            for (_, wait) in made.dropFirst() {
+                let outcome = wait(10)
+                #expect(outcome?.code == .cancelled)
+                #expect(outcome?.calls == 1)
+            }
+            origin.stop()
+        }
     }
 }

@@ -40,4 +40,17 @@ import UVFetchCore
         // Within the paced host, input order.
         #expect(urls.filter { $0.hasPrefix(bases[0] + "/") } == head)
     }
+
+    @Test func commandTakesTheOptionsAndRefusesBadValues() throws {
+        let server = LoopbackHTTPServer()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(try server.start())"
+        let urls = (1...3).map { "\(base)/items/\($0)" }
+        let paced = try runUVFetch(["--quiet", "--delay-per-host", "0.05", "--rate-per-host", "50"] + urls)
+        #expect(paced.status == ExitStatus.success, "\(paced.stderr)")
+        #expect(paced.stdout.contains("3 requests in "))
+        for bad in [["--delay-per-host", "-1"], ["--rate-per-host", "0"], ["--rate-per-host", "nan"], ["--delay-per-host", "inf"]] {
+            #expect(try runUVFetch(bad + urls).status == ExitStatus.usage, "\(bad)")
+        }
+    }
 }
