@@ -15,6 +15,9 @@ final class PoolPacing {
     private let loop: EventLoop
     @exclusivity(unchecked) private var machine: OriginPacer
     @exclusivity(unchecked) private var timer: LoopTimer?
+    /// A timer closed from inside its own callback, kept until that callback has returned: the
+    /// object must not go away while it runs.
+    @exclusivity(unchecked) private var retiredTimer: LoopTimer?
     @exclusivity(unchecked) private var closed = false
 
     init(pool: ConnectionPool, loop: EventLoop, interval: UInt64) {
@@ -49,6 +52,8 @@ final class PoolPacing {
     func close() {
         closed = true
         timer?.close()
+        // Kept, not released: a close may come from inside the timer's own callback.
+        if let timer { retiredTimer = timer }
         timer = nil
     }
 
@@ -69,6 +74,7 @@ final class PoolPacing {
             pool.releasePaced(id)
         case .armTimer(let deadline):
             guard !closed else { return }
+            retiredTimer = nil
             if timer == nil { timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() } }
             timer!.arm(at: deadline)
         }
@@ -80,6 +86,7 @@ final class PoolPacing {
         if machine.heldCount == 0, let timer, timer.armedDeadline == .max {
             timer.close()
             self.timer = nil
+            retiredTimer = timer
         }
     }
 }
