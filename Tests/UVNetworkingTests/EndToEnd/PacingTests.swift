@@ -139,5 +139,23 @@ extension EndToEnd {
             }
             origin.stop()
         }
+    
+        @Test func eachRedirectTakesATurn() throws {
+            let origin = try ScriptedServer { connection in
+                try connection.serveKeepAlive(idleTimeout: 10) { request in
+                    request.target == "/start"
+                        ? "HTTP/1.1 302 Found\r\nLocation: /end\r\nContent-Length: 0\r\n\r\n"
+                        : ScriptedResponse.text("ok")
+                }
+            }
+            let harness = ClientHarness { $0.delayPerHost = 0.15 }
+            let run = runAll(harness, [("A", "http://127.0.0.1:\(origin.port)/start")])
+            #expect(run.outcomes.first?.status == 200)
+            let starts = run.metrics.values.first?.transactions.compactMap(\.requestStartDate) ?? []
+            #expect(starts.count == 2)
+            if starts.count == 2 { #expect(starts[1].timeIntervalSince(starts[0]) >= 0.15 - 0.002) }
+            origin.stop()
+            harness.finish()
+        }
     }
 }
