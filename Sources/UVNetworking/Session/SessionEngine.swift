@@ -49,7 +49,13 @@ final class SessionEngine {
     /// Whether the loop will tell this engine when it shuts down (set at the first task).
     @exclusivity(unchecked) private var observesLoop = false
 
+    /// Milliseconds between request starts per origin (`delayPerHost`, `requestsPerSecondPerHost`);
+    /// nil when requests are not paced.
+    private let pacingInterval: UInt64?
+
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
+        self.pacingInterval = OriginPacer.interval(delay: configuration.delayPerHost,
+                                                   requestsPerSecond: configuration.requestsPerSecondPerHost)
         self.loop = loop
         self.workers = workers
         self.configuration = configuration
@@ -132,6 +138,7 @@ final class SessionEngine {
                 self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
             }
         }
+        if let interval = pacingInterval { pool.pacing = PoolPacing(pool: pool, loop: loop, interval: interval) }
         pools[origin] = pool
         lastPool = (origin, pool)
         remember(request, in: pool)
