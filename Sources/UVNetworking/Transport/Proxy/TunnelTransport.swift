@@ -31,7 +31,6 @@ final class TunnelTransport: StreamTransport {
 
     var isClosed: Bool { state == .closed }
 
-    func connect(to address: SocketAddress) { lower.connect(to: address) }
     func startReading() { if state == .open { lower.startReading() } }
     func stopReading() { if state == .open { lower.stopReading() } }
 

@@ -63,8 +63,6 @@ final class TLSTransport: StreamTransport {
     /// When TCP connected and the handshake began, for metrics.
     private(set) var handshakeStartDate: Date?
 
-    func connect(to address: SocketAddress) { tcp.connect(to: address) }
-
     func startReading() {
         guard state != .closed, !readsWanted else { return }
         readsWanted = true
