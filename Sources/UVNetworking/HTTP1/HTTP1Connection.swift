@@ -145,8 +145,13 @@ final class HTTP1Connection {
                 let now = Date()
                 self.timings.domainLookupEnd = now
                 self.timings.connectStart = now
-                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: self.transport as? TCPTransport ?? TCPTransport(loop: self.loop),
-                                          delegate: self)
+                guard !addresses.isEmpty else {
+                    self.connectFailed(.transport(.noAddresses(host: self.host)))
+                    return
+                }
+                // The transport made with the connection is the first attempt's.
+                let first = self.transport as? TCPTransport ?? TCPTransport(loop: self.loop)
+                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: first, delegate: self)
                 self.race = race
                 self.timings.remote = race.firstAddress
                 race.start()

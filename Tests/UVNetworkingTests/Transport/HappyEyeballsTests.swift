@@ -214,7 +214,7 @@ import Testing
         }
         var race = HappyEyeballs(addressCount: 3)
         #expect(race.start() == .start(index: 0, armDelay: true))
-        explore(race, started: 1, lastStatus: nil, outcome: false, depth: 5)
-        #expect(checked > 30_000)
+        explore(race, started: 1, lastStatus: nil, outcome: false, depth: 6)
+        #expect(checked > 250_000)
     }
 }

@@ -262,7 +262,7 @@ extension TLSTransport: TransportDelegate {
 
     func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
         guard state == .connecting else { return }
-        // The owner tries the next address with a new transport; this one is done.
+        // Not expected (TLS is made over a connected transport); passed on all the same.
         state = .closed
         defer { delegate = nil }
         tcp.close(reset: false)
