@@ -4,10 +4,10 @@
 /// performs them with sockets and a timer.
 ///
 /// Attempts go in the order of `order(_:)`. The first starts at once; each later one starts
-/// when the attempt before it has had `connectionAttemptDelay` to connect, or at once when an
-/// attempt fails. The first attempt to connect wins and the others are
-/// closed; when every attempt has failed, the race fails with the last failure. The overall
-/// limit is not the machine's: the connection's connect timeout abandons the race (`abandon`).
+/// when the attempt before it has had `connectionAttemptDelayMilliseconds` to connect, or at
+/// once when an attempt fails. The first attempt to connect wins and the others are closed;
+/// when every attempt has failed, the race fails with the last failure. The overall limit is
+/// not the machine's: the connection's connect timeout abandons the race (`abandon`).
 struct HappyEyeballs {
     /// RFC 8305 §5's Connection Attempt Delay, at its recommended default of 250 ms: how long an
     /// attempt has before the next address is tried beside it.
