@@ -23,8 +23,14 @@ public struct SessionConfiguration: Sendable {
     /// spacing holds. With more than one connection per origin allowed, a slow response does not
     /// hold back the next start; set `maximumConnectionsPerHost` to 1 for one request at a time.
     public var delayPerHost: TimeInterval = 0
-    /// Seconds to resolve and connect (all addresses together). Zero, negative, NaN or
-    /// infinite: none.
+    /// Seconds to resolve and connect (all addresses together, and the TLS handshake). Zero,
+    /// negative, NaN or infinite: none.
+    ///
+    /// A host with several addresses is connected to by Happy Eyeballs (RFC 8305): IPv6 and
+    /// IPv4 addresses interleaved, IPv6 first; each next address is tried 250 ms after the one
+    /// before it started (at once when one fails) while the earlier attempts go on, and the
+    /// first to connect is used. So an address that never answers costs 250 ms, not this
+    /// timeout; when every address fails, the last failure is reported.
     public var connectTimeout: TimeInterval = 10
     /// Seconds from the last request byte to the response head (`responseHeadTimeout` error).
     /// Off (infinite) by default: each request's `timeoutInterval`, an inactivity timeout,
@@ -70,7 +76,9 @@ public struct SessionConfiguration: Sendable {
     /// Host names to connect to at a fixed IP literal instead of asking DNS, like curl's
     /// `--resolve host:port:address` (here for every port). The URL's host still names the
     /// server in the Host field, in SNI and in certificate checks. An entry that is not an IP
-    /// literal fails the request with `dnsFailure`.
+    /// literal fails the request with `dnsFailure`. Several literals, comma-separated
+    /// ("::1, 127.0.0.1"), are one answer with several addresses, raced as DNS answers are
+    /// (see `connectTimeout`).
     public var hostAddressOverrides: [String: String] = [:]
     /// TLS for https URLs: versions, trusted CAs, session resumption. The TLS handshake counts
     /// against `connectTimeout`.

@@ -133,7 +133,7 @@ final class SessionEngine {
             pool.tunnel = TunnelRoute(authority: "\(host):\(origin.port)", authorization: proxy.authorization)
         }
         if let security = request.security {
-            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache()) {
+            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache(connectionLimit: settings.maximumConnections)) {
                 [unowned self, unowned pool] trust, verdict in
                 self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
             }
