@@ -52,9 +52,14 @@ final class SessionEngine {
     /// This engine's place among its session's engines (one per loop): session-wide limits are
     /// split by it (`share.of(total)`).
     let share: EngineShare
+    /// Milliseconds between request starts per origin (`delayPerHost`, `requestsPerSecondPerHost`);
+    /// nil when requests are not paced.
+    private let pacingInterval: UInt64?
 
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager,
          share: EngineShare = .whole) {
+        self.pacingInterval = OriginPacer.interval(delay: configuration.delayPerHost,
+                                                   requestsPerSecond: configuration.requestsPerSecondPerHost)
         self.loop = loop
         self.share = share
         self.workers = workers
@@ -133,11 +138,12 @@ final class SessionEngine {
             pool.tunnel = TunnelRoute(authority: "\(host):\(origin.port)", authorization: proxy.authorization)
         }
         if let security = request.security {
-            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache()) {
+            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache(connectionLimit: settings.maximumConnections)) {
                 [unowned self, unowned pool] trust, verdict in
                 self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
             }
         }
+        if let interval = pacingInterval { pool.pacing = PoolPacing(pool: pool, loop: loop, interval: interval) }
         pools[origin] = pool
         lastPool = (origin, pool)
         remember(request, in: pool)
