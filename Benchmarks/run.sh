@@ -9,6 +9,8 @@
 #   3. uvfetch against curl (issue #6, Benchmarks/uvfetch-vs-curl.sh): one list of 20,000 distinct
 #      URLs fetched by uvfetch, `curl --parallel --parallel-max 64` and xargs-driven curl (-n 1 and
 #      -n 300), 64 in flight, taking turns; its markdown is appended to the summary.
+#   3b. Loops per core (issue #15, Benchmarks/loops.sh): uvfetch --loops 1 and 2 over 16 origins,
+#      full TLS handshakes and keep-alive requests per second; BENCH_SKIP_LOOPS=1 skips it.
 #   4. Many origins (issue #15, Benchmarks/many-origins.sh, as root): 100,000 URLs over 10,000 host
 #      names answered by dnsmasq, nginx on 10,000 loopback addresses, in a namespace of its own;
 #      uvfetch against `curl --parallel`, rate, CPU, peak RSS and descriptors.
@@ -101,6 +103,22 @@ if [ "${BENCH_SKIP_UVFETCH:-0}" != 1 ]; then
        [ "$status" = 0 ] && status=2 ;;
     *) echo "bench: uvfetch against curl failed (status $uvfetch_status)" >&2; [ "$status" = 0 ] && status=1 ;;
   esac
+fi
+
+if [ "${BENCH_SKIP_LOOPS:-0}" != 1 ]; then
+  echo
+  echo "== bench: loops per core, uvfetch --loops 1 and 2 (Benchmarks/loops.sh)"
+  # uvfetch was built by step 3 unless it was skipped.
+  skip_build=1
+  [ "${BENCH_SKIP_UVFETCH:-0}" = 1 ] && skip_build=0
+  if LOOPS_SKIP_BUILD=$skip_build LOOPS_ROUNDS="$rounds" bash "$here/loops.sh" | tee "$markdown.loops"; then
+    { printf '\n### Loops per core: uvfetch --loops 1 and 2, 16 origins (Benchmarks/loops.sh)\n\n'
+      grep -E '^(\||\(| the rate)' "$markdown.loops"; } >> "$markdown"
+  else
+    echo "bench: loops.sh failed" >&2
+    [ "$status" = 0 ] && status=1
+  fi
+  rm -f "$markdown.loops"
 fi
 
 if [ "${BENCH_SKIP_ORIGINS:-0}" != 1 ]; then

@@ -19,6 +19,10 @@ public final class FetchRunner: Sendable {
         public var concurrency = 64
         /// Connections per host.
         public var perHost = 64
+        /// Event loops (threads) that run the connections: 1 is the library's shared loop; more
+        /// spread the origins over a group of that many loops (every URL of one origin on one
+        /// loop), for lists of many hosts, and TLS handshakes on more than one core.
+        public var loops = 1
         /// Politeness: the most requests started per second to one host (scheme, host, port);
         /// nil for no limit (`--rate-per-host`).
         public var ratePerHost: Double? = nil
@@ -288,7 +292,9 @@ public final class FetchRunner: Sendable {
         configuration.delayPerHost = settings.delayPerHost
         configuration.requestsPerSecondPerHost = settings.ratePerHost
         options.apply(to: &configuration)
-        let manager = SessionManager(configuration: configuration)
+        let manager = settings.loops <= 1
+            ? SessionManager(configuration: configuration)
+            : SessionManager(configuration: configuration, group: try Self.loopGroup(settings.loops))
         manager.completionQueue = queue
         manager.completionGroup = completions
         manager.responseSerializer = HTTPResponseSerializer()
@@ -301,6 +307,21 @@ public final class FetchRunner: Sendable {
             }
         }
         return manager
+    }
+
+    /// The groups of more than one loop that runs have used, by size: made once, kept for the
+    /// process's life as the shared loop is (a run's last completion may come before its
+    /// connections have closed, so a group shut down at the end of a run could cut them off).
+    static let loopGroups = Mutex<[Int: EventLoopGroup]>([:])
+
+    private static func loopGroup(_ count: Int) throws(NetworkingError) -> EventLoopGroup {
+        if count == EventLoopGroup.defaultLoopCount { return .shared }
+        return try loopGroups.withLock { groups throws(NetworkingError) -> EventLoopGroup in
+            if let group = groups[count] { return group }
+            let group = try EventLoopGroup(loopCount: count, name: "uvfetch.loop")
+            groups[count] = group
+            return group
+        }
     }
 
     /// What every fetch of one run shares.
