@@ -19,6 +19,9 @@ public final class FetchRunner: Sendable {
         public var concurrency = 64
         /// Connections per host.
         public var perHost = 64
+        /// Connections in total, across hosts; nil for the library's default (from the process's
+        /// descriptor limit).
+        public var maxConnections: Int? = nil
         /// Whether to print the human-readable line per URL on standard output.
         public var printsLines = true
         /// Whether to draw the live progress line on standard output. Only for a terminal: the
@@ -271,6 +274,7 @@ public final class FetchRunner: Sendable {
     private func makeManager() throws -> SessionManager {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = settings.perHost
+        if let total = settings.maxConnections { configuration.maximumConnections = total }
         options.apply(to: &configuration)
         let manager = SessionManager(configuration: configuration)
         manager.completionQueue = queue

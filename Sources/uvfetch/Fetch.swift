@@ -24,6 +24,9 @@ struct Fetch: ParsableCommand {
     @Option(name: .long, help: "Connections per host.")
     var perHost: Int = 64
 
+    @Option(name: .long, help: "Connections in total, across hosts; past it an idle connection of another host closes, or the request waits (default: the open-file limit less an eighth).")
+    var maxConnections: Int?
+
     @Option(name: [.customLong("repeat")], help: "Fetch the list this many times (-i must then be a regular file, which is read again).")
     var repeatCount: Int = 1
 
@@ -46,7 +49,7 @@ struct Fetch: ParsableCommand {
     var urls: [String] = []
 
     func validate() throws {
-        guard concurrency > 0, perHost > 0, repeatCount > 0 else { throw ValidationError("counts must be positive") }
+        guard concurrency > 0, perHost > 0, repeatCount > 0, maxConnections ?? 1 > 0 else { throw ValidationError("counts must be positive") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
     }
 
@@ -61,6 +64,7 @@ struct Fetch: ParsableCommand {
             var settings = FetchRunner.Settings()
             settings.concurrency = concurrency
             settings.perHost = perHost
+            settings.maxConnections = maxConnections
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !quiet && !recordsOnStdout
             settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal

@@ -20,6 +20,11 @@ protocol PoolRequest: AnyObject {
 /// connections (in the machine's slots) and waiting requests (in arrival order), and performs its
 /// actions. Loop-confined.
 ///
+/// Every connection it opens takes a unit of the session's budget across origins (`PoolSet`):
+/// a connection the machine wants to open waits in `pendingOpens` until the budget has a unit
+/// for it, and an idle connection is listed with the budget so that any pool's need can close
+/// it (the least recently used first).
+///
 /// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
 /// the work they guard.
@@ -37,13 +42,31 @@ final class ConnectionPool {
     var tls: TLSRoute?
     /// For an https origin behind a proxy: the CONNECT tunnel. Set once, right after init.
     var tunnel: TunnelRoute?
+    /// The key the owner files the pool under (the session engine's origin), to forget it when
+    /// the pool is dropped. Set once, right after init.
+    var origin: AnyHashable?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
+    /// The session's pools and connection budget. Strong: the set lets the pool go when it
+    /// drops it or closes.
+    private let set: PoolSet
+    /// This pool's number in `set` (it changes only if the pool is used again after a drop).
+    @exclusivity(unchecked) private(set) var number = -1
     @exclusivity(unchecked) private var machine: ConnectionPoolStateMachine
     /// Indexed by `machine.slot(of:)`; a slot may still hold a connection the machine has
     /// replaced and that is closing, so lookups check the number.
     @exclusivity(unchecked) private var connections: [HTTP1Connection?] = []
+    /// For each slot, the budget's node while its connection idles, else -1.
+    @exclusivity(unchecked) private var idleNodes: [ConnectionBudget.IdleNode] = []
+    /// Connections the machine counts as opening that wait for a unit of the budget, oldest
+    /// first.
+    @exclusivity(unchecked) private var pendingOpens = Deque<Int>()
+    /// When the pool last became empty (no connection, no waiter), loop milliseconds; .max
+    /// while it is not.
+    @exclusivity(unchecked) private(set) var emptiedAt: UInt64 = .max
+    /// The set dropped this pool (see `PoolSet`); a request that still comes adds it again.
+    @exclusivity(unchecked) private(set) var isDropped = false
     /// In arrival order, which is mostly the order they are served in.
     @exclusivity(unchecked) private var waiting = Deque<PoolRequest>()
     /// Fires at the earliest deadline among waiting requests; one per pool, made when first
@@ -51,17 +74,21 @@ final class ConnectionPool {
     @exclusivity(unchecked) private var waiterTimer: LoopTimer?
     @exclusivity(unchecked) private var waiterTimerDeadline: UInt64 = .max
 
-    init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings) {
+    init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings, set: PoolSet) {
         self.host = host
         self.port = port
         self.loop = loop
         self.resolver = resolver
         self.settings = settings
+        self.set = set
         self.machine = ConnectionPoolStateMachine(maximumConnections: settings.maximumConnections)
+        number = set.add(self)
     }
 
-    /// Open or opening connections.
+    /// Open or opening connections (those waiting for the budget included).
     var connectionCount: Int { machine.connectionCount }
+    /// No connection (open, opening or waiting to open) and no waiter.
+    var isEmpty: Bool { machine.isEmpty }
 
     /// The longest-waiting request's task: a new connection is opened on behalf of the queue,
     /// and the head of the queue is who a TLS trust challenge is asked about.
@@ -76,10 +103,81 @@ final class ConnectionPool {
         return connection
     }
 
-    /// Empties `connection`'s slot unless another connection took it meanwhile.
+    /// Empties `connection`'s slot unless another connection took it meanwhile, taking it off
+    /// the budget's idle list and giving its unit back.
     private func forget(_ connection: HTTP1Connection) {
         let slot = machine.slot(of: connection.id)
-        if slot >= 0, slot < connections.count, connections[slot] === connection { connections[slot] = nil }
+        guard slot >= 0, slot < connections.count, connections[slot] === connection else { return }
+        connections[slot] = nil
+        if idleNodes[slot] >= 0 {
+            set.unparked(idleNodes[slot])
+            idleNodes[slot] = -1
+        }
+        set.released()
+    }
+
+    /// Notes the pool as empty with its set, which drops it after the idle timeout unless
+    /// it is used again.
+    private func noteIfEmpty() {
+        guard machine.isEmpty, emptiedAt == .max, !isDraining, !isDropped else { return }
+        emptiedAt = LoopTimer.now(loop)
+        set.poolEmptied(self, at: emptiedAt)
+    }
+
+    /// The set dropped the pool: what it still holds for later goes.
+    func dropped() {
+        isDropped = true
+        waiterTimer?.close()
+        waiterTimer = nil
+        waiterTimerDeadline = .max
+        connections = []
+        idleNodes = []
+    }
+
+    // MARK: The budget
+
+    /// A connection the machine opens: now if the budget has a unit, else when it grants one.
+    private func openWithinBudget(_ id: Int) {
+        guard !isDraining else { return }
+        // Listed first: making room may close an idle connection and grant the unit at once.
+        pendingOpens.append(id)
+        if set.requestOpen(self) {
+            pendingOpens.removeLast()
+            open(id)
+        }
+    }
+
+    /// The budget granted a unit: the oldest pending connection opens, unless the machine no
+    /// longer needs it (its waiters were served or gave up). False when the unit is not used.
+    func takeGrant() -> Bool {
+        guard let id = pendingOpens.popFirst(), !isDraining else { return false }
+        if machine.waiterCount < machine.connectingCount {
+            perform(machine.connectionClosed(id))
+            noteIfEmpty()
+            return false
+        }
+        open(id)
+        return true
+    }
+
+    /// Closes the idle connection `id` for the budget (its node is already off the list). Its
+    /// close gives the unit back, which the waiting pool gets.
+    func evict(_ id: Int) -> Bool {
+        guard let connection = connection(id) else { return false }
+        idleNodes[machine.slot(of: id)] = -1
+        connection.close()
+        return true
+    }
+
+    /// `connection` would idle: listed with the budget and its idle timer started, or closed at
+    /// once when some pool waits for a unit.
+    private func park(_ connection: HTTP1Connection) {
+        guard let node = set.parked(self, connection: connection.id) else {
+            connection.close()
+            return
+        }
+        idleNodes[machine.slot(of: connection.id)] = node
+        connection.parkIdle(timeout: settings.idleTimeout)
     }
 
     /// Takes the waiting request numbered `id` out of the queue.
@@ -95,10 +193,21 @@ final class ConnectionPool {
         let id = request.poolRequestID
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
         if case .execute(id, let connectionID) = action, let connection = connection(connectionID) {
-            // The common case with keep-alive: an idle connection at once, no bookkeeping.
+            // The common case with keep-alive: an idle connection at once, off the budget's
+            // idle list (a few array stores), no other bookkeeping.
+            let slot = machine.slot(of: connectionID)
+            if idleNodes[slot] >= 0 {
+                set.unparked(idleNodes[slot])
+                idleNodes[slot] = -1
+            }
             request.poolAssigned(connection)
             return
         }
+        if isDropped {
+            isDropped = false
+            number = set.add(self)
+        }
+        emptiedAt = .max
         waiting.append(request)
         waiterDeadlineChanged(request.poolDeadline)
         perform(action)
@@ -126,6 +235,7 @@ final class ConnectionPool {
     func cancel(_ request: PoolRequest) {
         guard takeWaiting(request.poolRequestID) != nil else { return }
         perform(machine.requestCancelled(request.poolRequestID))
+        noteIfEmpty()
     }
 
     @exclusivity(unchecked) private var isDraining = false
@@ -141,6 +251,8 @@ final class ConnectionPool {
         waiterTimer = nil
         let open = connections
         connections.removeAll()
+        idleNodes.removeAll()
+        pendingOpens.removeAll()
         for case let connection? in open { connection.close() }
     }
 
@@ -154,16 +266,16 @@ final class ConnectionPool {
             }
             request.poolAssigned(connection)
         case .openConnection(let id):
-            open(id)
+            openWithinBudget(id)
         case .replaceConnection(let victim, let id):
             connection(victim)?.close()
-            open(id)
+            openWithinBudget(id)
         case .parkIdle(let id):
             if isDraining {
                 _ = machine.takeIdleConnections()
                 connection(id)?.close()
-            } else {
-                connection(id)?.parkIdle(timeout: settings.idleTimeout)
+            } else if let connection = connection(id) {
+                park(connection)
             }
         case .failRequest(let requestID, let then):
             let request = takeWaiting(requestID)
@@ -176,7 +288,10 @@ final class ConnectionPool {
         let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, tunnel: tunnel, resolver: resolver,
                                          connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
         let slot = machine.slot(of: id)
-        if slot >= connections.count { connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1)) }
+        if slot >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))
+            idleNodes.append(contentsOf: repeatElement(-1, count: slot - idleNodes.count + 1))
+        }
         connections[slot] = connection
         connection.start()
     }
@@ -184,12 +299,26 @@ final class ConnectionPool {
 
 extension ConnectionPool: HTTP1ConnectionOwner {
     func connectionReady(_ connection: HTTP1Connection) {
+        set.established()
         perform(machine.connectionEstablished(connection.id))
     }
 
     func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
+        if case .connectFailed(_, _, let status) = error, UVError.isDescriptorShortage(status), !isDraining,
+           case let slot = machine.slot(of: connection.id), slot >= 0, slot < connections.count, connections[slot] === connection {
+            // No socket for want of a descriptor: an idle connection of any origin gives way
+            // and the connect is tried again, or it waits first in line for one to close.
+            connections[slot] = nil
+            pendingOpens.prepend(connection.id)
+            if set.descriptorsExhausted(self) { return }
+            pendingOpens.removeFirst()
+            perform(machine.connectionFailed(connection.id), error: .descriptorsExhausted(host: host, port: port, status: status))
+            noteIfEmpty()
+            return
+        }
         forget(connection)
         perform(machine.connectionFailed(connection.id), error: error)
+        noteIfEmpty()
     }
 
     func connectionReleased(_ connection: HTTP1Connection) {
@@ -197,7 +326,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
         // The common end of an exchange with nobody waiting: the connection in hand goes idle,
         // without looking it up again by its number.
         if case .parkIdle(let id) = action, id == connection.id, !isDraining {
-            connection.parkIdle(timeout: settings.idleTimeout)
+            park(connection)
             return
         }
         perform(action)
@@ -206,5 +335,6 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     func connectionClosed(_ connection: HTTP1Connection) {
         forget(connection)
         perform(machine.connectionClosed(connection.id))
+        noteIfEmpty()
     }
 }

@@ -5,6 +5,18 @@ public struct SessionConfiguration: Sendable {
     /// Connections open at once to one origin (scheme, host, port). URLSession's default is 6;
     /// a batch fetcher raises it.
     public var maximumConnectionsPerHost: Int = 6
+    /// Connections open or opening at once across all origins of the session. When a new one
+    /// would exceed it, the least recently used idle connection of any origin closes to make
+    /// room; with none idle, the request waits (oldest first, across origins) until a
+    /// connection closes or goes idle. It never fails for that.
+    ///
+    /// The default follows the process's file descriptor limit when the configuration is made
+    /// (the RLIMIT_NOFILE soft limit, `ulimit -n`) less a reserve for files and pipes of an
+    /// eighth of it, at least 32: 896 under the common 1,024. curl and async-http-client set no
+    /// total and fail with "too many open files" past the limit instead. A connect that still
+    /// finds no descriptor (EMFILE, ENFILE: other descriptors took them) also closes an idle
+    /// connection, or waits for one to close; it fails only when the session has none open.
+    public var maximumConnections: Int = DescriptorLimit.defaultConnectionBudget()
     /// Seconds to resolve and connect (all addresses together). Zero, negative, NaN or
     /// infinite: none.
     public var connectTimeout: TimeInterval = 10

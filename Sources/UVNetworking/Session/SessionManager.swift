@@ -55,7 +55,7 @@ public class SessionManager: @unchecked Sendable {
     let security = Mutex(SessionSecurity())
     /// Loop thread only (set in `init` before any job can run, replaced in a loop job), except in
     /// `deinit`, which hands it to the loop when no job can hold the manager any more.
-    private var engine: SessionEngine!
+    private(set) var engine: SessionEngine!
     private static let sharedCompletionGroup = DispatchGroup()
 
     /// Creates a session on the shared loop and worker pool.
