@@ -12,13 +12,14 @@ import DequeModule
 /// - waiting pools are served oldest first, across origins;
 /// - an idle connection is never kept while a pool waits: it closes as it parks.
 ///
-/// Idle connections form a doubly linked list in `nodes` (least recently used at `head`), so
-/// parking, reusing and evicting are O(1) with no hashing; a node is reused through a free list,
-/// so the steady state allocates nothing.
+/// Each open connection has a node in `nodes` for its life (`attach`, `detach`; freed nodes are
+/// reused, so the steady state allocates nothing). Idle ones are linked into a doubly linked
+/// list through their nodes, least recently used at `head`: parking, reusing and evicting are a
+/// few array stores, with no hashing.
 struct ConnectionBudget: Sendable {
     typealias PoolID = Int
     typealias ConnectionID = Int
-    /// A parked connection's place in the idle list.
+    /// A connection's node: its place in the idle list while it idles.
     typealias IdleNode = Int
 
     /// An idle connection chosen to close.
@@ -50,6 +51,8 @@ struct ConnectionBudget: Sendable {
     }
 
     private static let nowhere = -1
+    /// `previous` of a node that is not in the idle list.
+    private static let unlinked = -2
 
     /// The most connections open or opening at once.
     let limit: Int
@@ -99,38 +102,50 @@ struct ConnectionBudget: Sendable {
         return .wait
     }
 
-    /// A connection of `pool` finished an exchange and would idle. Returns its node, or nil
-    /// when a pool waits for a unit: then the connection closes now (and `released` serves the
-    /// waiter).
-    mutating func parked(_ pool: PoolID, _ connection: ConnectionID) -> IdleNode? {
-        guard waiting.isEmpty else { return nil }
-        let node: IdleNode
-        if freeNodes != Self.nowhere {
-            node = freeNodes
-            freeNodes = nodes[node].next
-            nodes[node] = Node(previous: tail, next: Self.nowhere, pool: pool, connection: connection)
-        } else {
-            node = nodes.count
-            nodes.append(Node(previous: tail, next: Self.nowhere, pool: pool, connection: connection))
+    /// Connection `connection` of `pool` opens (with a unit): its node, for its life.
+    mutating func attach(_ pool: PoolID, _ connection: ConnectionID) -> IdleNode {
+        let fresh = Node(previous: Self.unlinked, next: Self.nowhere, pool: pool, connection: connection)
+        guard freeNodes != Self.nowhere else {
+            nodes.append(fresh)
+            return nodes.count - 1
         }
-        if tail != Self.nowhere { nodes[tail].next = node } else { head = node }
-        tail = node
-        idleCount += 1
+        let node = freeNodes
+        freeNodes = nodes[node].next
+        nodes[node] = fresh
         return node
     }
 
-    /// The connection at `node` is idle no more: reused by its pool, or closing.
+    /// The connection at `node` is gone: off the idle list if it idled, its node free.
+    mutating func detach(_ node: IdleNode) {
+        if nodes[node].previous != Self.unlinked { unparked(node) }
+        nodes[node].next = freeNodes
+        freeNodes = node
+    }
+
+    /// The connection at `node` finished an exchange and would idle: true when it is listed as
+    /// the most recently used idle connection; false when a pool waits for a unit: then the
+    /// connection closes now (and `released` serves the waiter).
+    mutating func parked(_ node: IdleNode) -> Bool {
+        guard waiting.isEmpty else { return false }
+        nodes[node].previous = tail
+        nodes[node].next = Self.nowhere
+        if tail != Self.nowhere { nodes[tail].next = node } else { head = node }
+        tail = node
+        idleCount += 1
+        return true
+    }
+
+    /// The connection at `node` is idle no more: reused by its pool, or chosen to close.
     mutating func unparked(_ node: IdleNode) {
         let previous = nodes[node].previous, next = nodes[node].next
         if previous != Self.nowhere { nodes[previous].next = next } else { head = next }
         if next != Self.nowhere { nodes[next].previous = previous } else { tail = previous }
-        nodes[node].next = freeNodes
-        nodes[node].previous = Self.nowhere
-        freeNodes = node
+        nodes[node].previous = Self.unlinked
         idleCount -= 1
     }
 
-    /// Takes the least recently used idle connection out of the list.
+    /// Takes the least recently used idle connection out of the list (its node stays attached
+    /// until it closes).
     private mutating func evictLeastRecentlyUsed() -> Victim? {
         guard let victim = leastRecentlyUsed else { return nil }
         unparked(head)

@@ -57,8 +57,9 @@ final class ConnectionPool {
     /// Indexed by `machine.slot(of:)`; a slot may still hold a connection the machine has
     /// replaced and that is closing, so lookups check the number.
     @exclusivity(unchecked) private var connections: [HTTP1Connection?] = []
-    /// For each slot, the budget's node while its connection idles, else -1.
-    @exclusivity(unchecked) private var idleNodes: [ConnectionBudget.IdleNode] = []
+    /// For each slot, its connection's node in the budget (its place in the idle list while it
+    /// idles), else -1.
+    @exclusivity(unchecked) private var budgetNodes: [ConnectionBudget.IdleNode] = []
     /// Connections the machine counts as opening that wait for a unit of the budget, oldest
     /// first.
     @exclusivity(unchecked) private var pendingOpens = Deque<Int>()
@@ -83,6 +84,9 @@ final class ConnectionPool {
         self.set = set
         self.machine = ConnectionPoolStateMachine(maximumConnections: settings.maximumConnections)
         number = set.add(self)
+        // Empty from the start: a pool made for a request that never comes (a redirect
+        // cancelled) is dropped like any other. The request that does come clears the note.
+        noteIfEmpty()
     }
 
     /// Open or opening connections (those waiting for the budget included).
@@ -109,9 +113,9 @@ final class ConnectionPool {
         let slot = machine.slot(of: connection.id)
         guard slot >= 0, slot < connections.count, connections[slot] === connection else { return }
         connections[slot] = nil
-        if idleNodes[slot] >= 0 {
-            set.unparked(idleNodes[slot])
-            idleNodes[slot] = -1
+        if budgetNodes[slot] >= 0 {
+            set.detach(budgetNodes[slot])
+            budgetNodes[slot] = -1
         }
         set.released()
     }
@@ -131,7 +135,7 @@ final class ConnectionPool {
         waiterTimer = nil
         waiterTimerDeadline = .max
         connections = []
-        idleNodes = []
+        budgetNodes = []
     }
 
     // MARK: The budget
@@ -164,19 +168,18 @@ final class ConnectionPool {
     /// close gives the unit back, which the waiting pool gets.
     func evict(_ id: Int) -> Bool {
         guard let connection = connection(id) else { return false }
-        idleNodes[machine.slot(of: id)] = -1
         connection.close()
         return true
     }
 
     /// `connection` would idle: listed with the budget and its idle timer started, or closed at
     /// once when some pool waits for a unit.
+    @inline(__always)
     private func park(_ connection: HTTP1Connection) {
-        guard let node = set.parked(self, connection: connection.id) else {
+        guard set.parked(budgetNodes[machine.slot(of: connection.id)]) else {
             connection.close()
             return
         }
-        idleNodes[machine.slot(of: connection.id)] = node
         connection.parkIdle(timeout: settings.idleTimeout)
     }
 
@@ -192,16 +195,15 @@ final class ConnectionPool {
         loop.assertInLoop()
         let id = request.poolRequestID
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
-        if case .execute(id, let connectionID) = action, let connection = connection(connectionID) {
-            // The common case with keep-alive: an idle connection at once, off the budget's
-            // idle list (a few array stores), no other bookkeeping.
+        if case .execute(id, let connectionID) = action {
             let slot = machine.slot(of: connectionID)
-            if idleNodes[slot] >= 0 {
-                set.unparked(idleNodes[slot])
-                idleNodes[slot] = -1
+            if slot < connections.count, let connection = connections[slot], connection.id == connectionID {
+                // The common case with keep-alive: an idle connection at once, off the budget's
+                // idle list (a few array stores), no other bookkeeping.
+                set.unparked(budgetNodes[slot])
+                request.poolAssigned(connection)
+                return
             }
-            request.poolAssigned(connection)
-            return
         }
         if isDropped {
             isDropped = false
@@ -251,7 +253,7 @@ final class ConnectionPool {
         waiterTimer = nil
         let open = connections
         connections.removeAll()
-        idleNodes.removeAll()
+        budgetNodes.removeAll()
         pendingOpens.removeAll()
         for case let connection? in open { connection.close() }
     }
@@ -290,9 +292,13 @@ final class ConnectionPool {
         let slot = machine.slot(of: id)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))
-            idleNodes.append(contentsOf: repeatElement(-1, count: slot - idleNodes.count + 1))
+            budgetNodes.append(contentsOf: repeatElement(-1, count: slot - budgetNodes.count + 1))
         }
+        // A connection still in the slot (replaced, its close not yet reported) gives its unit
+        // back now: its report will not find it.
+        if let old = connections[slot] { forget(old) }
         connections[slot] = connection
+        budgetNodes[slot] = set.attach(self, connection: id)
         connection.start()
     }
 }
@@ -309,6 +315,8 @@ extension ConnectionPool: HTTP1ConnectionOwner {
             // No socket for want of a descriptor: an idle connection of any origin gives way
             // and the connect is tried again, or it waits first in line for one to close.
             connections[slot] = nil
+            set.detach(budgetNodes[slot])
+            budgetNodes[slot] = -1
             pendingOpens.prepend(connection.id)
             if set.descriptorsExhausted(self) { return }
             pendingOpens.removeFirst()

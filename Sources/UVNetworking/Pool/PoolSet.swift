@@ -99,16 +99,27 @@ final class PoolSet {
         return false
     }
 
-    /// A connection of `pool` would idle: its idle node, or nil when it must close instead
-    /// (a pool waits for the unit it holds).
-    func parked(_ pool: ConnectionPool, connection: Int) -> ConnectionBudget.IdleNode? {
-        guard !isClosed else { return nil }
-        return budget.parked(pool.number, connection)
+    /// Connection `connection` of `pool` opens: its node in the budget, for its life.
+    func attach(_ pool: ConnectionPool, connection: Int) -> ConnectionBudget.IdleNode {
+        budget.attach(pool.number, connection)
     }
 
-    /// An idle connection is idle no more.
-    func unparked(_ node: ConnectionBudget.IdleNode) {
+    /// The connection at `node` is gone (before `released`, or for a retried connect).
+    func detach(_ node: ConnectionBudget.IdleNode) {
         guard !isClosed else { return }
+        budget.detach(node)
+    }
+
+    /// The connection at `node` would idle: false when it must close instead (a pool waits
+    /// for the unit it holds). Never called once closed: pools then drain.
+    @inline(__always)
+    func parked(_ node: ConnectionBudget.IdleNode) -> Bool {
+        budget.parked(node)
+    }
+
+    /// The idle connection at `node` is reused.
+    @inline(__always)
+    func unparked(_ node: ConnectionBudget.IdleNode) {
         budget.unparked(node)
     }
 

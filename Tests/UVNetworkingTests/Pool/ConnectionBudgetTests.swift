@@ -7,6 +7,13 @@ import Testing
 @Suite struct ConnectionBudgetTests {
     typealias Victim = ConnectionBudget.Victim
 
+    /// Opens connection `connection` of `pool` on a unit already taken, and parks it: its node,
+    /// or nil when it must close.
+    private func park(_ budget: inout ConnectionBudget, _ pool: Int, _ connection: Int) -> Int? {
+        let node = budget.attach(pool, connection)
+        return budget.parked(node) ? node : nil
+    }
+
     @Test func opensFreelyBelowTheLimit() {
         var budget = ConnectionBudget(limit: 2)
         #expect(budget.requestOpen(0) == .open)
@@ -20,9 +27,9 @@ import Testing
         var budget = ConnectionBudget(limit: 3)
         for pool in 0..<3 { #expect(budget.requestOpen(pool) == .open) }
         // Idle in the order 1, 0, 2: pool 1's connection is the least recently used.
-        let one = budget.parked(1, 10)
-        let zero = budget.parked(0, 20)
-        _ = budget.parked(2, 30)
+        let one = park(&budget, 1, 10)
+        let zero = park(&budget, 0, 20)
+        _ = park(&budget, 2, 30)
         #expect(one != nil && zero != nil)
         // Pool 0 reuses its connection: it is no longer idle, so never a victim.
         budget.unparked(zero!)
@@ -62,9 +69,9 @@ import Testing
         _ = budget.requestOpen(0)
         #expect(budget.requestOpen(1) == .wait)
         // It would idle, but pool 1 waits: it must close (then its release grants pool 1).
-        #expect(budget.parked(0, 5) == nil)
+        #expect(park(&budget, 0, 5) == nil)
         #expect(budget.released() == .grant(1))
-        #expect(budget.parked(1, 6) != nil)
+        #expect(park(&budget, 1, 6) != nil)
     }
 
     @Test func neverAboveTheBudgetWhateverTheOrder() {
@@ -75,40 +82,46 @@ import Testing
             seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
             return Int(seed % UInt64(bound))
         }
-        var busy: [(pool: Int, connection: Int)] = []
+        var busy: [(pool: Int, connection: Int, node: Int)] = []
         var idle: [(pool: Int, connection: Int, node: Int)] = []
         var waiting = 0
         var connection = 0
-        func grant() { connection += 1; busy.append((0, connection)); waiting -= 1 }
+        func open(_ pool: Int) { connection += 1; busy.append((pool, connection, budget.attach(pool, connection))) }
+        func grant() { open(0); waiting -= 1 }
         for _ in 0..<20_000 {
-            switch next(4) {
+            switch next(5) {
             case 0:
                 let pool = next(50)
                 switch budget.requestOpen(pool) {
-                case .open: connection += 1; busy.append((pool, connection))
+                case .open: open(pool)
                 case .wait: waiting += 1
                 case .close(let victim):
                     waiting += 1
                     let index = idle.firstIndex { $0.pool == victim.pool && $0.connection == victim.connection }!
                     // The victim is the least recently used idle connection.
                     #expect(index == 0)
-                    idle.remove(at: index)
+                    budget.detach(idle.remove(at: index).node)
                     if case .grant = budget.released() { grant() }
                 default: Issue.record("unexpected answer")
                 }
             case 1 where !busy.isEmpty:
                 let taken = busy.remove(at: next(busy.count))
-                if let node = budget.parked(taken.pool, taken.connection) {
-                    idle.append((taken.pool, taken.connection, node))
-                } else if case .grant = budget.released() {
-                    grant()
+                if budget.parked(taken.node) {
+                    idle.append(taken)
+                } else {
+                    budget.detach(taken.node)
+                    if case .grant = budget.released() { grant() }
                 }
             case 2 where !idle.isEmpty:
                 let reused = idle.remove(at: next(idle.count))
                 budget.unparked(reused.node)
-                busy.append((reused.pool, reused.connection))
+                busy.append(reused)
             case 3 where !busy.isEmpty:
-                busy.remove(at: next(busy.count))
+                budget.detach(busy.remove(at: next(busy.count)).node)
+                if case .grant = budget.released() { grant() }
+            case 4 where !idle.isEmpty:
+                // An idle connection closes (idle timeout, the server).
+                budget.detach(idle.remove(at: next(idle.count)).node)
                 if case .grant = budget.released() { grant() }
             default: break
             }
@@ -125,7 +138,7 @@ import Testing
     @Test func descriptorShortageClosesAnIdleConnectionAndRetriesFirstInLine() {
         var budget = ConnectionBudget(limit: 100)
         for pool in 0..<4 { _ = budget.requestOpen(pool) }
-        _ = budget.parked(1, 11)
+        _ = park(&budget, 1, 11)
         #expect(budget.requestOpen(9) == .open)
         // Pool 3's connect found no descriptor: pool 1's idle connection gives way, and pool 3
         // gets the unit its close frees, before pool 9 that asks meanwhile.
