@@ -127,20 +127,30 @@ struct ConnectionBudget: Sendable {
     /// connection closes now (and `released` serves the waiter).
     mutating func parked(_ node: IdleNode) -> Bool {
         guard waiting.isEmpty else { return false }
-        nodes[node].previous = tail
-        nodes[node].next = Self.nowhere
-        if tail != Self.nowhere { nodes[tail].next = node } else { head = node }
-        tail = node
+        let tail = self.tail
+        // One uniqueness check for the stores, not one per store: this runs per request.
+        nodes.withUnsafeMutableBufferPointer { nodes in
+            nodes[node].previous = tail
+            nodes[node].next = Self.nowhere
+            if tail != Self.nowhere { nodes[tail].next = node }
+        }
+        if tail == Self.nowhere { head = node }
+        self.tail = node
         idleCount += 1
         return true
     }
 
     /// The connection at `node` is idle no more: reused by its pool, or chosen to close.
     mutating func unparked(_ node: IdleNode) {
-        let previous = nodes[node].previous, next = nodes[node].next
-        if previous != Self.nowhere { nodes[previous].next = next } else { head = next }
-        if next != Self.nowhere { nodes[next].previous = previous } else { tail = previous }
-        nodes[node].previous = Self.unlinked
+        let (previous, next) = nodes.withUnsafeMutableBufferPointer { nodes in
+            let previous = nodes[node].previous, next = nodes[node].next
+            if previous != Self.nowhere { nodes[previous].next = next }
+            if next != Self.nowhere { nodes[next].previous = previous }
+            nodes[node].previous = Self.unlinked
+            return (previous, next)
+        }
+        if previous == Self.nowhere { head = next }
+        if next == Self.nowhere { tail = previous }
         idleCount -= 1
     }
 
