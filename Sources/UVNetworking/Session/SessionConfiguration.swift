@@ -12,10 +12,11 @@ public struct SessionConfiguration: Sendable {
     ///
     /// The default follows the process's file descriptor limit when the configuration is made
     /// (the RLIMIT_NOFILE soft limit, `ulimit -n`) less a reserve for files and pipes of an
-    /// eighth of it, at least 32: 896 under the common 1,024. curl and async-http-client set no
-    /// total and fail with "too many open files" past the limit instead. A connect that still
-    /// finds no descriptor (EMFILE, ENFILE: other descriptors took them) also closes an idle
-    /// connection, or waits for one to close; it fails only when the session has none open.
+    /// eighth of it, at least 32: 896 under the common 1,024, so that a batch over many hosts
+    /// never runs out of descriptors (curl similarly closes its oldest idle connection when its
+    /// connection cache is full). Values below 1 count as 1. A connect that still finds no
+    /// descriptor (EMFILE, ENFILE: other descriptors took them) also closes an idle connection,
+    /// or waits for one to close; it fails only when the session has none open.
     public var maximumConnections: Int = DescriptorLimit.defaultConnectionBudget()
     /// Seconds to resolve and connect (all addresses together). Zero, negative, NaN or
     /// infinite: none.
