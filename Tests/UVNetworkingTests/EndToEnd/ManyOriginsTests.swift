@@ -15,6 +15,14 @@ extension EndToEnd {
         /// The server on 0.0.0.0, started before the harness so its descriptors are part of the
         /// harness's baseline.
         static func server() throws -> (LoopbackHTTPServer, Int) {
+            // The server holds one descriptor per connection a client under `ulimit -n 1024`
+            // keeps open: this process may need more than such a limit itself.
+            var limit = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            if limit.rlim_cur < 8192 && limit.rlim_max > limit.rlim_cur {
+                limit.rlim_cur = min(limit.rlim_max, 8192)
+                setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            }
             let server = LoopbackHTTPServer(address: "0.0.0.0")
             return (server, try server.start())
         }
@@ -80,6 +88,32 @@ extension EndToEnd {
             let failures = try #require(Self.fetchAll(harness, (0..<12).map { Self.origin($0, port: port) + "/items/1" }))
             #expect(failures.isEmpty, "\(failures.prefix(5))")
             #expect(Self.onEngine(harness.manager) { $0.peakConnectionCount } == 1)
+            server.stop()
+            harness.finish()
+        }
+
+        @Test func aRequestThatGivesUpWhileWaitingForTheBudgetLeavesNoUnitBehind() throws {
+            // One unit, held by a slow exchange; a request to another origin waits for it and
+            // times out. The unit its pool is granted later is not needed and goes round: a
+            // third origin still gets it.
+            let (server, port) = try Self.server()
+            let answered = DispatchSemaphore(value: 0)
+            let slow = try ScriptedServer { connection in
+                _ = try connection.readRequest()
+                _ = answered.wait(timeout: .now() + 10)
+                try connection.write(ScriptedResponse.text("slow"))
+                _ = connection.waitForPeerClose(timeout: 5)
+            }
+            let harness = ClientHarness { $0.maximumConnections = 1 }
+            let (first, waitFirst) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(slow.port)/"))
+            first.resume()
+            let waiting = harness.fetch(ClientHarness.request(Self.origin(1, port: port) + "/items/1", timeout: 0.2))
+            #expect((waiting.error as? NetworkingError)?.code == .requestTimeout, "\(String(describing: waiting.error))")
+            answered.signal()
+            #expect(waitFirst(10)?.text == "slow")
+            #expect(harness.fetch(Self.origin(2, port: port) + "/items/2").status == 200)
+            #expect(Self.onEngine(harness.manager) { $0.peakConnectionCount } == 1)
+            slow.stop()
             server.stop()
             harness.finish()
         }
