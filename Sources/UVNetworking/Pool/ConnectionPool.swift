@@ -89,8 +89,8 @@ final class ConnectionPool {
         noteIfEmpty()
     }
 
-    /// Open or opening connections (those waiting for the budget included).
-    var connectionCount: Int { machine.connectionCount }
+    /// Open or opening connections (not those still waiting for a unit of the budget).
+    var connectionCount: Int { machine.connectionCount - pendingOpens.count }
     /// No connection (open, opening or waiting to open) and no waiter.
     var isEmpty: Bool { machine.isEmpty }
 

@@ -32,6 +32,8 @@ public struct SessionConfiguration: Sendable {
     public var idleTimeout: TimeInterval = .infinity
     /// Seconds an unused keep-alive connection stays open (async-http-client uses 60; servers
     /// commonly close after 5 to 75). Zero or less closes it at once; infinite keeps it.
+    /// An origin left with no connection and no request is forgotten after as long (a minute
+    /// when infinite), with its TLS sessions: memory follows the origins in use.
     public var idleConnectionTimeout: TimeInterval = 60
     /// The largest response head accepted (status line and fields, or trailers), in bytes.
     public var maximumResponseHeaderBytes: Int = 64 * 1024
