@@ -22,6 +22,12 @@ public final class FetchRunner: Sendable {
         /// Connections in total, across hosts; nil for the library's default (from the process's
         /// descriptor limit).
         public var maxConnections: Int? = nil
+        /// Politeness: the most requests started per second to one host (scheme, host, port);
+        /// nil for no limit (`--rate-per-host`).
+        public var ratePerHost: Double? = nil
+        /// Politeness: seconds between two requests started to one host, as wget's `--wait`;
+        /// 0 for none (`--delay-per-host`). With a rate too, the larger spacing holds.
+        public var delayPerHost: Double = 0
         /// Whether to print the human-readable line per URL on standard output.
         public var printsLines = true
         /// Whether to draw the live progress line on standard output. Only for a terminal: the
@@ -30,6 +36,14 @@ public final class FetchRunner: Sendable {
 
         /// The defaults: 64 in flight, 64 per host, a line per URL.
         public init() {}
+
+        /// Seconds between two requests to one host that the delay and rate ask for (the
+        /// larger), nil when neither does: the run then feeds URLs in input order.
+        var pacingInterval: Double? {
+            var seconds = delayPerHost.isFinite && delayPerHost > 0 ? delayPerHost : 0
+            if let rate = ratePerHost, rate.isFinite, rate > 0 { seconds = max(seconds, 1 / rate) }
+            return seconds > 0 ? seconds : nil
+        }
     }
 
     /// What a run produced.
@@ -117,7 +131,7 @@ public final class FetchRunner: Sendable {
         progress?.start()
         let finished = DispatchSemaphore(value: 0)
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
-                               readAhead: max(256, 2 * settings.concurrency))
+                               readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval)
         let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
                       progress: progress) { [weak driver] in
             // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
@@ -275,6 +289,8 @@ public final class FetchRunner: Sendable {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = settings.perHost
         if let total = settings.maxConnections { configuration.maximumConnections = total }
+        configuration.delayPerHost = settings.delayPerHost
+        configuration.requestsPerSecondPerHost = settings.ratePerHost
         options.apply(to: &configuration)
         let manager = SessionManager(configuration: configuration)
         manager.completionQueue = queue

@@ -47,6 +47,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("noproxy"), help: ArgumentHelp("Hosts that never use a proxy, comma-separated (* for all), as curl's --noproxy.", valueName: "hosts"))
     public var noProxy: String?
 
+    @Option(name: .customLong("resolve"), help: ArgumentHelp("Connect to HOST at these addresses instead of asking DNS, as curl's --resolve (here for every port: PORT may be *). Several addresses race (Happy Eyeballs); repeatable.", valueName: "host:port:addr[,addr]..."))
+    public var resolve: [String] = []
+
     /// Creates the default options (GET, no headers, no body).
     public init() {}
 
@@ -56,6 +59,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
             throw ValidationError("-H needs \"Name: value\", got: \(header)")
         }
         if data != nil && dataBinary != nil { throw ValidationError("give -d or --data-binary, not both") }
+        for entry in resolve where ResolveOption(entry) == nil {
+            throw ValidationError("--resolve needs host:port:address[,address]..., got: \(entry)")
+        }
         if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
@@ -143,8 +149,8 @@ public struct RequestOptions: ParsableArguments, Sendable {
         return ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(name)
     }
 
-    /// Adds `--cacert` to the session's trust store and sets `--proxy` / `--noproxy`; the
-    /// configuration's default already holds the environment's proxies.
+    /// Adds `--cacert` to the session's trust store, sets `--proxy` / `--noproxy` (the
+    /// configuration's default already holds the environment's proxies) and `--resolve`.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
         if let proxy, let url = proxyURL(proxy) {
@@ -156,6 +162,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
             configuration.proxy.noProxy = noProxy.split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        for case let entry? in resolve.map(ResolveOption.init) { configuration.hostAddressOverrides[entry.host] = entry.addresses }
     }
 
     /// The security policy for `--insecure` and `--pin-sha256`, or nil for the default.

@@ -27,6 +27,12 @@ struct Fetch: ParsableCommand {
     @Option(name: .long, help: "Connections in total, across hosts; past it an idle connection of another host closes, or the request waits (default: the open-file limit less an eighth).")
     var maxConnections: Int?
 
+    @Option(name: .customLong("rate-per-host"), help: ArgumentHelp("Start at most R requests per second to one host (scheme, host, port); other hosts' URLs go first meanwhile.", valueName: "R"))
+    var ratePerHost: Double?
+
+    @Option(name: .customLong("delay-per-host"), help: ArgumentHelp("Wait SECONDS between the starts of two requests to one host, as wget's --wait; with --rate-per-host the larger spacing holds.", valueName: "seconds"))
+    var delayPerHost: Double = 0
+
     @Option(name: [.customLong("repeat")], help: "Fetch the list this many times (-i must then be a regular file, which is read again).")
     var repeatCount: Int = 1
 
@@ -50,6 +56,8 @@ struct Fetch: ParsableCommand {
 
     func validate() throws {
         guard concurrency > 0, perHost > 0, repeatCount > 0, maxConnections ?? 1 > 0 else { throw ValidationError("counts must be positive") }
+        guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
+        guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
     }
 
@@ -65,6 +73,8 @@ struct Fetch: ParsableCommand {
             settings.concurrency = concurrency
             settings.perHost = perHost
             settings.maxConnections = maxConnections
+            settings.ratePerHost = ratePerHost
+            settings.delayPerHost = delayPerHost
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !quiet && !recordsOnStdout
             settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal

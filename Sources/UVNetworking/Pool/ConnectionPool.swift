@@ -45,6 +45,9 @@ final class ConnectionPool {
     /// The key the owner files the pool under (the session engine's origin), to forget it when
     /// the pool is dropped. Set once, right after init.
     var origin: AnyHashable?
+    /// For a session with a per-origin rate or delay: who says when a request may start
+    /// (PoolPacing.swift). Set once, right after init; nil costs a request one check.
+    @exclusivity(unchecked) var pacing: PoolPacing?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
@@ -91,8 +94,8 @@ final class ConnectionPool {
 
     /// Open or opening connections (not those still waiting for a unit of the budget).
     var connectionCount: Int { machine.connectionCount - pendingOpens.count }
-    /// No connection (open, opening or waiting to open) and no waiter.
-    var isEmpty: Bool { machine.isEmpty }
+    /// No connection (open, opening or waiting to open) and no waiter (paced ones included).
+    var isEmpty: Bool { machine.isEmpty && waiting.isEmpty }
 
     /// The longest-waiting request's task: a new connection is opened on behalf of the queue,
     /// and the head of the queue is who a TLS trust challenge is asked about.
@@ -123,13 +126,33 @@ final class ConnectionPool {
     /// Notes the pool as empty with its set, which drops it after the idle timeout unless
     /// it is used again.
     private func noteIfEmpty() {
-        guard machine.isEmpty, emptiedAt == .max, !isDraining, !isDropped else { return }
+        guard isEmpty, emptiedAt == .max, !isDraining, !isDropped else { return }
+        noteEmpty()
+    }
+
+    /// Notes the pool as empty from now (again, when its pacer still had a start to remember).
+    func noteEmpty() {
         emptiedAt = LoopTimer.now(loop)
         set.poolEmptied(self, at: emptiedAt)
     }
 
+    /// A request came: the pool is not empty, and is taken up again if it was dropped.
+    private func markInUse() {
+        if isDropped {
+            isDropped = false
+            number = set.add(self)
+            pacing?.reopen()
+        }
+        emptiedAt = .max
+    }
+
+    /// Whether dropping the pool now forgets nothing its next request needs: its pacer has no
+    /// start left to keep its distance from.
+    var mayDrop: Bool { pacing?.isIdle ?? true }
+
     /// The set dropped the pool: what it still holds for later goes.
     func dropped() {
+        pacing?.close()
         isDropped = true
         waiterTimer?.close()
         waiterTimer = nil
@@ -193,6 +216,8 @@ final class ConnectionPool {
     /// connection).
     func enqueue(_ request: PoolRequest, requireFreshConnection: Bool) {
         loop.assertInLoop()
+        // A retry after a stale keep-alive failure is the same request again, already paced.
+        if let pacing, !requireFreshConnection { return enqueuePaced(request, pacing) }
         let id = request.poolRequestID
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
         if case .execute(id, let connectionID) = action {
@@ -205,11 +230,7 @@ final class ConnectionPool {
                 return
             }
         }
-        if isDropped {
-            isDropped = false
-            number = set.add(self)
-        }
-        emptiedAt = .max
+        markInUse()
         waiting.append(request)
         waiterDeadlineChanged(request.poolDeadline)
         perform(action)
@@ -237,7 +258,23 @@ final class ConnectionPool {
     func cancel(_ request: PoolRequest) {
         guard takeWaiting(request.poolRequestID) != nil else { return }
         perform(machine.requestCancelled(request.poolRequestID))
+        pacing?.cancelled(request.poolRequestID)
         noteIfEmpty()
+    }
+
+    /// Queues a request of a paced origin: it waits, watched by the deadline timer like any
+    /// waiter, until its pacer releases it to the machine (`releasePaced`).
+    private func enqueuePaced(_ request: PoolRequest, _ pacing: PoolPacing) {
+        markInUse()
+        waiting.append(request)
+        waiterDeadlineChanged(request.poolDeadline)
+        pacing.arrived(request.poolRequestID)
+    }
+
+    /// The pacer lets waiting request `id` go on: from here it is served like any other.
+    func releasePaced(_ id: Int) {
+        guard !isDraining else { return }
+        perform(machine.requestArrived(id, requireFresh: false))
     }
 
     @exclusivity(unchecked) private var isDraining = false
@@ -251,6 +288,7 @@ final class ConnectionPool {
         isDraining = true
         waiterTimer?.close()
         waiterTimer = nil
+        pacing?.close()
         let open = connections
         connections.removeAll()
         budgetNodes.removeAll()
@@ -266,6 +304,7 @@ final class ConnectionPool {
             guard let request = takeWaiting(requestID), let connection = connection(connectionID) else {
                 preconditionFailure("pool machine named an unknown request \(requestID) or connection \(connectionID)")
             }
+            pacing?.ended(requestID)
             request.poolAssigned(connection)
         case .openConnection(let id):
             openWithinBudget(id)
@@ -281,6 +320,7 @@ final class ConnectionPool {
             }
         case .failRequest(let requestID, let then):
             let request = takeWaiting(requestID)
+            pacing?.ended(requestID)
             request?.poolFailed(error ?? .noConnection(host: host, port: port))
             perform(then)
         }

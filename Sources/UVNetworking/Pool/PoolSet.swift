@@ -23,6 +23,8 @@ final class PoolSet {
     let dropDelay: UInt64
     @exclusivity(unchecked) private var emptied = Deque<(pool: ConnectionPool, at: UInt64)>()
     @exclusivity(unchecked) private var dropTimer: LoopTimer?
+    /// The drop timer closed from inside its own callback, kept until that callback returned.
+    @exclusivity(unchecked) private var retiredDropTimer: LoopTimer?
     @exclusivity(unchecked) private(set) var isClosed = false
     /// Told when a pool was dropped (the engine forgets it).
     var onDrop: ((ConnectionPool) -> Void)?
@@ -35,7 +37,8 @@ final class PoolSet {
         self.loop = loop
         budget = ConnectionBudget(limit: maximumConnections)
         let delay = LoopDuration.clamped(dropDelay)
-        self.dropDelay = delay == .max ? 60_000 : delay
+        // At least a millisecond: a pool noted again at once is looked at in a later iteration.
+        self.dropDelay = delay == .max ? 60_000 : max(1, delay)
     }
 
     // MARK: Pools
@@ -56,6 +59,7 @@ final class PoolSet {
         guard !isClosed else { return }
         emptied.append((pool, at))
         if dropTimer == nil {
+            retiredDropTimer = nil
             dropTimer = LoopTimer(loop: loop) { [unowned self] in self.dropExpired() }
             dropTimer!.arm(at: LoopDuration.deadline(at, plus: dropDelay))
         }
@@ -71,9 +75,15 @@ final class PoolSet {
             }
             emptied.removeFirst()
             // Used again since, or emptied again later (a later note covers it): kept.
-            if first.pool.emptiedAt == first.at, first.pool.isEmpty, !first.pool.isDropped { drop(first.pool) }
+            let pool = first.pool
+            guard pool.emptiedAt == first.at, pool.isEmpty, !pool.isDropped else { continue }
+            // Its pacer still spaces the next start from the last one: asked again later.
+            if pool.mayDrop { drop(pool) } else { pool.noteEmpty() }
         }
+        // Nothing left to watch: no handle kept. Closed from inside its own callback, so kept
+        // until later.
         dropTimer?.close()
+        retiredDropTimer = dropTimer
         dropTimer = nil
     }
 

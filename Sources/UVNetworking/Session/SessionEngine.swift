@@ -52,7 +52,13 @@ final class SessionEngine {
     /// Whether the loop will tell this engine when it shuts down (set at the first task).
     @exclusivity(unchecked) private var observesLoop = false
 
+    /// Milliseconds between request starts per origin (`delayPerHost`, `requestsPerSecondPerHost`);
+    /// nil when requests are not paced.
+    private let pacingInterval: UInt64?
+
     init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
+        self.pacingInterval = OriginPacer.interval(delay: configuration.delayPerHost,
+                                                   requestsPerSecond: configuration.requestsPerSecondPerHost)
         self.loop = loop
         self.workers = workers
         self.configuration = configuration
@@ -132,12 +138,13 @@ final class SessionEngine {
             pool.tunnel = TunnelRoute(authority: "\(host):\(origin.port)", authorization: proxy.authorization)
         }
         if let security = request.security {
-            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache()) {
+            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache(connectionLimit: settings.maximumConnections)) {
                 [unowned self, unowned pool] trust, verdict in
                 self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
             }
         }
         pool.origin = origin
+        if let interval = pacingInterval { pool.pacing = PoolPacing(pool: pool, loop: loop, interval: interval) }
         pools[origin] = pool
         lastPool = (origin, pool)
         remember(request, in: pool)

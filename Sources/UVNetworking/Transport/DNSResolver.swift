@@ -13,7 +13,8 @@ final class DNSResolver {
 
     private let loop: EventLoop
     private let ttlMilliseconds: UInt64
-    /// Host names answered without a query (lowercased name -> IP literal), like curl's --resolve.
+    /// Host names answered without a query (lowercased name -> IP literals, comma-separated),
+    /// like curl's --resolve.
     private let overrides: [String: String]
     private var cache: [CacheKey: CacheEntry] = [:]
     /// Look-ups in flight, so that a burst of connections to one host makes one query.
@@ -33,11 +34,7 @@ final class DNSResolver {
             return
         }
         if !overrides.isEmpty, let address = overrides[host.lowercased()] {
-            guard let numeric = SocketAddress(numericHost: address, port: port) else {
-                completion(.failure(.overrideNotIPLiteral(host: host, address: address)))
-                return
-            }
-            completion(.success([numeric]))
+            completion(Self.overrideAddresses(host: host, address: address, port: port))
             return
         }
         let key = CacheKey(host: host, port: port)

@@ -136,6 +136,23 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func pacedPoolsAreDroppedOnceTheirPacerHasNothingToRemember() throws {
+            let (server, port) = try Self.server()
+            let harness = ClientHarness { configuration in
+                configuration.idleConnectionTimeout = 0.02
+                configuration.delayPerHost = 0.3
+            }
+            let urls = (0..<6).map { Self.origin($0 % 3, port: port) + "/items/\($0)" }
+            let failures = try #require(Self.fetchAll(harness, urls))
+            #expect(failures.isEmpty, "\(failures.prefix(3))")
+            #expect(waitUntil(timeout: 20) { Self.onEngine(harness.manager) { $0.poolCount } == 0 })
+            // Used again after the drop: paced and served as before.
+            let again = try #require(Self.fetchAll(harness, Array(urls.prefix(2))))
+            #expect(again.isEmpty, "\(again.prefix(3))")
+            server.stop()
+            harness.finish()
+        }
+
         @Test func memoryStaysFlatOverTwentyThousandOrigins() throws {
             let (server, port) = try Self.server()
             let harness = ClientHarness { $0.idleConnectionTimeout = 0.01 }
