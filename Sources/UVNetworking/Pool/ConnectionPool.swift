@@ -369,6 +369,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
         noteIfEmpty()
     }
 
+    @inline(__always)
     func connectionReleased(_ connection: HTTP1Connection) {
         let action = machine.connectionReleased(connection.id)
         // The common end of an exchange with nobody waiting: the connection in hand goes idle,
