@@ -29,6 +29,8 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// The port `start()` binds: 0 lets the kernel pick a free one.
     public let requestedPort: Int
+    /// The IPv4 address `start()` binds.
+    public let address: String
 
     /// The running loop, nil while stopped. Held under the lock for the whole of `start` and
     /// `stop`, so concurrent calls run one after the other.
@@ -37,6 +39,15 @@ public final class LoopbackHTTPServer: Sendable {
     /// Creates a stopped server that will listen on 127.0.0.1:`port` (0: an ephemeral port).
     public init(port: Int = 0) {
         requestedPort = port
+        address = "127.0.0.1"
+    }
+
+    /// Creates a stopped server that will listen on `address` (an IPv4 literal), for tests:
+    /// "0.0.0.0" answers on every 127.x.y.z address, which Linux routes to lo, so one server is
+    /// many origins.
+    public init(address: String, port: Int = 0) {
+        requestedPort = port
+        self.address = address
     }
 
     /// Binds, listens and starts the server's thread; returns the port it listens on. Calling it
@@ -46,7 +57,7 @@ public final class LoopbackHTTPServer: Sendable {
     public func start() throws(LoopbackHTTPServerError) -> Int {
         try running.withLock { (loop: inout ServerLoop?) throws(LoopbackHTTPServerError) -> Int in
             if let loop { return loop.port }
-            let started = try ServerLoop.start(port: requestedPort)
+            let started = try ServerLoop.start(address: address, port: requestedPort)
             loop = started
             return started.port
         }

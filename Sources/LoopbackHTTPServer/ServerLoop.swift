@@ -35,13 +35,13 @@ final class ServerLoop: @unchecked Sendable {
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
     }
 
-    /// Starts a loop listening on 127.0.0.1:`port` and returns once it listens, or throws what
+    /// Starts a loop listening on `address`:`port` and returns once it listens, or throws what
     /// went wrong (the thread has then finished and everything is freed).
-    static func start(port: Int) throws(LoopbackHTTPServerError) -> ServerLoop {
+    static func start(address: String = "127.0.0.1", port: Int) throws(LoopbackHTTPServerError) -> ServerLoop {
         let loop = ServerLoop()
         let startup = StartupReport()
         guard let thread = ServerThread.start(name: "loopback-http", { [loop] in
-            loop.run(port: port) { startup.post($0) }
+            loop.run(address: address, port: port) { startup.post($0) }
         }) else {
             throw LoopbackHTTPServerError(operation: "pthread_create", code: -EAGAIN)
         }
@@ -89,7 +89,7 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     /// The thread's body: set up, report, serve until every handle is closed, tear down.
-    private func run(port: Int, report: (Result<Int, LoopbackHTTPServerError>) -> Void) {
+    private func run(address: String, port: Int, report: (Result<Int, LoopbackHTTPServerError>) -> Void) {
         loopThreadID = pthread_self()
         // A write to a socket the client has closed raises SIGPIPE in the writing thread, which
         // would kill the process; libuv writes with write(2), so MSG_NOSIGNAL is not an option.
@@ -106,7 +106,7 @@ final class ServerLoop: @unchecked Sendable {
             return
         }
         uv.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        let setUp = listen(port: port)
+        let setUp = listen(address: address, port: port)
         if case .failure = setUp { closeEverything() }
         report(setUp)
         // Returns once `closeEverything` has closed every handle and their callbacks have run.
@@ -116,7 +116,7 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     /// Creates the stop signal and the listener; returns the bound port.
-    private func listen(port: Int) -> Result<Int, LoopbackHTTPServerError> {
+    private func listen(address: String, port: Int) -> Result<Int, LoopbackHTTPServerError> {
         stopSignal.pointee.data = nil
         uv_async_init(uv, stopSignal) { handle in
             ServerLoop.from(handle!.pointee.loop).closeEverything()
@@ -124,11 +124,11 @@ final class ServerLoop: @unchecked Sendable {
         uv_tcp_init(uv, listener)
         // nil marks the listener among the TCP handles (a connection's data is its object).
         listener.pointee.data = nil
-        let place = "127.0.0.1:\(port)"
-        var address = sockaddr_in()
-        var status = uv_ip4_addr("127.0.0.1", Int32(port), &address)
+        let place = "\(address):\(port)"
+        var socketAddress = sockaddr_in()
+        var status = uv_ip4_addr(address, Int32(port), &socketAddress)
         if status == 0 {
-            status = withUnsafePointer(to: &address) {
+            status = withUnsafePointer(to: &socketAddress) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_bind(listener, $0, 0) }
             }
         }

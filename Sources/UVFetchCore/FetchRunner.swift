@@ -23,6 +23,9 @@ public final class FetchRunner: Sendable {
         /// spread the origins over a group of that many loops (every URL of one origin on one
         /// loop), for lists of many hosts, and TLS handshakes on more than one core.
         public var loops = 1
+        /// Connections in total, across hosts; nil for the library's default (from the process's
+        /// descriptor limit).
+        public var maxConnections: Int? = nil
         /// Politeness: the most requests started per second to one host (scheme, host, port);
         /// nil for no limit (`--rate-per-host`).
         public var ratePerHost: Double? = nil
@@ -289,6 +292,7 @@ public final class FetchRunner: Sendable {
     private func makeManager() throws -> SessionManager {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = settings.perHost
+        if let total = settings.maxConnections { configuration.maximumConnections = total }
         configuration.delayPerHost = settings.delayPerHost
         configuration.requestsPerSecondPerHost = settings.ratePerHost
         options.apply(to: &configuration)

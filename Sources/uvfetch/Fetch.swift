@@ -26,6 +26,9 @@ struct Fetch: ParsableCommand {
 
     @Option(name: .long, help: "Event loops (threads) that run the connections; the URLs' origins are spread over them (each origin on one). More than one pays for many hosts over HTTPS (handshakes on several cores).")
     var loops: Int = 1
+    @Option(name: .long, help: "Connections in total, across hosts; past it an idle connection of another host closes, or the request waits (default: the open-file limit less an eighth).")
+    var maxConnections: Int?
+
     @Option(name: .customLong("rate-per-host"), help: ArgumentHelp("Start at most R requests per second to one host (scheme, host, port); other hosts' URLs go first meanwhile.", valueName: "R"))
     var ratePerHost: Double?
 
@@ -54,8 +57,7 @@ struct Fetch: ParsableCommand {
     var urls: [String] = []
 
     func validate() throws {
-        guard concurrency > 0, perHost > 0, repeatCount > 0, loops > 0 else { throw ValidationError("counts must be positive") }
-        guard concurrency > 0, perHost > 0, repeatCount > 0 else { throw ValidationError("counts must be positive") }
+        guard concurrency > 0, perHost > 0, repeatCount > 0, loops > 0, maxConnections ?? 1 > 0 else { throw ValidationError("counts must be positive") }
         guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
         guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
@@ -73,6 +75,7 @@ struct Fetch: ParsableCommand {
             settings.concurrency = concurrency
             settings.perHost = perHost
             settings.loops = loops
+            settings.maxConnections = maxConnections
             settings.ratePerHost = ratePerHost
             settings.delayPerHost = delayPerHost
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.

@@ -451,6 +451,41 @@ case "loop-init-low-nofile":
     guard code == "loopShutDown" else { finish(1, "shared loop: expected loopShutDown, got \(code ?? "success")") }
     finish(0, "ok: threw \(thrown); tasks on the shared loop: \(code!)")
 
+case "connect-without-descriptors":
+    // No descriptor left and no connection of the session open to close for one: the task
+    // fails with connectFailed, saying so, instead of waiting for a close that never comes.
+    let manager = makeManager()
+    // Warm the shared loop and this manager's engine (a refused connect) before the fill.
+    _ = fetch(manager, "http://127.0.0.1:9/")
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    let saved = limit
+    var fillers: [Int32] = []
+    limit.rlim_cur = rlim_t(openFileDescriptorCount() + 64)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { finish(1, "setrlimit failed") }
+    while true {
+        let fd = Glibc.open("/dev/null", O_RDONLY)
+        if fd < 0 { break }
+        fillers.append(fd)
+    }
+    let done = DispatchSemaphore(value: 0)
+    let message = OutcomeBox()
+    let detail = NSLock()
+    nonisolated(unsafe) var text = ""
+    manager.dataTask(with: Request(url: URL(string: "http://127.0.0.2:9/")!), completionHandler: { _, _, error in
+        detail.lock(); text = (error as? NetworkingError).map { "\($0.code): \($0)" } ?? "\(String(describing: error))"; detail.unlock()
+        message.set(error)
+        done.signal()
+    }).resume()
+    let completed = done.wait(timeout: .now() + 10) == .success
+    for fd in fillers { close(fd) }
+    var restored = saved
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &restored)
+    guard completed else { finish(2, "hang: no completion without descriptors") }
+    detail.lock(); let seen = text; detail.unlock()
+    guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
+    finish(0, "ok: \(seen)")
+
 default:
     finish(64, "unknown scenario \(scenario)")
 }

@@ -10,6 +10,9 @@ enum HTTP1Error: Error {
     case connectFailed(host: String, port: Int, status: Int32)
     /// DNS, the proxy tunnel or TLS failed.
     case transport(TransportError)
+    /// No socket could be made for want of a file descriptor (EMFILE, ENFILE: this libuv
+    /// status), and no connection of the session was open to give way.
+    case descriptorsExhausted(host: String, port: Int, status: Int32)
     /// The pool gave up on a waiting request without a connection's error to pass on.
     case noConnection(host: String, port: Int)
     /// Writing the request (head, or head and body) failed with this libuv status.

@@ -20,6 +20,11 @@ protocol PoolRequest: AnyObject {
 /// connections (in the machine's slots) and waiting requests (in arrival order), and performs its
 /// actions. Loop-confined.
 ///
+/// Every connection it opens takes a unit of the session's budget across origins (`PoolSet`):
+/// a connection the machine wants to open waits in `pendingOpens` until the budget has a unit
+/// for it, and an idle connection is listed with the budget so that any pool's need can close
+/// it (the least recently used first).
+///
 /// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
 /// the work they guard.
@@ -37,16 +42,35 @@ final class ConnectionPool {
     var tls: TLSRoute?
     /// For an https origin behind a proxy: the CONNECT tunnel. Set once, right after init.
     var tunnel: TunnelRoute?
+    /// The key the owner files the pool under (the session engine's origin), to forget it when
+    /// the pool is dropped. Set once, right after init.
+    var origin: AnyHashable?
     /// For a session with a per-origin rate or delay: who says when a request may start
     /// (PoolPacing.swift). Set once, right after init; nil costs a request one check.
     @exclusivity(unchecked) var pacing: PoolPacing?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
+    /// The session's pools and connection budget. Strong: the set lets the pool go when it
+    /// drops it or closes.
+    private let set: PoolSet
+    /// This pool's number in `set` (it changes only if the pool is used again after a drop).
+    @exclusivity(unchecked) private(set) var number = -1
     @exclusivity(unchecked) private var machine: ConnectionPoolStateMachine
     /// Indexed by `machine.slot(of:)`; a slot may still hold a connection the machine has
     /// replaced and that is closing, so lookups check the number.
     @exclusivity(unchecked) private var connections: [HTTP1Connection?] = []
+    /// For each slot, its connection's node in the budget (its place in the idle list while it
+    /// idles), else -1.
+    @exclusivity(unchecked) private var budgetNodes: [ConnectionBudget.IdleNode] = []
+    /// Connections the machine counts as opening that wait for a unit of the budget, oldest
+    /// first.
+    @exclusivity(unchecked) private var pendingOpens = Deque<Int>()
+    /// When the pool last became empty (no connection, no waiter), loop milliseconds; .max
+    /// while it is not.
+    @exclusivity(unchecked) private(set) var emptiedAt: UInt64 = .max
+    /// The set dropped this pool (see `PoolSet`); a request that still comes adds it again.
+    @exclusivity(unchecked) private(set) var isDropped = false
     /// In arrival order, which is mostly the order they are served in.
     @exclusivity(unchecked) private var waiting = Deque<PoolRequest>()
     /// Fires at the earliest deadline among waiting requests; one per pool, made when first
@@ -54,17 +78,24 @@ final class ConnectionPool {
     @exclusivity(unchecked) private var waiterTimer: LoopTimer?
     @exclusivity(unchecked) private var waiterTimerDeadline: UInt64 = .max
 
-    init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings) {
+    init(host: String, port: Int, loop: EventLoop, resolver: DNSResolver, settings: Settings, set: PoolSet) {
         self.host = host
         self.port = port
         self.loop = loop
         self.resolver = resolver
         self.settings = settings
+        self.set = set
         self.machine = ConnectionPoolStateMachine(maximumConnections: settings.maximumConnections)
+        number = set.add(self)
+        // Empty from the start: a pool made for a request that never comes (a redirect
+        // cancelled) is dropped like any other. The request that does come clears the note.
+        noteIfEmpty()
     }
 
-    /// Open or opening connections.
-    var connectionCount: Int { machine.connectionCount }
+    /// Open or opening connections (not those still waiting for a unit of the budget).
+    var connectionCount: Int { machine.connectionCount - pendingOpens.count }
+    /// No connection (open, opening or waiting to open) and no waiter (paced ones included).
+    var isEmpty: Bool { machine.isEmpty && waiting.isEmpty }
 
     /// The longest-waiting request's task: a new connection is opened on behalf of the queue,
     /// and the head of the queue is who a TLS trust challenge is asked about.
@@ -79,10 +110,100 @@ final class ConnectionPool {
         return connection
     }
 
-    /// Empties `connection`'s slot unless another connection took it meanwhile.
+    /// Empties `connection`'s slot unless another connection took it meanwhile, taking it off
+    /// the budget's idle list and giving its unit back.
     private func forget(_ connection: HTTP1Connection) {
         let slot = machine.slot(of: connection.id)
-        if slot >= 0, slot < connections.count, connections[slot] === connection { connections[slot] = nil }
+        guard slot >= 0, slot < connections.count, connections[slot] === connection else { return }
+        connections[slot] = nil
+        if budgetNodes[slot] >= 0 {
+            set.detach(budgetNodes[slot])
+            budgetNodes[slot] = -1
+        }
+        set.released()
+    }
+
+    /// Notes the pool as empty with its set, which drops it after the idle timeout unless
+    /// it is used again.
+    private func noteIfEmpty() {
+        guard isEmpty, emptiedAt == .max, !isDraining, !isDropped else { return }
+        noteEmpty()
+    }
+
+    /// Notes the pool as empty from now (again, when its pacer still had a start to remember).
+    func noteEmpty() {
+        emptiedAt = LoopTimer.now(loop)
+        set.poolEmptied(self, at: emptiedAt)
+    }
+
+    /// A request came: the pool is not empty, and is taken up again if it was dropped.
+    private func markInUse() {
+        if isDropped {
+            isDropped = false
+            number = set.add(self)
+            pacing?.reopen()
+        }
+        emptiedAt = .max
+    }
+
+    /// Whether dropping the pool now forgets nothing its next request needs: its pacer has no
+    /// start left to keep its distance from.
+    var mayDrop: Bool { pacing?.isIdle ?? true }
+
+    /// The set dropped the pool: what it still holds for later goes.
+    func dropped() {
+        pacing?.close()
+        isDropped = true
+        waiterTimer?.close()
+        waiterTimer = nil
+        waiterTimerDeadline = .max
+        connections = []
+        budgetNodes = []
+    }
+
+    // MARK: The budget
+
+    /// A connection the machine opens: now if the budget has a unit, else when it grants one.
+    private func openWithinBudget(_ id: Int) {
+        guard !isDraining else { return }
+        // Listed first: making room may close an idle connection and grant the unit at once.
+        pendingOpens.append(id)
+        if set.requestOpen(self) {
+            pendingOpens.removeLast()
+            open(id)
+        }
+    }
+
+    /// The budget granted a unit: the oldest pending connection opens, unless the machine no
+    /// longer needs it (its waiters were served or gave up). False when the unit is not used.
+    func takeGrant() -> Bool {
+        guard let id = pendingOpens.popFirst(), !isDraining else { return false }
+        if machine.waiterCount < machine.connectingCount {
+            perform(machine.connectionClosed(id))
+            noteIfEmpty()
+            return false
+        }
+        open(id)
+        return true
+    }
+
+    /// Closes the idle connection `id` for the budget (its node is already off the list). Its
+    /// close gives the unit back, which the waiting pool gets.
+    func evict(_ id: Int) -> Bool {
+        guard let connection = connection(id) else { return false }
+        connection.close()
+        return true
+    }
+
+    /// `connection` would idle: listed with the budget and its idle timer started, or closed at
+    /// once when some pool waits for a unit.
+    @inline(__always)
+    private func park(_ connection: HTTP1Connection) {
+        guard set.parked(budgetNodes[machine.slot(of: connection.id)]) else {
+            connection.close()
+            return
+        }
+        connection.parkIdle(timeout: settings.idleTimeout)
     }
 
     /// Takes the waiting request numbered `id` out of the queue.
@@ -99,11 +220,17 @@ final class ConnectionPool {
         if let pacing, !requireFreshConnection { return enqueuePaced(request, pacing) }
         let id = request.poolRequestID
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
-        if case .execute(id, let connectionID) = action, let connection = connection(connectionID) {
-            // The common case with keep-alive: an idle connection at once, no bookkeeping.
-            request.poolAssigned(connection)
-            return
+        if case .execute(id, let connectionID) = action {
+            let slot = machine.slot(of: connectionID)
+            if slot < connections.count, let connection = connections[slot], connection.id == connectionID {
+                // The common case with keep-alive: an idle connection at once, off the budget's
+                // idle list (a few array stores), no other bookkeeping.
+                set.unparked(budgetNodes[slot])
+                request.poolAssigned(connection)
+                return
+            }
         }
+        markInUse()
         waiting.append(request)
         waiterDeadlineChanged(request.poolDeadline)
         perform(action)
@@ -132,11 +259,13 @@ final class ConnectionPool {
         guard takeWaiting(request.poolRequestID) != nil else { return }
         perform(machine.requestCancelled(request.poolRequestID))
         pacing?.cancelled(request.poolRequestID)
+        noteIfEmpty()
     }
 
     /// Queues a request of a paced origin: it waits, watched by the deadline timer like any
     /// waiter, until its pacer releases it to the machine (`releasePaced`).
     private func enqueuePaced(_ request: PoolRequest, _ pacing: PoolPacing) {
+        markInUse()
         waiting.append(request)
         waiterDeadlineChanged(request.poolDeadline)
         pacing.arrived(request.poolRequestID)
@@ -162,6 +291,8 @@ final class ConnectionPool {
         pacing?.close()
         let open = connections
         connections.removeAll()
+        budgetNodes.removeAll()
+        pendingOpens.removeAll()
         for case let connection? in open { connection.close() }
     }
 
@@ -176,16 +307,16 @@ final class ConnectionPool {
             pacing?.ended(requestID)
             request.poolAssigned(connection)
         case .openConnection(let id):
-            open(id)
+            openWithinBudget(id)
         case .replaceConnection(let victim, let id):
             connection(victim)?.close()
-            open(id)
+            openWithinBudget(id)
         case .parkIdle(let id):
             if isDraining {
                 _ = machine.takeIdleConnections()
                 connection(id)?.close()
-            } else {
-                connection(id)?.parkIdle(timeout: settings.idleTimeout)
+            } else if let connection = connection(id) {
+                park(connection)
             }
         case .failRequest(let requestID, let then):
             let request = takeWaiting(requestID)
@@ -199,28 +330,52 @@ final class ConnectionPool {
         let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, tunnel: tunnel, resolver: resolver,
                                          connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
         let slot = machine.slot(of: id)
-        if slot >= connections.count { connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1)) }
+        if slot >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))
+            budgetNodes.append(contentsOf: repeatElement(-1, count: slot - budgetNodes.count + 1))
+        }
+        // A connection still in the slot (replaced, its close not yet reported) gives its unit
+        // back now: its report will not find it.
+        if let old = connections[slot] { forget(old) }
         connections[slot] = connection
+        budgetNodes[slot] = set.attach(self, connection: id)
         connection.start()
     }
 }
 
 extension ConnectionPool: HTTP1ConnectionOwner {
     func connectionReady(_ connection: HTTP1Connection) {
+        set.established()
         perform(machine.connectionEstablished(connection.id))
     }
 
     func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
+        if case .connectFailed(_, _, let status) = error, UVError.isDescriptorShortage(status), !isDraining,
+           case let slot = machine.slot(of: connection.id), slot >= 0, slot < connections.count, connections[slot] === connection {
+            // No socket for want of a descriptor: an idle connection of any origin gives way
+            // and the connect is tried again, or it waits first in line for one to close.
+            connections[slot] = nil
+            set.detach(budgetNodes[slot])
+            budgetNodes[slot] = -1
+            pendingOpens.prepend(connection.id)
+            if set.descriptorsExhausted(self) { return }
+            pendingOpens.removeFirst()
+            perform(machine.connectionFailed(connection.id), error: .descriptorsExhausted(host: host, port: port, status: status))
+            noteIfEmpty()
+            return
+        }
         forget(connection)
         perform(machine.connectionFailed(connection.id), error: error)
+        noteIfEmpty()
     }
 
+    @inline(__always)
     func connectionReleased(_ connection: HTTP1Connection) {
         let action = machine.connectionReleased(connection.id)
         // The common end of an exchange with nobody waiting: the connection in hand goes idle,
         // without looking it up again by its number.
         if case .parkIdle(let id) = action, id == connection.id, !isDraining {
-            connection.parkIdle(timeout: settings.idleTimeout)
+            park(connection)
             return
         }
         perform(action)
@@ -229,5 +384,6 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     func connectionClosed(_ connection: HTTP1Connection) {
         forget(connection)
         perform(machine.connectionClosed(connection.id))
+        noteIfEmpty()
     }
 }

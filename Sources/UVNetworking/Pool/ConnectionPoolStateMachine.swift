@@ -52,7 +52,7 @@ struct ConnectionPoolStateMachine: Sendable {
     private var slots: [Slot] = []
     /// Slots whose connection is gone, for the next one.
     private var freeSlots: [Int] = []
-    private var connectingCount = 0
+    private(set) var connectingCount = 0
     private var busyCount = 0
 
     init(maximumConnections: Int, firstConnectionID: ConnectionID = 1) {

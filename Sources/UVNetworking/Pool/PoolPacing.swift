@@ -57,6 +57,12 @@ final class PoolPacing {
         timer = nil
     }
 
+    /// The pool is used again after its set dropped it (and closed this): requests are
+    /// released again.
+    func reopen() {
+        closed = false
+    }
+
     /// The loop's time brought up to date: its cached time lags by whatever the iteration has
     /// done so far, and a start counted early would let the next one come too soon. Only paced
     /// pools ask, so unpaced requests pay nothing for it.

@@ -5,6 +5,23 @@ public struct SessionConfiguration: Sendable {
     /// Connections open at once to one origin (scheme, host, port). URLSession's default is 6;
     /// a batch fetcher raises it.
     public var maximumConnectionsPerHost: Int = 6
+    /// Connections open or opening at once across all origins of the session. When a new one
+    /// would exceed it, the least recently used idle connection of any origin closes to make
+    /// room; with none idle, the request waits (oldest first, across origins) until a
+    /// connection closes or goes idle. It never fails for that.
+    ///
+    /// The default follows the process's file descriptor limit when the configuration is made
+    /// (the RLIMIT_NOFILE soft limit, `ulimit -n`) less a reserve for files and pipes of an
+    /// eighth of it, at least 32: 896 under the common 1,024, so that a batch over many hosts
+    /// never runs out of descriptors (curl similarly closes its oldest idle connection when its
+    /// connection cache is full). Values below 1 count as 1. A connect that still finds no
+    /// descriptor (EMFILE, ENFILE: other descriptors took them) also closes an idle connection,
+    /// or waits for one to close; it fails only when the session has none open.
+    ///
+    /// A session over several loops (`SessionManager(configuration:group:)`) splits the budget
+    /// evenly between its loops (each at least one connection): a loop closes only its own idle
+    /// connections to make room.
+    public var maximumConnections: Int = DescriptorLimit.defaultConnectionBudget()
     /// Politeness: the most requests started per second to one origin (scheme, host, port, as
     /// for `maximumConnectionsPerHost`); nil (the default), zero, negative or infinite for no
     /// limit. A rate R spaces request starts 1/R seconds apart, with no bursts: it is a minimum
@@ -43,6 +60,8 @@ public struct SessionConfiguration: Sendable {
     public var idleTimeout: TimeInterval = .infinity
     /// Seconds an unused keep-alive connection stays open (async-http-client uses 60; servers
     /// commonly close after 5 to 75). Zero or less closes it at once; infinite keeps it.
+    /// An origin left with no connection and no request is forgotten after as long (a minute
+    /// when infinite), with its TLS sessions: memory follows the origins in use.
     public var idleConnectionTimeout: TimeInterval = 60
     /// The largest response head accepted (status line and fields, or trailers), in bytes.
     public var maximumResponseHeaderBytes: Int = 64 * 1024

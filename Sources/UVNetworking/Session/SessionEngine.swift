@@ -22,6 +22,9 @@ final class SessionEngine {
     private let hooks: SessionHooks
     private let resolver: DNSResolver
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
+    /// What the pools share: the connection budget across origins, and dropping pools left
+    /// empty for the idle connection timeout (which forgets them here too).
+    private let poolSet: PoolSet
     @exclusivity(unchecked) private var lastPool: (origin: PreparedRequest.Origin, pool: ConnectionPool)?
     /// The last request looked up and its pool: a repeated request comes as the very same
     /// `PreparedRequest` (the session's cache), found by identity without copying and
@@ -69,6 +72,9 @@ final class SessionEngine {
         self.hooks = manager.hooks
         self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
                                     overrides: configuration.hostAddressOverrides)
+        // With several loops, each engine holds its share of the budget (at least one connection).
+        self.poolSet = PoolSet(loop: loop, maximumConnections: max(1, share.of(configuration.maximumConnections)),
+                               dropDelay: configuration.idleConnectionTimeout)
     }
 
     // MARK: Task events from the caller
@@ -132,7 +138,7 @@ final class SessionEngine {
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
         // Through a proxy, connections go to the proxy; https tunnels to the origin from there.
         let pool = ConnectionPool(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port,
-                                  loop: loop, resolver: resolver, settings: settings)
+                                  loop: loop, resolver: resolver, settings: settings, set: poolSet)
         if let proxy = origin.proxy, origin.scheme == "https" {
             let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
             pool.tunnel = TunnelRoute(authority: "\(host):\(origin.port)", authorization: proxy.authorization)
@@ -143,11 +149,26 @@ final class SessionEngine {
                 self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
             }
         }
+        pool.origin = origin
         if let interval = pacingInterval { pool.pacing = PoolPacing(pool: pool, loop: loop, interval: interval) }
         pools[origin] = pool
         lastPool = (origin, pool)
         remember(request, in: pool)
+        if poolSet.onDrop == nil { poolSet.onDrop = { [unowned self] pool in self.poolDropped(pool) } }
         return pool
+    }
+
+    /// The set dropped `pool`, empty for the idle timeout: forgotten here too, with its TLS
+    /// session cache (a later request to its origin makes a new pool, with a full handshake).
+    private func poolDropped(_ pool: ConnectionPool) {
+        if lastPool?.pool === pool { lastPool = nil }
+        if lastPreparedPool === pool {
+            lastPrepared = nil
+            lastPreparedPool = nil
+        }
+        // Found by its origin key; a pool taken up again after a drop is no longer in the map.
+        guard let origin = pool.origin as? PreparedRequest.Origin, pools[origin] === pool else { return }
+        pools.removeValue(forKey: origin)
     }
 
     /// Keeps `request` as the last one looked up, if small (see `lastPrepared`).
@@ -345,7 +366,7 @@ final class SessionEngine {
     }
 
     private func closeAllConnections() {
-        for pool in pools.values { pool.closeAll() }
+        poolSet.closeAll()
         pools.removeAll()
         lastPool = nil
         lastPrepared = nil
@@ -354,4 +375,10 @@ final class SessionEngine {
 
     /// Open or opening connections across every pool (for tests and metrics).
     var connectionCount: Int { pools.values.reduce(0) { $0 + $1.connectionCount } }
+
+    /// Pools the engine holds (for tests: empty ones are dropped after the idle timeout).
+    var poolCount: Int { poolSet.poolCount }
+
+    /// The most connections open or opening at once so far, across origins (for tests).
+    var peakConnectionCount: Int { poolSet.budget.peakUnits }
 }

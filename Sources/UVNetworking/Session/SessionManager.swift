@@ -74,7 +74,7 @@ public class SessionManager: @unchecked Sendable {
     /// The engine of the first loop (`loop`). Loop thread only (set in `init` before any job can
     /// run, replaced in a loop job), except in `deinit`, which hands it to the loop when no job
     /// can hold the manager any more.
-    @exclusivity(unchecked) private var engine: SessionEngine!
+    @exclusivity(unchecked) private(set) var engine: SessionEngine!
     /// The engines of the other loops, `loops[1...]`, in order; each slot is touched only on its
     /// loop's thread (as `engine`). Empty for a single-loop session.
     private let otherEngines: [EngineSlot]

@@ -13,4 +13,10 @@ enum UVError {
     static let connectionRefused = UV_ECONNREFUSED.rawValue
     static let connectionReset = UV_ECONNRESET.rawValue
     static let brokenPipe = UV_EPIPE.rawValue
+
+    /// Whether `code` says the process (EMFILE) or the system (ENFILE) has no file descriptor
+    /// left for a socket.
+    static func isDescriptorShortage(_ code: Int32) -> Bool {
+        code == UV_EMFILE.rawValue || code == UV_ENFILE.rawValue
+    }
 }

@@ -31,6 +31,7 @@ import UVFetchCore
         #expect(unwritable.stderr.contains("uvfetch: cannot create /nonexistent/dir/out.jsonl"))
         #expect(try run([]).status == ExitStatus.usage)
         #expect(try run(["--concurrency", "0", "http://127.0.0.1/"]).status == ExitStatus.usage)
+        #expect(try run(["--max-connections", "0", "http://127.0.0.1/"]).status == ExitStatus.usage)
         #expect(try run(["-H", "broken", "http://127.0.0.1/"]).status == ExitStatus.usage)
     }
 

@@ -11,6 +11,9 @@ extension NetworkingError {
                       "connecting to \(host):\(port) failed: \(UVError.describe(status))")
         case .transport(let error):
             self.init(error)
+        case .descriptorsExhausted(let host, let port, let status):
+            self.init(.connectFailed, "connecting to \(host):\(port) failed: \(UVError.describe(status)): the process has no file descriptor "
+                      + "left (its limit, RLIMIT_NOFILE, is \(DescriptorLimit.soft.map(String.init) ?? "unlimited")) and the session had no connection open to close for one")
         case .noConnection(let host, let port):
             self.init(.connectFailed, "no connection to \(host):\(port)")
         case .writeFailed(let status):
