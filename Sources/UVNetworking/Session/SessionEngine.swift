@@ -56,8 +56,7 @@ final class SessionEngine {
         self.taskSettings = TaskSettings(configuration: configuration)
         self.manager = manager
         self.hooks = manager.hooks
-        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
-                                    overrides: configuration.hostAddressOverrides)
+        self.resolver = DNSResolver(loop: loop, workers: workers, settings: DNSResolver.Settings(configuration))
     }
 
     // MARK: Task events from the caller
@@ -327,6 +326,7 @@ final class SessionEngine {
 
     private func closeAllConnections() {
         for pool in pools.values { pool.closeAll() }
+        resolver.close()
         pools.removeAll()
         lastPool = nil
         lastPrepared = nil
