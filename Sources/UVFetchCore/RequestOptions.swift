@@ -47,6 +47,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("noproxy"), help: ArgumentHelp("Hosts that never use a proxy, comma-separated (* for all), as curl's --noproxy.", valueName: "hosts"))
     public var noProxy: String?
 
+    @Option(name: .customLong("dns-servers"), help: ArgumentHelp("DNS servers to ask instead of resolv.conf's, comma-separated, as curl's --dns-servers: 127.0.0.1, 127.0.0.1:5353, [::1]:53. /etc/hosts still comes first; a bad entry fails every URL that needs DNS (dnsFailure).", valueName: "list"))
+    public var dnsServers: String?
+
     /// Creates the default options (GET, no headers, no body).
     public init() {}
 
@@ -143,7 +146,8 @@ public struct RequestOptions: ParsableArguments, Sendable {
         return ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(name)
     }
 
-    /// Adds `--cacert` to the session's trust store and sets `--proxy` / `--noproxy`; the
+    /// Adds `--cacert` to the session's trust store and sets `--proxy` / `--noproxy` and
+    /// `--dns-servers`; the
     /// configuration's default already holds the environment's proxies.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
@@ -151,6 +155,10 @@ public struct RequestOptions: ParsableArguments, Sendable {
             // Explicit, so loopback is not excepted: asking for a proxy means wanting it, even
             // for a local URL (curl's -x behaves so too).
             configuration.proxy = ProxyConfiguration(httpProxy: url, httpsProxy: url)
+        }
+        if let dnsServers {
+            configuration.dnsServers = dnsServers.split(separator: ",", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
         }
         if let noProxy {
             configuration.proxy.noProxy = noProxy.split(separator: ",")

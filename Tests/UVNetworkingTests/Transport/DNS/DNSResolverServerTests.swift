@@ -94,6 +94,15 @@ import Testing
         #expect(harness.server.queryCount(for: "both.test") == 2)
     }
 
+    @Test func numericFormsAndInvalidNamesNeverReachTheServer() throws {
+        let harness = try Harness()
+        defer { harness.close() }
+        let shorthand = try #require(try harness.resolve("127.1", port: 81)?.get())
+        #expect(shorthand.map(\.description) == ["127.0.0.1:81"])
+        #expect(Self.code(harness.resolve("nothing.invalid")) == .dnsFailure)
+        #expect(harness.server.totalQueries == 0)
+    }
+
     @Test func noSuchNameIsADNSFailureAndIsCachedBriefly() throws {
         let harness = try Harness()
         defer { harness.close() }
