@@ -31,10 +31,10 @@ public struct SessionConfiguration: Sendable {
     /// this long too); timeouts and server failures are not kept. Zero keeps nothing.
     public var dnsCacheTTL: TimeInterval = 30
     /// Seconds one host name's look-up may take (`dnsTimeout` error); it counts within
-    /// `connectTimeout`, which covers resolving and connecting. 5 by default: resolv.conf's
-    /// default per-try `timeout` (glibc's and c-ares's), which is what a slow name costs a
-    /// getaddrinfo user before the next try, and below `connectTimeout`'s 10 so that a name
-    /// that does not resolve reports `dnsTimeout`. resolv.conf's `timeout` and `attempts` still
+    /// `connectTimeout`, which covers resolving and connecting. 5 by default: glibc's default
+    /// per-try `timeout` (RES_TIMEOUT), what a getaddrinfo user waits for a silent server before
+    /// the next try, and below `connectTimeout`'s 10 so that a name that does not resolve reports
+    /// `dnsTimeout`. resolv.conf's `timeout` and `attempts` still
     /// apply within it: when every try has timed out sooner, the look-up fails with `dnsTimeout`
     /// then. Zero, negative, NaN or infinite: none (resolv.conf's tries alone).
     public var dnsTimeout: TimeInterval = 5
