@@ -35,5 +35,26 @@ extension EndToEnd {
             #expect(dns.queryCount(for: "gone.test") == asked)
             harness.finish()
         }
+    
+        /// Tasks waiting on answers that never come, ended by invalidation: each completes once
+        /// (cancelled), and the resolver's sockets, poll handles and timers are all closed.
+        @Test func invalidatingWhileLookUpsArePendingLeavesNothingOpen() throws {
+            let dns = try LoopbackDNSServer()
+            defer { dns.stop() }
+            let harness = ClientHarness { configuration in
+                configuration.dnsServers = ["127.0.0.1:\(dns.port)"]
+                configuration.dnsTimeout = .infinity
+            }
+            for index in 0..<20 { dns.set("slow\(index).test", .init(addresses: ["127.0.0.1"], delay: 30)) }
+            let tasks = (0..<20).map { harness.makeTask(ClientHarness.request("http://slow\($0).test:1/")) }
+            for (task, _) in tasks { task.resume() }
+            #expect(waitUntil(timeout: 10) { dns.totalQueries >= 40 })
+            harness.finish()
+            for (_, wait) in tasks {
+                let outcome = wait(5)
+                #expect(outcome?.code == .cancelled)
+                #expect(outcome?.calls == 1)
+            }
+        }
     }
 }
