@@ -19,7 +19,10 @@ struct AresChannel: @unchecked Sendable {
 
     /// Makes a channel whose socket-state changes go to `callback` with `data`, its servers
     /// replaced by `servers` (c-ares's comma-separated form) when given.
-    static func make(servers: String?, resolvConf: String = "/etc/resolv.conf", callback: SocketStateCallback,
+    /// Where resolv.conf is unless a test says otherwise.
+    static let defaultResolvConf = "/etc/resolv.conf"
+
+    static func make(servers: String?, resolvConf: String = defaultResolvConf, callback: SocketStateCallback,
                      data: UnsafeMutableRawPointer) -> Result<AresChannel, TransportError> {
         guard aresLibraryStatus == ARES_SUCCESS else {
             return .failure(.resolutionFailed(host: "", status: aresLibraryStatus))
@@ -38,10 +41,16 @@ struct AresChannel: @unchecked Sendable {
             options.tries = Int32(attempts)
             mask |= ARES_OPT_TRIES
         }
+        // Only another path is named: the default is c-ares's own (and LOCALDOMAIN's and
+        // RES_OPTIONS's handling stays as c-ares has it).
+        if resolvConf != Self.defaultResolvConf { mask |= ARES_OPT_RESOLVCONF }
         var channel: OpaquePointer?
         let status = "b".withCString { lookups -> Int32 in
-            options.lookups = UnsafeMutablePointer(mutating: lookups)  // c-ares copies it
-            return ares_init_options(&channel, &options, mask)
+            resolvConf.withCString { path -> Int32 in
+                options.lookups = UnsafeMutablePointer(mutating: lookups)  // c-ares copies both
+                options.resolvconf_path = UnsafeMutablePointer(mutating: path)
+                return ares_init_options(&channel, &options, mask)
+            }
         }
         guard status == ARES_SUCCESS, let channel else {
             return .failure(.resolutionFailed(host: "", status: status))

@@ -26,6 +26,8 @@ final class AresDriver {
     private var depth = 0
     private var deliveries: [() -> Void] = []
     private var closeRequested = false
+    /// Close once no query is outstanding (`retire`).
+    private var retiring = false
 
     init(loop: EventLoop) {
         self.loop = loop
@@ -69,6 +71,14 @@ final class AresDriver {
             query.driver.ended(query, status: status, result: result)
         }, Unmanaged.passRetained(query).toOpaque())
         leave()
+    }
+
+    /// Closes the driver once its outstanding queries have ended (a newer channel took its
+    /// place: resolv.conf changed). Queries already sent finish on it.
+    func retire() {
+        loop.assertInLoop()
+        retiring = true
+        if depth == 0 && outstanding == 0 { close() }
     }
 
     /// Ends every query (their completions get ARES_EDESTRUCTION) and closes every handle. Safe
@@ -177,6 +187,7 @@ final class AresDriver {
         depth -= 1
         guard depth == 0 else { return }
         drain()
+        if retiring && outstanding == 0 { closeRequested = true }
         if closeRequested { finishClose() } else { updateTimer() }
     }
 

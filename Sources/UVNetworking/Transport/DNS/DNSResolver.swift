@@ -28,6 +28,8 @@ final class DNSResolver {
         var overrides: [String: String] = [:]
         /// Where the hosts file is read from.
         var hostsFile = HostsFileSource()
+        /// Where resolv.conf is read from.
+        var resolvConf = AresChannel.defaultResolvConf
     }
 
     private enum Setup {
@@ -48,6 +50,10 @@ final class DNSResolver {
     private var setup = Setup.notStarted
     private var hosts = HostsFile()
     private var hostsStamp: HostsFileSource.Stamp?
+    /// resolv.conf as the current channel read it: a change makes a new channel.
+    private var resolvConfStamp: HostsFileSource.Stamp?
+    /// The server list given to c-ares (`dnsServers`), nil for resolv.conf's.
+    private var serverList: String?
     private var nextHostsCheck: UInt64 = .max
     private var hostsCheckRunning = false
     /// The look-up timeout of each query in flight, by query number.
@@ -184,32 +190,31 @@ final class DNSResolver {
 
     /// Makes the channel and reads the hosts file on a worker, then starts the queued queries.
     private func makeChannel() {
-        var servers: String?
         if !settings.servers.isEmpty {
             switch DNSServerList.csv(settings.servers) {
-            case .success(let list): servers = list
+            case .success(let list): serverList = list
             case .failure(let error):
-                setupEnded(.failure(error), hosts: HostsFile(), stamp: nil)
+                setupEnded(.failure(error), hosts: HostsFile(), stamps: (nil, nil))
                 return
             }
         }
         let driver = AresDriver(loop: loop)
         let handOver = LoopBound((self, driver), loop: loop)
         let data = UncheckedPointer(driver.callbackData)
-        let source = settings.hostsFile
+        let source = settings.hostsFile, resolvConf = settings.resolvConf, servers = serverList
         let loop = self.loop
-        let serverList = servers
         workers.run {
-            let (hosts, stamp) = source.load()
-            let made = AresChannel.make(servers: serverList, callback: AresDriver.socketStateCallback, data: data.pointer)
+            let (hosts, hostsStamp) = source.load()
+            let resolvConfStamp = HostsFileSource.stamp(of: resolvConf)
+            let made = AresChannel.make(servers: servers, resolvConf: resolvConf, callback: AresDriver.socketStateCallback, data: data.pointer)
             let accepted = loop.execute {
                 let (resolver, driver) = handOver.value
                 switch made {
                 case .success(let channel):
                     driver.attach(channel)
-                    resolver.setupEnded(.success(driver), hosts: hosts, stamp: stamp)
+                    resolver.setupEnded(.success(driver), hosts: hosts, stamps: (hostsStamp, resolvConfStamp))
                 case .failure(let error):
-                    resolver.setupEnded(.failure(error), hosts: hosts, stamp: stamp)
+                    resolver.setupEnded(.failure(error), hosts: hosts, stamps: (hostsStamp, resolvConfStamp))
                 }
             }
             // The loop has shut down: nothing will use the channel.
@@ -217,14 +222,16 @@ final class DNSResolver {
         }
     }
 
-    private func setupEnded(_ result: Result<AresDriver, TransportError>, hosts: HostsFile, stamp: HostsFileSource.Stamp?) {
+    private func setupEnded(_ result: Result<AresDriver, TransportError>, hosts: HostsFile,
+                            stamps: (hosts: HostsFileSource.Stamp?, resolvConf: HostsFileSource.Stamp?)) {
         guard case .inProgress(let queued) = setup else {
             // Closed meanwhile.
             if case .success(let driver) = result { driver.close() }
             return
         }
         self.hosts = hosts
-        hostsStamp = stamp
+        hostsStamp = stamps.hosts
+        resolvConfStamp = stamps.resolvConf
         nextHostsCheck = LoopDuration.deadline(LoopTimer.now(loop), plus: HostsFileSource.checkInterval)
         switch result {
         case .success(let driver):
@@ -236,27 +243,43 @@ final class DNSResolver {
         }
     }
 
-    /// Asks a worker whether the hosts file changed, at most every `checkInterval`; the answer
-    /// applies to look-ups from then on.
+    /// Asks a worker whether the hosts file or resolv.conf changed, at most every
+    /// `checkInterval`; the answer applies to look-ups from then on. A changed resolv.conf gets a
+    /// new channel (made there, as at setup); queries sent on the old one finish on it.
     private func checkHostsFile() {
         let now = LoopTimer.now(loop)
         guard now >= nextHostsCheck, !hostsCheckRunning else { return }
         hostsCheckRunning = true
-        let source = settings.hostsFile
-        let known = hostsStamp
-        let resolver = LoopBound(self, loop: loop)
+        let source = settings.hostsFile, resolvConf = settings.resolvConf, servers = serverList
+        let known = (hosts: hostsStamp, resolvConf: resolvConfStamp)
+        let newDriver = AresDriver(loop: loop)
+        let data = UncheckedPointer(newDriver.callbackData)
+        let handOver = LoopBound((self, newDriver), loop: loop)
         let loop = self.loop
         workers.run {
-            let reloaded = source.reloadIfChanged(since: known)
-            _ = loop.execute {
-                let resolver = resolver.value
+            let reloaded = source.reloadIfChanged(since: known.hosts)
+            let resolvConfStamp = HostsFileSource.stamp(of: resolvConf)
+            let remade = resolvConfStamp == known.resolvConf ? nil
+                : AresChannel.make(servers: servers, resolvConf: resolvConf, callback: AresDriver.socketStateCallback, data: data.pointer)
+            let accepted = loop.execute {
+                let (resolver, driver) = handOver.value
                 resolver.hostsCheckRunning = false
                 resolver.nextHostsCheck = LoopDuration.deadline(LoopTimer.now(loop), plus: HostsFileSource.checkInterval)
                 if let (hosts, stamp) = reloaded {
                     resolver.hosts = hosts
                     resolver.hostsStamp = stamp
                 }
+                guard case .success(let channel)? = remade else { return }
+                driver.attach(channel)
+                guard case .ready(let old) = resolver.setup else {
+                    driver.close()
+                    return
+                }
+                resolver.resolvConfStamp = resolvConfStamp
+                resolver.setup = .ready(driver)
+                old.retire()
             }
+            if !accepted, case .success(let channel)? = remade { ares_destroy(channel.channel) }
         }
     }
 }

@@ -1,8 +1,9 @@
 import Glibc
 
-/// Reads /etc/hosts, on a worker thread only: the resolver checks it for changes at most every
-/// `checkInterval` while look-ups come (glibc reads it at every look-up; a file that changes is
-/// picked up here within seconds, and an unchanged one costs one stat on a worker).
+/// Reads /etc/hosts, on a worker thread only: the resolver checks it (and resolv.conf) for changes
+/// at most every `checkInterval` while look-ups come (glibc reads the hosts file at every look-up
+/// and resolv.conf when it changed; a change is picked up here within seconds, and an unchanged
+/// file costs one stat on a worker).
 struct HostsFileSource: Sendable {
     /// What identifies a version of the file: a rewrite changes the inode or the modification
     /// time, an edit in place the time or the size.
@@ -21,7 +22,10 @@ struct HostsFileSource: Sendable {
     init(path: String = "/etc/hosts") { self.path = path }
 
     /// The file's stamp; nil when it cannot be read (then it names nothing, as for glibc).
-    func stamp() -> Stamp? {
+    func stamp() -> Stamp? { Self.stamp(of: path) }
+
+    /// The stamp of the file at `path` (resolv.conf's too); nil when it cannot be read.
+    static func stamp(of path: String) -> Stamp? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Stamp(inode: UInt64(info.st_ino), size: Int64(info.st_size),

@@ -16,21 +16,24 @@ import Testing
         let server: LoopbackDNSServer
         private let resolver: LoopBound<DNSResolver>
 
-        init(timeout: Double = .infinity, ttl: Double = 30, hostsFile: String = "/nonexistent/hosts", servers: [String]? = nil) throws {
+        init(timeout: Double = .infinity, ttl: Double = 30, hostsFile: String = "/nonexistent/hosts", servers: [String]? = nil,
+             resolvConf: String? = nil) throws {
             loop = try EventLoop(name: "test.loop.dns-server")
             server = try LoopbackDNSServer()
-            let settings = DNSResolver.Settings(cacheTTLMilliseconds: LoopDuration.clamped(ttl), timeoutMilliseconds: LoopDuration.timeout(timeout),
+            var settings = DNSResolver.Settings(cacheTTLMilliseconds: LoopDuration.clamped(ttl), timeoutMilliseconds: LoopDuration.timeout(timeout),
                                                 servers: servers ?? ["127.0.0.1:\(server.port)"], overrides: [:],
                                                 hostsFile: HostsFileSource(path: hostsFile))
+            if let resolvConf { settings.resolvConf = resolvConf }
+            let made = settings
             let loop = self.loop
-            let made = Mutex<LoopBound<DNSResolver>?>(nil)
+            let resolverBox = Mutex<LoopBound<DNSResolver>?>(nil)
             let done = DispatchSemaphore(value: 0)
             _ = loop.execute {
-                made.withLock { $0 = LoopBound(DNSResolver(loop: loop, settings: settings), loop: loop) }
+                resolverBox.withLock { $0 = LoopBound(DNSResolver(loop: loop, settings: made), loop: loop) }
                 done.signal()
             }
             done.wait()
-            resolver = made.withLock { $0! }
+            resolver = resolverBox.withLock { $0! }
         }
 
         /// Starts look-ups of every name; `each` gets (name, answer) on the loop.
@@ -211,6 +214,28 @@ import Testing
         let answer = try #require(try harness.resolve("pinned.test")?.get())
         #expect(answer.map(\.description) == ["127.0.0.9:80"])
         #expect(harness.server.queryCount(for: "pinned.test") == 0)
+    }
+
+    /// A changed resolv.conf gets a new channel within a few seconds, as glibc rereads it; the
+    /// search list says which name a short one becomes.
+    @Test func aChangedResolvConfIsReadAgain() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dns-rc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let resolvConf = directory.appendingPathComponent("resolv.conf")
+        try "nameserver 127.0.0.1\nsearch first.test\n".write(to: resolvConf, atomically: true, encoding: .utf8)
+        let harness = try Harness(resolvConf: resolvConf.path)
+        defer { harness.close() }
+        harness.server.set("short.first.test", .init(addresses: ["127.0.0.2"], ttl: 0))
+        harness.server.set("short.second.test", .init(addresses: ["127.0.0.3"], ttl: 0))
+        #expect(try harness.resolve("short")?.get().map(\.description) == ["127.0.0.2:80"])
+        try "nameserver 127.0.0.1\nsearch second.test\n".write(to: resolvConf, atomically: true, encoding: .utf8)
+        let switched = waitUntil(timeout: 15) {
+            usleep(100_000)
+            return (try? harness.resolve("short")?.get().map(\.description)) == ["127.0.0.3:80"]
+        }
+        #expect(switched)
+        #expect(harness.openHandles == 0)
     }
 
     @Test func anInvalidServerEntryFailsTheLookUpNamingIt() throws {
