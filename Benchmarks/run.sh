@@ -9,9 +9,14 @@
 #   3. uvfetch against curl (issue #6, Benchmarks/uvfetch-vs-curl.sh): one list of 20,000 distinct
 #      URLs fetched by uvfetch, `curl --parallel --parallel-max 64` and xargs-driven curl (-n 1 and
 #      -n 300), 64 in flight, taking turns; its markdown is appended to the summary.
-#   4. Per-request costs (Benchmarks/profile.sh --callgrind): instructions per request under
+#   3b. Loops per core (issue #15, Benchmarks/loops.sh): uvfetch --loops 1 and 2 over 16 origins,
+#      full TLS handshakes and keep-alive requests per second; BENCH_SKIP_LOOPS=1 skips it.
+#   4. Many origins (issue #15, Benchmarks/many-origins.sh, as root): 100,000 URLs over 10,000 host
+#      names answered by dnsmasq, nginx on 10,000 loopback addresses, in a namespace of its own;
+#      uvfetch against `curl --parallel`, rate, CPU, peak RSS and descriptors.
+#   5. Per-request costs (Benchmarks/profile.sh --callgrind): instructions per request under
 #      callgrind, syscalls, futex calls and context switches per request (perf stat).
-#   5. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
+#   6. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
 # Exits non-zero only when something really failed (build, nginx/wrk missing, a UVNetworking request
 # that failed or returned the wrong response, a tool of step 3 that did not fetch its whole list
 # with status 200, the ordo-one suite failing). Missing the 0.8x goal is printed as the verdict, not
@@ -22,7 +27,7 @@
 # default Benchmarks/.build/benchmarks.md), BENCH_SKIP_ORDO=1 skips the ordo-one suite,
 # BENCH_SKIP_TLS=1 skips step 2, BENCH_DOWNLOAD_GIB (default 1, 0 skips the downloads),
 # BENCH_DOWNLOAD_REPEATS (default 3), BENCH_HANDSHAKE_CONCURRENCY (default 16),
-# BENCH_SKIP_UVFETCH=1 skips step 3, BENCH_SKIP_PROFILE=1 skips step 4, BENCH_UVFETCH_URLS (its list, default 20000),
+# BENCH_SKIP_UVFETCH=1 skips step 3, BENCH_SKIP_ORIGINS=1 skips step 4, BENCH_SKIP_PROFILE=1 skips step 5, BENCH_UVFETCH_URLS (its list, default 20000),
 # BENCH_UVFETCH_XARGS_URLS (how many of them `xargs -n 1` gets, default 4000: a curl process per URL
 # is slow). Step 3 uses BENCH_ROUNDS too.
 # Extra arguments go to both uvbench runs (see `uvbench --help`).
@@ -98,6 +103,39 @@ if [ "${BENCH_SKIP_UVFETCH:-0}" != 1 ]; then
        [ "$status" = 0 ] && status=2 ;;
     *) echo "bench: uvfetch against curl failed (status $uvfetch_status)" >&2; [ "$status" = 0 ] && status=1 ;;
   esac
+fi
+
+if [ "${BENCH_SKIP_LOOPS:-0}" != 1 ]; then
+  echo
+  echo "== bench: loops per core, uvfetch --loops 1 and 2 (Benchmarks/loops.sh)"
+  # uvfetch was built by step 3 unless it was skipped.
+  skip_build=1
+  [ "${BENCH_SKIP_UVFETCH:-0}" = 1 ] && skip_build=0
+  if LOOPS_SKIP_BUILD=$skip_build LOOPS_ROUNDS="$rounds" bash "$here/loops.sh" | tee "$markdown.loops"; then
+    { printf '\n### Loops per core: uvfetch --loops 1 and 2, 16 origins (Benchmarks/loops.sh)\n\n'
+      grep -E '^(\||\(| the rate)' "$markdown.loops"; } >> "$markdown"
+  else
+    echo "bench: loops.sh failed" >&2
+    [ "$status" = 0 ] && status=1
+  fi
+  rm -f "$markdown.loops"
+fi
+
+if [ "${BENCH_SKIP_ORIGINS:-0}" != 1 ]; then
+  echo
+  echo "== bench: many origins, uvfetch against curl over host names of a DNS server"
+  if [ "$(id -u)" != 0 ]; then
+    echo "bench: many origins skipped: it needs root for its network and mount namespace"
+  else
+    BENCH_ROUNDS="$rounds" BENCH_MARKDOWN="$markdown" bash "$here/many-origins.sh"
+    origins_status=$?
+    case $origins_status in
+      0) ;;
+      2) echo "bench: many origins: the run was INVALID (a tool did not fetch the whole list with status 200)" >&2
+         [ "$status" = 0 ] && status=2 ;;
+      *) echo "bench: many origins failed (status $origins_status)" >&2; [ "$status" = 0 ] && status=1 ;;
+    esac
+  fi
 fi
 
 if [ "${BENCH_SKIP_PROFILE:-0}" != 1 ]; then

@@ -19,6 +19,16 @@ public final class FetchRunner: Sendable {
         public var concurrency = 64
         /// Connections per host.
         public var perHost = 64
+        /// Event loops (threads) that run the connections: 1 is the library's shared loop; more
+        /// spread the origins over a group of that many loops (every URL of one origin on one
+        /// loop), for lists of many hosts, and TLS handshakes on more than one core.
+        public var loops = 1
+        /// Politeness: the most requests started per second to one host (scheme, host, port);
+        /// nil for no limit (`--rate-per-host`).
+        public var ratePerHost: Double? = nil
+        /// Politeness: seconds between two requests started to one host, as wget's `--wait`;
+        /// 0 for none (`--delay-per-host`). With a rate too, the larger spacing holds.
+        public var delayPerHost: Double = 0
         /// Whether to print the human-readable line per URL on standard output.
         public var printsLines = true
         /// Whether to draw the live progress line on standard output. Only for a terminal: the
@@ -27,6 +37,14 @@ public final class FetchRunner: Sendable {
 
         /// The defaults: 64 in flight, 64 per host, a line per URL.
         public init() {}
+
+        /// Seconds between two requests to one host that the delay and rate ask for (the
+        /// larger), nil when neither does: the run then feeds URLs in input order.
+        var pacingInterval: Double? {
+            var seconds = delayPerHost.isFinite && delayPerHost > 0 ? delayPerHost : 0
+            if let rate = ratePerHost, rate.isFinite, rate > 0 { seconds = max(seconds, 1 / rate) }
+            return seconds > 0 ? seconds : nil
+        }
     }
 
     /// What a run produced.
@@ -114,7 +132,7 @@ public final class FetchRunner: Sendable {
         progress?.start()
         let finished = DispatchSemaphore(value: 0)
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
-                               readAhead: max(256, 2 * settings.concurrency))
+                               readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval)
         let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
                       progress: progress) { [weak driver] in
             // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
@@ -271,8 +289,12 @@ public final class FetchRunner: Sendable {
     private func makeManager() throws -> SessionManager {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = settings.perHost
+        configuration.delayPerHost = settings.delayPerHost
+        configuration.requestsPerSecondPerHost = settings.ratePerHost
         options.apply(to: &configuration)
-        let manager = SessionManager(configuration: configuration)
+        let manager = settings.loops <= 1
+            ? SessionManager(configuration: configuration)
+            : SessionManager(configuration: configuration, group: try Self.loopGroup(settings.loops))
         manager.completionQueue = queue
         manager.completionGroup = completions
         manager.responseSerializer = HTTPResponseSerializer()
@@ -285,6 +307,21 @@ public final class FetchRunner: Sendable {
             }
         }
         return manager
+    }
+
+    /// The groups of more than one loop that runs have used, by size: made once, kept for the
+    /// process's life as the shared loop is (a run's last completion may come before its
+    /// connections have closed, so a group shut down at the end of a run could cut them off).
+    static let loopGroups = Mutex<[Int: EventLoopGroup]>([:])
+
+    private static func loopGroup(_ count: Int) throws(NetworkingError) -> EventLoopGroup {
+        if count == EventLoopGroup.defaultLoopCount { return .shared }
+        return try loopGroups.withLock { groups throws(NetworkingError) -> EventLoopGroup in
+            if let group = groups[count] { return group }
+            let group = try EventLoopGroup(loopCount: count, name: "uvfetch.loop")
+            groups[count] = group
+            return group
+        }
     }
 
     /// What every fetch of one run shares.

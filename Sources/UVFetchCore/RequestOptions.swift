@@ -50,6 +50,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("dns-servers"), help: ArgumentHelp("DNS servers to ask instead of resolv.conf's, comma-separated, as curl's --dns-servers: 127.0.0.1, 127.0.0.1:5353, [::1]:53. /etc/hosts still comes first; a bad entry fails every URL that needs DNS (dnsFailure).", valueName: "list"))
     public var dnsServers: String?
 
+    @Option(name: .customLong("resolve"), help: ArgumentHelp("Connect to HOST at these addresses instead of asking DNS, as curl's --resolve (here for every port: PORT may be *). Several addresses race (Happy Eyeballs); repeatable.", valueName: "host:port:addr[,addr]..."))
+    public var resolve: [String] = []
+
     /// Creates the default options (GET, no headers, no body).
     public init() {}
 
@@ -59,6 +62,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
             throw ValidationError("-H needs \"Name: value\", got: \(header)")
         }
         if data != nil && dataBinary != nil { throw ValidationError("give -d or --data-binary, not both") }
+        for entry in resolve where ResolveOption(entry) == nil {
+            throw ValidationError("--resolve needs host:port:address[,address]..., got: \(entry)")
+        }
         if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
@@ -146,9 +152,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
         return ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(name)
     }
 
-    /// Adds `--cacert` to the session's trust store and sets `--proxy` / `--noproxy` and
-    /// `--dns-servers`; the
-    /// configuration's default already holds the environment's proxies.
+    /// Adds `--cacert` to the session's trust store, sets `--proxy` / `--noproxy` (the
+    /// configuration's default already holds the environment's proxies), `--resolve` and
+    /// `--dns-servers`.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
         if let proxy, let url = proxyURL(proxy) {
@@ -164,6 +170,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
             configuration.proxy.noProxy = noProxy.split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
+        for case let entry? in resolve.map(ResolveOption.init) { configuration.hostAddressOverrides[entry.host] = entry.addresses }
     }
 
     /// The security policy for `--insecure` and `--pin-sha256`, or nil for the default.

@@ -37,9 +37,20 @@ final class RunDriver: @unchecked Sendable {
     @exclusivity(unchecked) private var inFlight = 0
     @exclusivity(unchecked) private var inputEnded = false
     @exclusivity(unchecked) private var signalled = false
+    /// With pacing per host: the URLs taken and set aside until their host's turn; nil (and not
+    /// looked at again) for an unpaced run.
+    @exclusivity(unchecked) private var turns: HostTurns<Pending>?
+    /// When the wake-up queued for the next host's turn comes (uptime nanoseconds), if one is.
+    @exclusivity(unchecked) private var wakeAt: UInt64?
 
     /// `readAhead`: the entries the reading thread may read before the queue takes them.
-    init(concurrency: Int, queue: DispatchQueue, finished: DispatchSemaphore, readAhead: Int) {
+    /// `pacing`: the seconds between two URLs of one host (scheme, host, port), nil for none;
+    /// `lookAhead`: then the most URLs set aside while their host waits for its turn.
+    init(concurrency: Int, queue: DispatchQueue, finished: DispatchSemaphore, readAhead: Int,
+         pacing: Double? = nil, lookAhead: Int = 16_384) {
+        if let pacing, pacing > 0 {
+            turns = HostTurns(interval: UInt64((min(pacing, 365 * 86_400) * 1e9).rounded(.up)), capacity: lookAhead)
+        }
         self.concurrency = max(1, concurrency)
         self.queue = queue
         self.finished = finished
@@ -73,6 +84,7 @@ final class RunDriver: @unchecked Sendable {
     /// `finished` once nothing is left to wait for.
     func pump() {
         assertOnQueue()
+        if turns != nil { return pumpPaced() }
         let stopping = isStopping()
         filling: while !stopping && inFlight < concurrency {
             if taken.isEmpty {
@@ -99,5 +111,82 @@ final class RunDriver: @unchecked Sendable {
             signalled = true
             finished.signal()
         }
+    }
+}
+
+// MARK: Pacing per host
+
+extension RunDriver {
+    /// `pump` for a paced run: URLs are taken from the feed into the hosts' queues (up to the
+    /// look-ahead), and started when their host's turn has come, so a paced host never fills
+    /// the slots in flight with URLs that would only wait there. Every URL taken is started
+    /// (or dropped by a stop), so every URL gets its record.
+    private func pumpPaced() {
+        let stopping = isStopping()
+        if stopping {
+            taken = []
+            turns!.removeAll()
+        } else {
+            var launched = true
+            while launched && inFlight < concurrency {
+                fillTurns()
+                launched = false
+                let now = DispatchTime.now().uptimeNanoseconds
+                while inFlight < concurrency, let next = turns!.next(at: now) {
+                    inFlight += 1
+                    launched = true
+                    launch(next)
+                }
+            }
+            fillTurns()
+            // Free slots and URLs waiting for a turn: come back then. A full run is woken by
+            // its next result instead.
+            if inFlight < concurrency, let at = turns!.nextTurn { wake(at: at) }
+        }
+        let drained = stopping || (inputEnded && taken.isEmpty && turns!.isEmpty)
+        if inFlight == 0 && drained && !signalled {
+            signalled = true
+            finished.signal()
+        }
+    }
+
+    /// Moves URLs from the feed into the hosts' queues while the look-ahead has room.
+    private func fillTurns() {
+        while !turns!.isFull {
+            if taken.isEmpty {
+                guard !inputEnded else { return }
+                switch feed.take() {
+                case .entries(var batch):
+                    batch.reverse()
+                    taken = batch
+                case .later:
+                    return
+                case .ended:
+                    inputEnded = true
+                    return
+                }
+            }
+            let next = taken.removeLast()
+            turns!.add(next, host: Self.hostKey(next.url))
+        }
+    }
+
+    /// Queues a pump at `at` (uptime nanoseconds) unless one comes no later.
+    private func wake(at: UInt64) {
+        if let wakeAt, wakeAt <= at, wakeAt > DispatchTime.now().uptimeNanoseconds { return }
+        wakeAt = at
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: max(at, 1))) { [weak self] in
+            guard let self else { return }
+            if self.wakeAt == at { self.wakeAt = nil }
+            self.pump()
+        }
+    }
+
+    /// What is paced: the origin (scheme, host, port), the unit the library paces and limits
+    /// connections by.
+    static func hostKey(_ url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 }

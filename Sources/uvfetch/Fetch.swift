@@ -24,6 +24,14 @@ struct Fetch: ParsableCommand {
     @Option(name: .long, help: "Connections per host.")
     var perHost: Int = 64
 
+    @Option(name: .long, help: "Event loops (threads) that run the connections; the URLs' origins are spread over them (each origin on one). More than one pays for many hosts over HTTPS (handshakes on several cores).")
+    var loops: Int = 1
+    @Option(name: .customLong("rate-per-host"), help: ArgumentHelp("Start at most R requests per second to one host (scheme, host, port); other hosts' URLs go first meanwhile.", valueName: "R"))
+    var ratePerHost: Double?
+
+    @Option(name: .customLong("delay-per-host"), help: ArgumentHelp("Wait SECONDS between the starts of two requests to one host, as wget's --wait; with --rate-per-host the larger spacing holds.", valueName: "seconds"))
+    var delayPerHost: Double = 0
+
     @Option(name: [.customLong("repeat")], help: "Fetch the list this many times (-i must then be a regular file, which is read again).")
     var repeatCount: Int = 1
 
@@ -46,7 +54,10 @@ struct Fetch: ParsableCommand {
     var urls: [String] = []
 
     func validate() throws {
+        guard concurrency > 0, perHost > 0, repeatCount > 0, loops > 0 else { throw ValidationError("counts must be positive") }
         guard concurrency > 0, perHost > 0, repeatCount > 0 else { throw ValidationError("counts must be positive") }
+        guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
+        guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
     }
 
@@ -61,6 +72,9 @@ struct Fetch: ParsableCommand {
             var settings = FetchRunner.Settings()
             settings.concurrency = concurrency
             settings.perHost = perHost
+            settings.loops = loops
+            settings.ratePerHost = ratePerHost
+            settings.delayPerHost = delayPerHost
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !quiet && !recordsOnStdout
             settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal

@@ -171,6 +171,59 @@ case "drop-after-resume":
     if !gone { finish(1, "manager alive: \(lastManager != nil); descriptors \(openFileDescriptorCount()), baseline \(baseline)") }
     finish(0, "ok: 20 tasks of dropped managers completed; managers and connections gone")
 
+case "drop-group-mid-flight":
+    // A manager over a group of two loops, dropped while its tasks to six origins (spread over
+    // both loops) are in flight: they complete, each once, the manager goes, its connections
+    // close on both loops; a second one is dropped with tasks hanging on a silent server and
+    // the process exits with the loops running.
+    let group = try! EventLoopGroup(loopCount: 2, name: "probe.group")
+    let servers = (0..<6).map { _ in startServer() }
+    func groupManager() -> SessionManager {
+        let manager = SessionManager(group: group)
+        manager.completionQueue = DispatchQueue(label: "probe.completions")
+        manager.responseSerializer = AcceptAll()
+        return manager
+    }
+    do {
+        let manager = groupManager()
+        for (_, url) in servers { if let code = fetch(manager, url) { finish(1, "warm-up failed: \(code)") } }
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+    }
+    usleep(300_000)
+    let baseline = openFileDescriptorCount()
+    let outcomes = (0..<60).map { _ in OutcomeBox() }
+    let done = DispatchGroup()
+    weak var dropped: SessionManager?
+    do {
+        let manager = groupManager()
+        dropped = manager
+        for (index, outcome) in outcomes.enumerated() {
+            done.enter()
+            manager.dataTask(with: Request(url: URL(string: servers[index % servers.count].1)!), completionHandler: { _, _, error in
+                outcome.set(error)
+                done.leave()
+            }).resume()
+        }
+    }
+    guard done.wait(timeout: .now() + 10) == .success else { finish(2, "hang: a task of the dropped manager never completed") }
+    let failures = outcomes.compactMap(\.code)
+    if !failures.isEmpty { finish(1, "tasks of the dropped manager failed: \(failures)") }
+    let gone = eventually(3) { dropped == nil && openFileDescriptorCount() <= baseline }
+    if !gone { finish(1, "manager alive: \(dropped != nil); descriptors \(openFileDescriptorCount()), baseline \(baseline)") }
+    let silent = silentPort()
+    do {
+        let manager = groupManager()
+        // http and https: two origins of the silent port, and the servers' (answered).
+        for index in 0..<8 {
+            let scheme = index % 2 == 0 ? "http" : "https"
+            manager.dataTask(with: Request(url: URL(string: "\(scheme)://127.0.0.1:\(silent)/never")!)).resume()
+            manager.dataTask(with: Request(url: URL(string: servers[index % servers.count].1)!)).resume()
+        }
+    }
+    usleep(100_000)
+    for (server, _) in servers { server.stop() }
+    finish(0, "ok: 60 tasks over 2 loops completed once; manager and connections gone; exited mid-flight")
+
 case "churn":
     // Many managers made, used and dropped (default idle timeout: a minute): their connections
     // must close when they go, so the descriptor count comes back to where it was.

@@ -34,6 +34,14 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
         super.init(configuration: configuration, loop: loop, workers: workers)
     }
 
+    /// A manager whose relative URL strings resolve against `baseURL`, over the loops of `group`
+    /// (see `SessionManager.init(configuration:group:workers:)`).
+    public init(baseURL: URL? = nil, configuration: SessionConfiguration = .default,
+                group: EventLoopGroup, workers: WorkerPool = .shared) {
+        self.baseURL = baseURL.map(BaseURL.normalized)
+        super.init(configuration: configuration, group: group, workers: workers)
+    }
+
     /// Replaces the default security policy. A policy that pins (any mode but `.none`) is
     /// refused unless `baseURL` is https, as AFNetworking refused it (it raised an exception):
     /// pins on a manager that speaks plain http would protect nothing.

@@ -23,13 +23,13 @@ final class HTTP1Connection {
     private let port: Int
     private let resolver: DNSResolver
     private let connectTimeoutMilliseconds: UInt64
+    /// While connecting, the first address's TCP transport (the race's first attempt); once
+    /// connected, the stack over the winner: TCP, a proxy's tunnel, TLS.
     @exclusivity(unchecked) private var transport: StreamTransport
-    /// For https: what each new TLS transport needs.
+    /// For https: what the TLS transport needs.
     private let tls: TLSRoute?
-    /// For https through a proxy: the CONNECT tunnel each new transport opens first.
+    /// For https through a proxy: the CONNECT tunnel the connection opens first.
     private let tunnel: TunnelRoute?
-    /// Why the transport could not be made (reported by `start`).
-    private var setupError: HTTP1Error?
     private let decoder: ResponseDecoder
     @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
     @exclusivity(unchecked) private var timer: LoopTimer?
@@ -37,9 +37,9 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
     /// When an idle connection gives its transport's spare memory back (TLS record buffers).
     @exclusivity(unchecked) private var memoryReleaseDeadline: UInt64 = .max
-    /// The addresses still to try while connecting; emptied once connected.
-    @exclusivity(unchecked) private var addresses: [SocketAddress] = []
-    @exclusivity(unchecked) private var addressIndex = 0
+    /// The TCP connects to the host's addresses (Happy Eyeballs), while connecting; dropped
+    /// once one has won, so an idle connection keeps neither it nor the DNS answer.
+    @exclusivity(unchecked) private var race: ConnectionRace?
     /// The decoder handed on the response's end during the current feed or finish.
     @exclusivity(unchecked) private var decodedEnd = false
     @exclusivity(unchecked) private var reportedReady = false
@@ -101,19 +101,14 @@ final class HTTP1Connection {
         self.connectTimeoutMilliseconds = LoopDuration.timeout(connectTimeout)
         self.tls = tls
         self.tunnel = tunnel
-        do {
-            self.transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
-        } catch {
-            self.transport = TCPTransport(loop: loop)
-            setupError = .transport(.tls(error))
-        }
+        self.transport = TCPTransport(loop: loop)
         self.decoder = ResponseDecoder(limits: decoderLimits)
-        transport.delegate = self
     }
 
-    /// TCP; then a CONNECT tunnel through a proxy if there is one; then TLS for https.
-    private static func makeTransport(loop: EventLoop, tls: TLSRoute?, tunnel: TunnelRoute?) throws(TLSError) -> StreamTransport {
-        var transport: StreamTransport = TCPTransport(loop: loop)
+    /// Over the connected TCP transport: a CONNECT tunnel through a proxy if there is one; then
+    /// TLS for https. Each layer makes itself its lower transport's delegate.
+    private static func makeTransport(loop: EventLoop, over tcp: TCPTransport, tls: TLSRoute?, tunnel: TunnelRoute?) throws(TLSError) -> StreamTransport {
+        var transport: StreamTransport = tcp
         if let tunnel {
             transport = TunnelTransport(over: transport, authority: tunnel.authority, authorization: tunnel.authorization)
         }
@@ -132,7 +127,8 @@ final class HTTP1Connection {
 
     // MARK: Connecting
 
-    /// Resolves the host and connects, trying each address in turn, within the connect timeout.
+    /// Resolves the host and connects, racing its addresses (`ConnectionRace`), then opens the
+    /// tunnel and TLS over the winner, all within the connect timeout.
     func start() {
         let timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
         self.timer = timer
@@ -141,10 +137,6 @@ final class HTTP1Connection {
         // only once every look-up has called back, and the loop runs its after-I/O callbacks up
         // to its last job), and a connection closed meanwhile ignores them. A weak capture would give the connection a side table,
         // which makes every retain and release of it, a dozen per request, take the slow path.
-        if let setupError {
-            loop.runAfterIO { self.connectFailed(setupError) }
-            return
-        }
         timings.domainLookupStart = Date()
         resolver.resolve(host: host, port: port) { result in
             guard self.machine.state == .connecting else { return }
@@ -153,9 +145,16 @@ final class HTTP1Connection {
                 let now = Date()
                 self.timings.domainLookupEnd = now
                 self.timings.connectStart = now
-                self.timings.remote = addresses[0]
-                self.addresses = addresses
-                self.transport.connect(to: addresses[0])
+                guard !addresses.isEmpty else {
+                    self.connectFailed(.transport(.noAddresses(host: self.host)))
+                    return
+                }
+                // The transport made with the connection is the first attempt's.
+                let first = self.transport as? TCPTransport ?? TCPTransport(loop: self.loop)
+                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: first, delegate: self)
+                self.race = race
+                self.timings.remote = race.firstAddress
+                race.start()
             case .failure(let error):
                 self.connectFailed(.transport(error))
             }
@@ -167,20 +166,6 @@ final class HTTP1Connection {
         _ = machine.failed()
         tearDown(reset: false)
         owner.connection(self, failedToConnect: error)
-    }
-
-    /// A failed connect leaves the socket unusable: the next address gets a new one.
-    private func retryWithNextAddress() {
-        transport.close(reset: false)
-        do {
-            transport = try Self.makeTransport(loop: loop, tls: tls, tunnel: tunnel)
-        } catch {
-            connectFailed(.transport(.tls(error)))
-            return
-        }
-        transport.delegate = self
-        timings.remote = addresses[addressIndex]
-        transport.connect(to: addresses[addressIndex])
     }
 
     private func timerFired() {
@@ -398,6 +383,10 @@ final class HTTP1Connection {
         endRequestBody()
         timer?.close()
         timer = nil
+        if let race {
+            self.race = nil
+            race.cancel()
+        }
         transport.close(reset: reset)
     }
 
@@ -489,8 +478,6 @@ extension HTTP1Connection: ResponseDecoderConsumer {
 
 extension HTTP1Connection: TransportDelegate {
     func transportDidConnect(_ transport: StreamTransport) {
-        // No other address will be tried: an idle connection need not keep the DNS answer.
-        addresses = []
         let now = Date()
         if let tls = transport as? TLSTransport, let handshakeStart = tls.handshakeStartDate {
             timings.connectEnd = handshakeStart
@@ -503,11 +490,7 @@ extension HTTP1Connection: TransportDelegate {
     }
 
     func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
-        addressIndex += 1
-        if addressIndex < addresses.count {
-            retryWithNextAddress()
-            return
-        }
+        // The race connects TCP; a layer above never reports this over a connected socket.
         connectFailed(.connectFailed(host: host, port: port, status: code))
     }
 
@@ -579,5 +562,30 @@ extension HTTP1Connection: TransportDelegate {
         } else {
             requestWritten()
         }
+    }
+}
+
+extension HTTP1Connection: ConnectionRaceDelegate {
+    func race(_ race: ConnectionRace, won tcp: TCPTransport, to address: SocketAddress) {
+        self.race = nil
+        timings.remote = address
+        do {
+            transport = try Self.makeTransport(loop: loop, over: tcp, tls: tls, tunnel: tunnel)
+        } catch {
+            tcp.close(reset: false)
+            connectFailed(.transport(.tls(error)))
+            return
+        }
+        // The top of the stack reports to the connection (plain TCP: TCP itself; else each layer
+        // above made itself its lower one's delegate).
+        transport.delegate = self
+        // TCP is up: the layers above start (the tunnel's CONNECT, the TLS handshake) or,
+        // for plain TCP, the connection is ready.
+        tcp.delegate?.transportDidConnect(tcp)
+    }
+
+    func race(_ race: ConnectionRace, failedWith status: Int32) {
+        self.race = nil
+        connectFailed(.connectFailed(host: host, port: port, status: status))
     }
 }

@@ -329,7 +329,8 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Refuses jobs from now on, and queues the last one: the one that closes everything.
-    private func beginShutdown() {
+    /// Returns at once (`EventLoopGroup` starts all its loops' shutdowns before waiting).
+    func beginShutdown() {
         state.withLock { state in
             guard state.run == .running || state.run == .starting else { return }
             state.run = .stopping

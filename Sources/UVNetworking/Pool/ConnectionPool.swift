@@ -37,6 +37,9 @@ final class ConnectionPool {
     var tls: TLSRoute?
     /// For an https origin behind a proxy: the CONNECT tunnel. Set once, right after init.
     var tunnel: TunnelRoute?
+    /// For a session with a per-origin rate or delay: who says when a request may start
+    /// (PoolPacing.swift). Set once, right after init; nil costs a request one check.
+    @exclusivity(unchecked) var pacing: PoolPacing?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
@@ -92,6 +95,8 @@ final class ConnectionPool {
     /// connection).
     func enqueue(_ request: PoolRequest, requireFreshConnection: Bool) {
         loop.assertInLoop()
+        // A retry after a stale keep-alive failure is the same request again, already paced.
+        if let pacing, !requireFreshConnection { return enqueuePaced(request, pacing) }
         let id = request.poolRequestID
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
         if case .execute(id, let connectionID) = action, let connection = connection(connectionID) {
@@ -126,6 +131,21 @@ final class ConnectionPool {
     func cancel(_ request: PoolRequest) {
         guard takeWaiting(request.poolRequestID) != nil else { return }
         perform(machine.requestCancelled(request.poolRequestID))
+        pacing?.cancelled(request.poolRequestID)
+    }
+
+    /// Queues a request of a paced origin: it waits, watched by the deadline timer like any
+    /// waiter, until its pacer releases it to the machine (`releasePaced`).
+    private func enqueuePaced(_ request: PoolRequest, _ pacing: PoolPacing) {
+        waiting.append(request)
+        waiterDeadlineChanged(request.poolDeadline)
+        pacing.arrived(request.poolRequestID)
+    }
+
+    /// The pacer lets waiting request `id` go on: from here it is served like any other.
+    func releasePaced(_ id: Int) {
+        guard !isDraining else { return }
+        perform(machine.requestArrived(id, requireFresh: false))
     }
 
     @exclusivity(unchecked) private var isDraining = false
@@ -139,6 +159,7 @@ final class ConnectionPool {
         isDraining = true
         waiterTimer?.close()
         waiterTimer = nil
+        pacing?.close()
         let open = connections
         connections.removeAll()
         for case let connection? in open { connection.close() }
@@ -152,6 +173,7 @@ final class ConnectionPool {
             guard let request = takeWaiting(requestID), let connection = connection(connectionID) else {
                 preconditionFailure("pool machine named an unknown request \(requestID) or connection \(connectionID)")
             }
+            pacing?.ended(requestID)
             request.poolAssigned(connection)
         case .openConnection(let id):
             open(id)
@@ -167,6 +189,7 @@ final class ConnectionPool {
             }
         case .failRequest(let requestID, let then):
             let request = takeWaiting(requestID)
+            pacing?.ended(requestID)
             request?.poolFailed(error ?? .noConnection(host: host, port: port))
             perform(then)
         }

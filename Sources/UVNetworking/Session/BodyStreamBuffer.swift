@@ -177,7 +177,7 @@ final class BodyStreamBuffer: Sendable {
                 if let resumeTask {
                     // Asks the loop to read again; the runner re-checks `isProducerPaused` there,
                     // since pushes may have filled the buffer again meanwhile.
-                    _ = resumeTask.manager.loop.execute { resumeTask.loopRunner?.consumerDrained() }
+                    _ = resumeTask.manager.loop(for: resumeTask).execute { resumeTask.loopRunner?.consumerDrained() }
                 }
                 if let ready { continuation.resume(with: ready) }
             }

@@ -30,7 +30,7 @@ extension CompletionDelivery {
                 outcome?.afterHandler?()
             }
             if let channel = finished.hooks?.channel {
-                channel.send(through: task.manager, deliver)
+                channel.send(through: task.manager, for: task, deliver)
             } else if handlers == .here {
                 deliver()
             } else {

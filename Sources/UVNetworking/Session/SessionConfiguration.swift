@@ -5,8 +5,32 @@ public struct SessionConfiguration: Sendable {
     /// Connections open at once to one origin (scheme, host, port). URLSession's default is 6;
     /// a batch fetcher raises it.
     public var maximumConnectionsPerHost: Int = 6
-    /// Seconds to resolve and connect (all addresses together). Zero, negative, NaN or
-    /// infinite: none.
+    /// Politeness: the most requests started per second to one origin (scheme, host, port, as
+    /// for `maximumConnectionsPerHost`); nil (the default), zero, negative or infinite for no
+    /// limit. A rate R spaces request starts 1/R seconds apart, with no bursts: it is a minimum
+    /// spacing, like `delayPerHost`, and with both set the larger spacing holds.
+    ///
+    /// A request "starts" when it is handed a connection (so when it is sent); a paced request
+    /// waits for its turn without a connection or a descriptor, in arrival order, and the wait
+    /// counts against its `timeoutInterval` like a wait for a connection. Requests to other
+    /// origins are never held back. Each request a redirect leads to takes its turn too; the
+    /// library's own resend after a reused connection turned out closed does not. Spacing is
+    /// kept in whole milliseconds (rates above 1,000 per second act as 1,000).
+    public var requestsPerSecondPerHost: Double? = nil
+    /// Politeness: seconds between the starts of two requests to one origin (wget's `--wait`,
+    /// Scrapy's `DOWNLOAD_DELAY`, but measured from start to start, not from the end of one
+    /// response); 0 (the default) for none. Combined with `requestsPerSecondPerHost`, the larger
+    /// spacing holds. With more than one connection per origin allowed, a slow response does not
+    /// hold back the next start; set `maximumConnectionsPerHost` to 1 for one request at a time.
+    public var delayPerHost: TimeInterval = 0
+    /// Seconds to resolve and connect (all addresses together, and the TLS handshake). Zero,
+    /// negative, NaN or infinite: none.
+    ///
+    /// A host with several addresses is connected to by Happy Eyeballs (RFC 8305): IPv6 and
+    /// IPv4 addresses interleaved, IPv6 first; each next address is tried 250 ms after the one
+    /// before it started (at once when one fails) while the earlier attempts go on, and the
+    /// first to connect is used. So an address that never answers costs 250 ms, not this
+    /// timeout; when every address fails, the last failure is reported.
     public var connectTimeout: TimeInterval = 10
     /// Seconds from the last request byte to the response head (`responseHeadTimeout` error).
     /// Off (infinite) by default: each request's `timeoutInterval`, an inactivity timeout,
@@ -68,7 +92,9 @@ public struct SessionConfiguration: Sendable {
     /// Host names to connect to at a fixed IP literal instead of asking DNS, like curl's
     /// `--resolve host:port:address` (here for every port). The URL's host still names the
     /// server in the Host field, in SNI and in certificate checks. An entry that is not an IP
-    /// literal fails the request with `dnsFailure`.
+    /// literal fails the request with `dnsFailure`. Several literals, comma-separated
+    /// ("::1, 127.0.0.1"), are one answer with several addresses, raced as DNS answers are
+    /// (see `connectTimeout`).
     public var hostAddressOverrides: [String: String] = [:]
     /// TLS for https URLs: versions, trusted CAs, session resumption. The TLS handshake counts
     /// against `connectTimeout`.

@@ -49,8 +49,19 @@ final class SessionEngine {
     /// Whether the loop will tell this engine when it shuts down (set at the first task).
     @exclusivity(unchecked) private var observesLoop = false
 
-    init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager) {
+    /// This engine's place among its session's engines (one per loop): session-wide limits are
+    /// split by it (`share.of(total)`).
+    let share: EngineShare
+    /// Milliseconds between request starts per origin (`delayPerHost`, `requestsPerSecondPerHost`);
+    /// nil when requests are not paced.
+    private let pacingInterval: UInt64?
+
+    init(loop: EventLoop, workers: WorkerPool, configuration: SessionConfiguration, manager: SessionManager,
+         share: EngineShare = .whole) {
+        self.pacingInterval = OriginPacer.interval(delay: configuration.delayPerHost,
+                                                   requestsPerSecond: configuration.requestsPerSecondPerHost)
         self.loop = loop
+        self.share = share
         self.workers = workers
         self.configuration = configuration
         self.taskSettings = TaskSettings(configuration: configuration)
@@ -126,11 +137,12 @@ final class SessionEngine {
             pool.tunnel = TunnelRoute(authority: "\(host):\(origin.port)", authorization: proxy.authorization)
         }
         if let security = request.security {
-            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache()) {
+            pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache(connectionLimit: settings.maximumConnections)) {
                 [unowned self, unowned pool] trust, verdict in
                 self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
             }
         }
+        if let interval = pacingInterval { pool.pacing = PoolPacing(pool: pool, loop: loop, interval: interval) }
         pools[origin] = pool
         lastPool = (origin, pool)
         remember(request, in: pool)
@@ -213,7 +225,7 @@ final class SessionEngine {
         swap(&batch, &finished)
         lastBatchCount = batch.count
         manager.tasksFinished(batch)
-        let delivery = manager.deliverySnapshot()
+        let delivery = manager.deliverySnapshot(on: loop)
         // The batch is inside the completion group from here until its handlers are queued in
         // it (or have run), so the group is never seen empty in between (`SessionManager.shutdown`
         // relies on it).
@@ -270,7 +282,7 @@ final class SessionEngine {
         guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let progress = upload ? task.uploadProgress : task.downloadProgress
         // With `deliversOnEventLoop`, at the end of this iteration, never inside the read.
-        manager.deliveryQueue().queue.async {
+        manager.deliveryQueue(on: loop).queue.async {
             task.progressDeliveryPending.store(false, ordering: .releasing)
             handler(progress)
         }
@@ -285,7 +297,7 @@ final class SessionEngine {
         isInvalidated = true
         if cancelPending {
             // The manager lists every unfinished task; those started here have a runner here.
-            for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
+            for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
         }
         invalidationWaiter = done
         if runningCount == 0 { invalidationDone() }
@@ -319,9 +331,16 @@ final class SessionEngine {
         isInvalidated = true
         if runningCount > 0 {
             // Tasks hold the manager, so it is alive while any runs.
-            for task in manager.tasks where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
+            for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
         }
         closeAllConnections()
+    }
+
+    /// The manager's unfinished tasks that run on this engine's loop: a task's loop-side fields
+    /// (`loopRunner`) may be read only on its own loop, and a session over several loops lists
+    /// the others' tasks too. (A task's loop never changes: see `SessionManager.loopIndex(for:)`.)
+    private func tasksOfThisLoop() -> [SessionTask] {
+        share.count == 1 ? manager.tasks : manager.tasks.filter { manager.loop(for: $0) === loop }
     }
 
     private func closeAllConnections() {

@@ -6,6 +6,15 @@ import Synchronization
 /// loop; responses are serialized on a worker pool; completion handlers run on `completionQueue`
 /// inside `completionGroup`.
 ///
+/// Loops: a session made with a loop (the default: `EventLoop.shared`) runs everything on that
+/// loop. One made over an `EventLoopGroup` of several loops spreads its origins over them: a
+/// task is given its loop when first resumed, by its origin (scheme, host and port: a stable
+/// hash, modulo the number of loops), so every task of an origin runs on one loop and its pool
+/// of connections lives there. A task that follows a redirect to another origin stays on the
+/// loop it started on: that origin may then have a pool on two loops. Each loop has its own
+/// pools, DNS cache and TLS session cache, so a limit per host (`maximumConnectionsPerHost`)
+/// holds per loop for such a redirected origin.
+///
 /// Lifecycle: a manager can be dropped at any moment. Each task holds its manager until it has
 /// completed, so tasks already resumed run to completion, as URLSession and AFNetworking keep a
 /// session alive while its tasks run (a task created and never resumed keeps its manager alive
@@ -16,12 +25,21 @@ import Synchronization
 /// complete with `NetworkingError.Code.loopShutDown`.
 public class SessionManager: @unchecked Sendable {
     // @unchecked: mutable state is in `settings` (a mutex) and `registry` (TaskRegistry.swift);
-    // the engine is touched only on the loop thread.
+    // each engine is touched only on its loop's thread.
 
     /// The configuration the session was made with.
     public let configuration: SessionConfiguration
-    /// The loop that runs this session's connections.
+    /// The loops that run this session's connections: one for a session made with a loop.
+    public let group: EventLoopGroup
+    /// The first loop of `group`. For a session made with a loop, the loop that runs all its
+    /// connections. Over a group of several, only the loop of the origins that map to the first;
+    /// each task runs on the loop of its origin. `sessionDidBecomeInvalid` runs on this loop
+    /// with `deliversOnEventLoop`.
     public let loop: EventLoop
+    /// `group.loops`, read without going through the group.
+    private let loops: [EventLoop]
+    /// `loops.count`: with one loop, every task goes to `loop` and `engine` without a hash.
+    private let loopCount: Int
     /// The threads that run this session's serializers.
     public let workers: WorkerPool
     /// `configuration.defaultRequestFields`, checked and encoded once: each request copies
@@ -53,20 +71,82 @@ public class SessionManager: @unchecked Sendable {
     let hooks = SessionHooks()
     /// Security policies and the TLS context (SessionManager+Security.swift).
     let security = Mutex(SessionSecurity())
-    /// Loop thread only (set in `init` before any job can run, replaced in a loop job), except in
-    /// `deinit`, which hands it to the loop when no job can hold the manager any more.
-    private var engine: SessionEngine!
+    /// The engine of the first loop (`loop`). Loop thread only (set in `init` before any job can
+    /// run, replaced in a loop job), except in `deinit`, which hands it to the loop when no job
+    /// can hold the manager any more.
+    @exclusivity(unchecked) private var engine: SessionEngine!
+    /// The engines of the other loops, `loops[1...]`, in order; each slot is touched only on its
+    /// loop's thread (as `engine`). Empty for a single-loop session.
+    private let otherEngines: [EngineSlot]
     private static let sharedCompletionGroup = DispatchGroup()
 
-    /// Creates a session on the shared loop and worker pool.
+    /// A replaceable engine of a loop other than the first (`otherEngines`).
+    private final class EngineSlot {
+        /// Set right after the manager's own init (the engine needs the manager).
+        @exclusivity(unchecked) var engine: SessionEngine!
+    }
+
+    /// Creates a session on one loop (by default the shared one) and a worker pool (by default
+    /// the shared one): a group of one loop.
     public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
         self.configuration = configuration
         self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
+        self.group = EventLoopGroup(loops: [loop])
         self.loop = loop
+        self.loops = [loop]
+        self.loopCount = 1
         self.workers = workers
+        self.otherEngines = []
         self.engine = SessionEngine(loop: loop, workers: workers, configuration: configuration, manager: self)
+    }
+
+    /// Creates a session over the loops of `group` (see the class's notes on loops): each loop
+    /// gets its share of the session's origins, pools and DNS cache. With a group of one loop it
+    /// is the session `init(configuration:loop:workers:)` makes.
+    public init(configuration: SessionConfiguration = .default, group: EventLoopGroup, workers: WorkerPool = .shared) {
+        self.configuration = configuration
+        self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
+        self.cookieStore = configuration.cookieStore
+        self.proxies = configuration.proxy
+        self.group = group
+        self.loop = group.loops[0]
+        self.loops = group.loops
+        self.loopCount = group.loops.count
+        self.workers = workers
+        let count = group.loops.count
+        // The slots first: an engine takes `self`, usable once every stored property is set.
+        self.otherEngines = (1..<max(1, count)).map { _ in EngineSlot() }
+        for index in 0..<count {
+            setEngine(SessionEngine(loop: group.loops[index], workers: workers, configuration: configuration, manager: self,
+                                    share: EngineShare(index: index, count: count)), at: index)
+        }
+    }
+
+    /// The engine of `loops[index]`. On that loop's thread only (or in `deinit`).
+    private func engine(at index: Int) -> SessionEngine {
+        index == 0 ? engine! : otherEngines[index - 1].engine
+    }
+
+    /// Replaces the engine of `loops[index]`. On that loop's thread only.
+    private func setEngine(_ engine: SessionEngine, at index: Int) {
+        if index == 0 { self.engine = engine } else { otherEngines[index - 1].engine = engine }
+    }
+
+    /// The position in `loops` of the loop that runs `task`: its origin's, for the task's whole
+    /// life (the task's first request never changes, a redirect's does not count). A task that
+    /// could not be prepared has no origin and goes to the first loop, where it fails.
+    @inline(__always)
+    func loopIndex(for task: SessionTask) -> Int {
+        guard loopCount > 1, let prepared = task.preparedRequest else { return 0 }
+        return Int(UInt(bitPattern: prepared.origin.placementHash) % UInt(loopCount))
+    }
+
+    /// The loop that runs `task` (see `loopIndex(for:)`).
+    @inline(__always)
+    func loop(for task: SessionTask) -> EventLoop {
+        loopCount == 1 ? loop : loops[loopIndex(for: task)]
     }
 
     /// Replaces the default policy (AFNetworking's `securityPolicy` setter). Connections opened
@@ -128,20 +208,28 @@ public class SessionManager: @unchecked Sendable {
         set { settings.withLock { $0.deliversOnEventLoop = newValue } }
     }
 
-    func deliverySnapshot() -> DeliveryTarget {
+    /// Where and how finished tasks are delivered; `loop` is the loop handlers run on with
+    /// `deliversOnEventLoop` (the tasks' loop).
+    func deliverySnapshot(on loop: EventLoop) -> DeliveryTarget {
         let hooks = self.hooks.activeSnapshot()
         return settings.withLock {
-            DeliveryTarget(queue: deliveryQueue(of: $0), group: $0.completionGroup ?? Self.sharedCompletionGroup,
+            DeliveryTarget(queue: deliveryQueue(of: $0, loop: loop), group: $0.completionGroup ?? Self.sharedCompletionGroup,
                            serializer: $0.responseSerializer, plainValidation: $0.plainValidation, hooks: hooks)
         }
     }
 
-    /// Where handlers run, and the group they run in.
-    func deliveryQueue() -> (queue: DeliveryQueue, group: DispatchGroup) {
-        settings.withLock { (deliveryQueue(of: $0), $0.completionGroup ?? Self.sharedCompletionGroup) }
+    /// `deliverySnapshot(on:)` for what belongs to no task's loop (the first loop).
+    func deliverySnapshot() -> DeliveryTarget { deliverySnapshot(on: loop) }
+
+    /// Where handlers run, and the group they run in; `loop` as in `deliverySnapshot(on:)`.
+    func deliveryQueue(on loop: EventLoop) -> (queue: DeliveryQueue, group: DispatchGroup) {
+        settings.withLock { (deliveryQueue(of: $0, loop: loop), $0.completionGroup ?? Self.sharedCompletionGroup) }
     }
 
-    private func deliveryQueue(of settings: Settings) -> DeliveryQueue {
+    /// `deliveryQueue(on:)` for what belongs to no task's loop (the first loop).
+    func deliveryQueue() -> (queue: DeliveryQueue, group: DispatchGroup) { deliveryQueue(on: loop) }
+
+    private func deliveryQueue(of settings: Settings, loop: EventLoop) -> DeliveryQueue {
         settings.deliversOnEventLoop ? .loop(loop) : .dispatch(settings.completionQueue ?? .main)
     }
 
@@ -191,6 +279,16 @@ public class SessionManager: @unchecked Sendable {
     /// runs, the latest the caller set: a resume overtaken by a cancel cancels, one overtaken by
     /// a suspend does not start the task.
     func send(_ operation: TaskOperation, for task: SessionTask) {
+        // `loop` itself with one loop: a local copy of the reference would be retained per call.
+        if loopCount == 1 {
+            send(operation, for: task, on: loop)
+        } else {
+            send(operation, for: task, on: loops[loopIndex(for: task)])
+        }
+    }
+
+    @inline(__always)
+    private func send(_ operation: TaskOperation, for task: SessionTask, on loop: EventLoop) {
         let accepted: Bool
         if loop.inLoop {
             perform(operation, for: task)
@@ -218,7 +316,7 @@ public class SessionManager: @unchecked Sendable {
         // A task that has not started yet (the usual resume) goes to the current engine; one
         // that runs, to the engine it started on (a reset may have replaced the manager's).
         guard let engine = task.loopEngine else {
-            perform(operation, for: task, on: engine!)
+            perform(operation, for: task, on: loopCount == 1 ? engine! : engine(at: loopIndex(for: task)))
             return
         }
         perform(operation, for: task, on: engine)
@@ -271,23 +369,38 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// `invalidateSessionCancelingTasks`, then `done` once the old session has no task or
-    /// connection left (on the loop, or on the caller's thread when the loop is shut down).
+    /// connection left on any of its loops (on the last loop to finish, or on the caller's
+    /// thread when every loop is shut down).
     private func invalidate(cancelingTasks cancelPendingTasks: Bool, resetSession: Bool, done: @escaping @Sendable () -> Void) {
-        let accepted = loop.execute { [self] in
-            let old = self.engine!
-            if resetSession {
-                self.engine = SessionEngine(loop: self.loop, workers: self.workers, configuration: self.configuration, manager: self)
-            }
-            old.invalidate(cancelPending: cancelPendingTasks) { [self] in
-                self.sessionBecameInvalid()
-                done()
-            }
-        }
-        guard accepted else {
-            // The loop's shutdown already ended every task and closed every connection.
-            sessionBecameInvalid()
+        let remaining = Countdown(loopCount) { [self] in
+            self.sessionBecameInvalid()
             done()
-            return
+        }
+        for index in 0..<loopCount {
+            let loop = loops[index]
+            let accepted = loop.execute { [self] in
+                let old = self.engine(at: index)
+                if resetSession {
+                    self.setEngine(SessionEngine(loop: loop, workers: self.workers, configuration: self.configuration, manager: self,
+                                                 share: old.share), at: index)
+                }
+                old.invalidate(cancelPending: cancelPendingTasks) { remaining.arrive() }
+            }
+            // The loop's shutdown already ended every task and closed every connection there.
+            if !accepted { remaining.arrive() }
+        }
+    }
+
+    /// Runs its action when `arrive()` has been called `count` times, on the last caller's thread.
+    private final class Countdown: Sendable {
+        private let left: Atomic<Int>
+        private let action: @Sendable () -> Void
+        init(_ count: Int, _ action: @escaping @Sendable () -> Void) {
+            left = Atomic(count)
+            self.action = action
+        }
+        func arrive() {
+            if left.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { action() }
         }
     }
 
@@ -298,25 +411,38 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// No task of this manager is left (each holds its manager), but its connections may be: they
-    /// close on the loop, where the engine lives.
+    /// close on the loops, where the engines live.
     deinit {
-        let engine = LoopBound(engine!, loop: loop)
-        // Refused only once the loop has shut down, which closed the engine's connections.
-        _ = loop.execute { engine.value.managerReleased() }
+        for index in 0..<loopCount {
+            let engine = LoopBound(engine(at: index), loop: loops[index])
+            // Refused only once the loop has shut down, which closed the engine's connections.
+            _ = loops[index].execute { engine.value.managerReleased() }
+        }
     }
 
-    /// Open or opening connections of the current session; asks the loop and waits.
+    /// Open or opening connections of the current session, on all its loops; asks each loop and
+    /// waits.
     public var openConnectionCount: Int {
-        precondition(!loop.inLoop, "would deadlock on the loop thread")
+        openConnectionCounts.reduce(0, +)
+    }
+
+    /// Open or opening connections of the current session, per loop (in `group.loops`' order);
+    /// asks each loop and waits.
+    var openConnectionCounts: [Int] {
+        precondition(!loops.contains { $0.inLoop }, "would deadlock on the loop thread")
         EventLoop.assertNotOnLoopThread("SessionManager.openConnectionCount")
-        let result = Mutex(0)
-        let done = DispatchSemaphore(value: 0)
-        let accepted = loop.execute { [self] in
-            result.withLock { $0 = self.engine.connectionCount }
-            done.signal()
+        let result = Mutex([Int](repeating: 0, count: loopCount))
+        let done = DispatchGroup()
+        for index in 0..<loopCount {
+            done.enter()
+            let accepted = loops[index].execute { [self] in
+                let count = self.engine(at: index).connectionCount
+                result.withLock { $0[index] = count }
+                done.leave()
+            }
+            // A loop that was shut down closed every connection.
+            if !accepted { done.leave() }
         }
-        // A loop that was shut down closed every connection.
-        guard accepted else { return 0 }
         done.wait()
         return result.withLock { $0 }
     }

@@ -11,7 +11,7 @@ extension SessionTask {
         var error = error
         error.failingURL = error.failingURL ?? currentRequest.url
         let failure = error
-        manager.loop.whenStopped { self.finishWithoutLoop(failure) }
+        manager.loop(for: self).whenStopped { self.finishWithoutLoop(failure) }
     }
 
     private func finishWithoutLoop(_ failure: NetworkingError) {
@@ -19,7 +19,7 @@ extension SessionTask {
         bodyStream?.finish(error: failure)
         manager.taskFinished(self)
         let finished = SessionEngine.FinishedTask(task: self, head: nil, body: Data(), error: failure)
-        let delivery = manager.deliverySnapshot()
+        let delivery = manager.deliverySnapshot(on: manager.loop(for: self))
         delivery.group.enter()
         manager.workers.run {
             CompletionDelivery.run([finished], with: delivery)

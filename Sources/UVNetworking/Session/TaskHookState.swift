@@ -14,8 +14,9 @@ final class HookChannel: Sendable {
     private let pending = Mutex(Pending())
 
     /// Queues `work`; starts a drain on the manager's completion queue, inside its completion
-    /// group, unless one is in flight.
-    func send(through manager: SessionManager, _ work: @escaping @Sendable () -> Void) {
+    /// group, unless one is in flight. With `deliversOnEventLoop`, on `task`'s loop (the
+    /// manager's first loop without a task).
+    func send(through manager: SessionManager, for task: SessionTask? = nil, _ work: @escaping @Sendable () -> Void) {
         let start = pending.withLock { pending -> Bool in
             pending.work.append(work)
             guard !pending.draining else { return false }
@@ -23,7 +24,7 @@ final class HookChannel: Sendable {
             return true
         }
         guard start else { return }
-        let target = manager.deliveryQueue()
+        let target = task.map { manager.deliveryQueue(on: manager.loop(for: $0)) } ?? manager.deliveryQueue()
         target.queue.async(group: target.group) { self.drain() }
     }
 

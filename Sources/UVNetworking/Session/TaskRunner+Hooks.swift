@@ -27,9 +27,9 @@ extension TaskRunner {
         guard hooks.contains(.receiveResponse), let dataTask = task as? DataTask,
               let hook = hooks.read({ $0.dataTaskDidReceiveResponse }) else { return }
         perform(machine.hookHeldResponse())
-        let loop = task.manager.loop
+        let loop = self.loop
         let runner = LoopBound(self, loop: loop)
-        state.sendingChannel.send(through: task.manager) {
+        state.sendingChannel.send(through: task.manager, for: task) {
             let disposition = hook(dataTask, head.httpResponse)
             _ = loop.execute { runner.value.dispositionArrived(disposition) }
         }
@@ -49,7 +49,7 @@ extension TaskRunner {
         guard hooks.contains(.receiveData), let dataTask = task as? DataTask,
               let hook = hooks.read({ $0.dataTaskDidReceiveData }) else { return }
         let data = data()
-        state.sendingChannel.send(through: task.manager) { hook(dataTask, data) }
+        state.sendingChannel.send(through: task.manager, for: task) { hook(dataTask, data) }
     }
 
     /// The closure's answer, back on the loop. Ignored if the task has ended meanwhile
@@ -81,6 +81,6 @@ extension SessionEngine {
         guard sent > 0 else { return }
         state.reportedBytesSent = total
         let expected = task.countOfBytesExpectedToSend
-        state.sendingChannel.send(through: task.manager) { hook(task, sent, total, expected) }
+        state.sendingChannel.send(through: task.manager, for: task) { hook(task, sent, total, expected) }
     }
 }

@@ -45,7 +45,7 @@ extension TaskRunner {
         let limits = redirectLimits
         let task = self.task
         let manager = task.manager
-        let loop = manager.loop
+        let loop = self.loop
         let runner = LoopBound(self, loop: loop)
         manager.workers.run {
             let outcome = Self.plan(after: request, head: head, visited: visited, limits: limits, task: task)

@@ -1,5 +1,10 @@
 /// A byte stream to one server, as an HTTP/1.1 connection sees it: plain TCP, or TLS over TCP.
 /// Loop-confined; no delegate callback runs after `close`.
+///
+/// Only TCP connects (`TCPTransport.connect`, raced over the host's addresses by
+/// `ConnectionRace`). A layer above (a proxy's tunnel, TLS) is made over a TCP transport and
+/// starts its own work (the CONNECT, the handshake and the trust evaluation) when that reports
+/// `transportDidConnect`; it reports `transportDidConnect` or `didFail` in turn.
 protocol StreamTransport: AnyObject {
     /// Who gets the callbacks. Held strongly until the transport closes (by `close` or by a
     /// failure it reports), then dropped: a closed transport holds no delegate, so the cycle with
@@ -9,9 +14,6 @@ protocol StreamTransport: AnyObject {
     /// path.
     var delegate: TransportDelegate? { get set }
     var isClosed: Bool { get }
-    /// Starts connecting (and, for TLS, the handshake and the trust evaluation). The outcome
-    /// arrives as `transportDidConnect`, `didFailToConnect` or `didFail`.
-    func connect(to address: SocketAddress)
     /// Starts delivering reads (idempotent).
     func startReading()
     /// Stops delivering reads until `startReading`: the kernel buffers, then TCP flow control

@@ -10,13 +10,14 @@ final class BlackholeListener {
     private let listener: Int32
     private var fillers: [Int32] = []
 
-    init() throws {
-        let (fd, port) = try Socket.listen(ipv6: false, backlog: 0)
+    /// On 127.0.0.1 (or ::1 with `ipv6`), on an ephemeral port or `port`.
+    init(ipv6: Bool = false, port: Int = 0) throws {
+        let (fd, port) = try Socket.listen(ipv6: ipv6, backlog: 0, port: port)
         listener = fd
         self.port = port
         // Linux queues backlog + 1 connections; later SYNs are dropped, so connects hang.
         for _ in 0..<4 {
-            if let filler = try? Socket.connect(port: port, ipv6: false, deadline: monotonicSeconds() + 0.2) {
+            if let filler = try? Socket.connect(port: port, ipv6: ipv6, deadline: monotonicSeconds() + 0.2) {
                 fillers.append(filler)
             }
         }

@@ -20,6 +20,11 @@ import Testing
         #expect(result.succeeded, "\(result)")
     }
 
+    @Test func aTwoLoopManagerDroppedMidFlightCompletesItsTasksClosesItsConnectionsAndExits() throws {
+        let result = try EmbedProbe.run("drop-group-mid-flight")
+        #expect(result.succeeded, "\(result)")
+    }
+
     @Test func managerChurnLeavesTheDescriptorCountAtItsBaseline() throws {
         let result = try EmbedProbe.run("churn")
         #expect(result.succeeded, "\(result)")

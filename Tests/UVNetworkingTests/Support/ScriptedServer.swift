@@ -104,11 +104,11 @@ final class ScriptedServer: @unchecked Sendable {
     // @unchecked: all mutable state lives in `core`, behind its Mutex; the rest is immutable.
     private let core: ScriptedServerCore
 
-    /// Binds 127.0.0.1 on an ephemeral port (or ::1 with `ipv6: true`) and runs `script` on a
-    /// new thread for each accepted connection. A script that throws just closes its connection;
-    /// a script that returns without closing gets an orderly close.
-    init(ipv6: Bool = false, _ script: @escaping @Sendable (ScriptedConnection) throws -> Void) throws {
-        core = try ScriptedServerCore(ipv6: ipv6, script: script)
+    /// Binds 127.0.0.1 on an ephemeral port (or ::1 with `ipv6: true`; or `port`) and runs
+    /// `script` on a new thread for each accepted connection. A script that throws just closes
+    /// its connection; a script that returns without closing gets an orderly close.
+    init(ipv6: Bool = false, port: Int = 0, _ script: @escaping @Sendable (ScriptedConnection) throws -> Void) throws {
+        core = try ScriptedServerCore(ipv6: ipv6, port: port, script: script)
         do {
             try core.startAccepting()
         } catch {
@@ -158,9 +158,9 @@ private final class ScriptedServerCore: @unchecked Sendable {
     /// the first caller joins its thread must not wait for that caller).
     private let stopStarted = Mutex(false)
 
-    init(ipv6: Bool, script: @escaping @Sendable (ScriptedConnection) throws -> Void) throws {
+    init(ipv6: Bool, port: Int, script: @escaping @Sendable (ScriptedConnection) throws -> Void) throws {
         self.script = script
-        (listener, port) = try Socket.listen(ipv6: ipv6)
+        (listener, self.port) = try Socket.listen(ipv6: ipv6, port: port)
         // A socketpair, not pipe2 (a _GNU_SOURCE call Swift does not import), so close-on-exec
         // is set atomically and a concurrently spawned child cannot inherit it.
         var fds: [Int32] = [-1, -1]
@@ -514,14 +514,15 @@ final class RawTCPClient {
 
 /// Thin wrappers over the socket calls both ends need.
 enum Socket {
-    static func listen(ipv6: Bool, backlog: Int32 = 128) throws -> (fd: Int32, port: Int) {
+    /// An IPv6 listener is IPv6 only, so that 127.0.0.1 and ::1 can be two servers on one port.
+    static func listen(ipv6: Bool, backlog: Int32 = 128, port: Int = 0) throws -> (fd: Int32, port: Int) {
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw LoopbackSocketError.system(call: "socket", errno: errno) }
         do {
             var one: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             if ipv6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
-            try withLoopbackAddress(ipv6: ipv6, port: 0) { address, length in
+            try withLoopbackAddress(ipv6: ipv6, port: port) { address, length in
                 guard bind(fd, address, length) == 0 else { throw LoopbackSocketError.system(call: "bind", errno: errno) }
             }
             guard Glibc.listen(fd, backlog) == 0 else { throw LoopbackSocketError.system(call: "listen", errno: errno) }

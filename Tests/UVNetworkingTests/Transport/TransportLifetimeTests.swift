@@ -78,17 +78,16 @@ extension EndToEnd {
 
         /// Makes and starts a connection on the loop (`then` runs right after `start`, in the
         /// same loop turn).
-        private func open(host: String, port: Int, tls: TLSRoute? = nil, owner: Owner, watch: Watch,
+        private func open(host: String, port: Int, tls: TLSRoute? = nil, overrides: [String: String] = [:], owner: Owner, watch: Watch,
                           then: @escaping @Sendable () -> Void = {}) {
             let loop = self.loop
             let route = UncheckedBox(tls)
             onLoop {
                 let connection = HTTP1Connection(id: 1, loop: loop, owner: owner, host: host, port: port, tls: route.value, tunnel: nil,
-                                                  resolver: DNSResolver(loop: loop, ttlMilliseconds: 0), connectTimeout: 5,
+                                                  resolver: DNSResolver(loop: loop, ttlMilliseconds: 0, overrides: overrides), connectTimeout: 5,
                                                   decoderLimits: ResponseDecoder.Limits())
                 owner.connection = connection
                 watch.connection = connection
-                watch.tls = connection.tlsTransport
                 connection.start()
                 then()
             }
@@ -163,6 +162,25 @@ extension EndToEnd {
             #expect(onLoop { owner.events } == ["ready", "closed"])
         }
 
+        /// Closed while two addresses race (both hang): the race's attempts and its timer close,
+        /// and nothing holds the connection any more.
+        @Test func closedMidRaceIsFreed() throws {
+            let v4 = try BlackholeListener()
+            defer { v4.close() }
+            let v6 = try BlackholeListener(ipv6: true, port: v4.port)
+            defer { v6.close() }
+            let baseline = loop.openHandleCountFromOutside()
+            let descriptors = openFileDescriptorCount()
+            let owner = Owner(), watch = Watch()
+            open(host: "race.test", port: v4.port, overrides: ["race.test": "::1, 127.0.0.1"], owner: owner, watch: watch)
+            // The second attempt starts after the attempt delay: two sockets connecting.
+            #expect(waitUntil(timeout: 5) { openFileDescriptorCount() >= descriptors + 2 })
+            onLoop { owner.drop() }
+            expectFreed(watch, baseline: baseline)
+            #expect(waitUntil(timeout: 5) { openFileDescriptorCount() <= descriptors })
+            #expect(onLoop { owner.events } == [])
+        }
+
         @Test func closedInTheTLSHandshakeIsFreed() throws {
             let helloArrived = DispatchSemaphore(value: 0)
             let server = try ScriptedServer { connection in
@@ -175,7 +193,8 @@ extension EndToEnd {
             let owner = Owner(), watch = Watch(), pending = PendingVerdict()
             open(host: "127.0.0.1", port: server.port, tls: try tlsRoute(pending), owner: owner, watch: watch)
             #expect(helloArrived.wait(timeout: .now() + 5) == .success)
-            #expect(onLoop { watch.tls != nil })
+            // TLS is layered over TCP once it connected.
+            #expect(onLoop { watch.tls = owner.connection?.tlsTransport; return watch.tls != nil })
             onLoop { owner.drop() }
             expectFreed(watch, baseline: baseline)
             #expect(onLoop { owner.events } == [])
@@ -194,6 +213,7 @@ extension EndToEnd {
             let owner = Owner(), watch = Watch(), pending = PendingVerdict()
             open(host: "127.0.0.1", port: server.port, tls: try tlsRoute(pending), owner: owner, watch: watch)
             #expect(pending.asked.wait(timeout: .now() + 5) == .success)
+            #expect(onLoop { watch.tls = owner.connection?.tlsTransport; return watch.tls != nil })
             onLoop { owner.drop() }
             // The verdict comes after the close: ignored, and then nothing holds the transport.
             do {

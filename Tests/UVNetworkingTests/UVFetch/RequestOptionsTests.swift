@@ -49,6 +49,15 @@ import UVNetworking
         #expect(throws: FetchInputError.self) { try RequestOptions.parse(["--data-binary", "@/nonexistent/file"]).body() }
     }
 
+    @Test func resolveTakesCurlsSyntaxWithSeveralAddresses() throws {
+        var configuration = SessionConfiguration()
+        try RequestOptions.parse(["--resolve", "a.test:443:::1,127.0.0.1", "--resolve", "B.test:*:[::1]"]).apply(to: &configuration)
+        #expect(configuration.hostAddressOverrides == ["a.test": "::1,127.0.0.1", "B.test": "[::1]"])
+        for bad in ["a.test", "a.test:80", "a.test:80:", ":80:127.0.0.1", "a.test:http:127.0.0.1", "a.test:99999:127.0.0.1"] {
+            #expect(throws: (any Error).self, "\(bad)") { try RequestOptions.parse(["--resolve", bad]) }
+        }
+    }
+
     @Test func proxyOptionsReplaceOrNarrowTheEnvironment() throws {
         var configuration = SessionConfiguration()
         configuration.proxy = ProxyConfiguration.environment(["http_proxy": "http://env.example:3128"])

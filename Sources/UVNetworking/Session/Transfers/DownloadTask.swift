@@ -93,7 +93,7 @@ public final class DownloadTask: SessionTask, @unchecked Sendable {
     }
 
     private func deliverResumeData(_ data: Data?, to handler: @escaping @Sendable (Data?) -> Void) {
-        let (queue, group) = manager.deliveryQueue()
+        let (queue, group) = manager.deliveryQueue(on: manager.loop(for: self))
         queue.async(group: group) { handler(data) }
     }
 }

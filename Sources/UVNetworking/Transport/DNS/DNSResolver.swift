@@ -44,7 +44,8 @@ final class DNSResolver {
     private let loop: EventLoop
     private let workers: WorkerPool
     private let settings: Settings
-    /// Host names answered without a query (lowercased name -> IP literal), like curl's --resolve.
+    /// Host names answered without a query (lowercased name -> IP literals, comma-separated),
+    /// like curl's --resolve.
     private let overrides: [String: String]
     private var book: DNSLookupBook<Completion>
     private var setup = Setup.notStarted
@@ -81,11 +82,7 @@ final class DNSResolver {
             return
         }
         if !overrides.isEmpty, let address = overrides[host.lowercased()] {
-            guard let numeric = SocketAddress(numericHost: address, port: port) else {
-                completion(.failure(.overrideNotIPLiteral(host: host, address: address)))
-                return
-            }
-            completion(.success([numeric]))
+            completion(Self.overrideAddresses(host: host, address: address, port: port))
             return
         }
         // RFC 6761 §6.4: resolver APIs answer .invalid names with "no such name" themselves.

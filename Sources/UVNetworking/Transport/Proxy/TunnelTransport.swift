@@ -31,7 +31,6 @@ final class TunnelTransport: StreamTransport {
 
     var isClosed: Bool { state == .closed }
 
-    func connect(to address: SocketAddress) { lower.connect(to: address) }
     func startReading() { if state == .open { lower.startReading() } }
     func stopReading() { if state == .open { lower.stopReading() } }
 
@@ -110,7 +109,7 @@ extension TunnelTransport: TransportDelegate {
         guard state == .connecting else { return }
         state = .closed
         defer { delegate = nil }
-        // The lower transport's socket is done too (the owner tries the next address anew).
+        // Not expected (a tunnel is made over a connected transport); passed on all the same.
         lower.close(reset: false)
         delegate?.transport(self, didFailToConnect: code)
     }

@@ -10,7 +10,16 @@ import COpenSSL
 final class TLSSessionCache {
     /// Newest last.
     private var sessions: [OpaquePointer] = []
-    private static let capacity = 8
+    private let capacity: Int
+
+    /// - Parameter connectionLimit: how many connections the pool may open at once. Each
+    ///   connection in the middle of its handshake holds the ticket it took, and a full
+    ///   handshake brings two; a cache smaller than the pool's burst drops the surplus at one
+    ///   moment and is empty at the next, so the following connections do full handshakes. The
+    ///   cache holds only what handshakes brought, so room costs nothing until it is used.
+    init(connectionLimit: Int = 4) {
+        capacity = max(8, 2 * min(connectionLimit, 1_024))
+    }
 
     /// A session to offer, if one is still resumable: removed from the cache if it is a single-use
     /// TLS 1.3 ticket. The caller owns the returned reference.
@@ -38,7 +47,7 @@ final class TLSSessionCache {
     /// Keeps `newSession`, taking over the caller's reference; the oldest goes past capacity.
     func store(_ newSession: OpaquePointer) {
         sessions.append(newSession)
-        if sessions.count > Self.capacity { SSL_SESSION_free(sessions.removeFirst()) }
+        if sessions.count > capacity { SSL_SESSION_free(sessions.removeFirst()) }
     }
 
     /// Forgets every session (the server refused one, or a connection failed).

@@ -63,8 +63,6 @@ final class TLSTransport: StreamTransport {
     /// When TCP connected and the handshake began, for metrics.
     private(set) var handshakeStartDate: Date?
 
-    func connect(to address: SocketAddress) { tcp.connect(to: address) }
-
     func startReading() {
         guard state != .closed, !readsWanted else { return }
         readsWanted = true
@@ -264,7 +262,7 @@ extension TLSTransport: TransportDelegate {
 
     func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
         guard state == .connecting else { return }
-        // The owner tries the next address with a new transport; this one is done.
+        // Not expected (TLS is made over a connected transport); passed on all the same.
         state = .closed
         defer { delegate = nil }
         tcp.close(reset: false)
