@@ -73,6 +73,9 @@ final class AresDriver {
         leave()
     }
 
+    /// Whether the driver is closed (its channel destroyed, its handles closing).
+    var isClosed: Bool { closeRequested && channel == nil }
+
     /// Closes the driver once its outstanding queries have ended (a newer channel took its
     /// place: resolv.conf changed). Queries already sent finish on it.
     func retire() {

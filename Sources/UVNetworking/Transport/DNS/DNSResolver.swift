@@ -57,6 +57,9 @@ final class DNSResolver {
     private var serverList: String?
     private var nextHostsCheck: UInt64 = .max
     private var hostsCheckRunning = false
+    /// Channels a changed resolv.conf replaced, until their last queries end (closed with the
+    /// resolver if they have not).
+    private var retired: [AresDriver] = []
     /// The look-up timeout of each query in flight, by query number.
     private var deadlines: [UInt64: LoopTimer] = [:]
 
@@ -117,6 +120,8 @@ final class DNSResolver {
     func close() {
         loop.assertInLoop()
         if case .ready(let driver) = setup { driver.close() }
+        for driver in retired { driver.close() }
+        retired.removeAll()
         setup = .closed
         for (_, timer) in deadlines { timer.close() }
         deadlines.removeAll()
@@ -275,6 +280,8 @@ final class DNSResolver {
                 resolver.resolvConfStamp = resolvConfStamp
                 resolver.setup = .ready(driver)
                 old.retire()
+                resolver.retired.removeAll { $0.isClosed }
+                if !old.isClosed { resolver.retired.append(old) }
             }
             if !accepted, case .success(let channel)? = remade { ares_destroy(channel.channel) }
         }
