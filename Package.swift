@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "UVNetworking", targets: ["UVNetworking"]),
         .executable(name: "uvfetch", targets: ["uvfetch"]),
+        // The scripted DNS server, for the benchmarks' package.
+        .library(name: "LoopbackDNSServer", targets: ["LoopbackDNSServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -21,12 +23,14 @@ let package = Package(
         .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // Only the transport layer's DNS resolver imports CAres (c-ares, driven by the loop).
+        .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         // Only the content decoder imports CZlib.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "UVNetworking",
             dependencies: [
-                "CUV", "CLLHTTP", "COpenSSL", "CZlib",
+                "CUV", "CLLHTTP", "COpenSSL", "CZlib", "CAres",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -34,6 +38,9 @@ let package = Package(
         // A small HTTP/1.1 server on loopback with its own libuv loop and thread: `uvfetch demo`
         // fetches from it, the tests use it as a fast server that needs nothing installed.
         .target(name: "LoopbackHTTPServer", dependencies: ["CUV", "CLLHTTP"]),
+        // A scripted DNS server on loopback (UDP, a thread of its own): names answered from a
+        // table with delays, NXDOMAIN, SERVFAIL or silence. For the tests and the benchmarks.
+        .target(name: "LoopbackDNSServer"),
         // uvfetch's logic, a library so the tests can drive it; the executable only parses.
         .target(
             name: "UVFetchCore",
@@ -59,7 +66,7 @@ let package = Package(
         .executableTarget(
             name: "uvnetworking-embed-probe",
             dependencies: [
-                "UVNetworking", "LoopbackHTTPServer",
+                "UVNetworking", "LoopbackHTTPServer", "LoopbackDNSServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/EmbedProbe"
@@ -67,7 +74,7 @@ let package = Package(
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
-                "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
+                "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -39,6 +39,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The resolvers UVNetworking could use (uv_getaddrinfo, getaddrinfo_a, c-ares on libuv)
+        // side by side against the scripted DNS server; Benchmarks/dns-resolvers.sh runs it.
+        .systemLibrary(name: "CDNSBench", pkgConfig: "libcares"),
+        .executableTarget(
+            name: "dnsbench",
+            dependencies: ["CDNSBench", .product(name: "LoopbackDNSServer", package: "UVNetworking")]
+        ),
         .executableTarget(
             name: "HTTPClient",
             dependencies: [

@@ -47,6 +47,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("noproxy"), help: ArgumentHelp("Hosts that never use a proxy, comma-separated (* for all), as curl's --noproxy.", valueName: "hosts"))
     public var noProxy: String?
 
+    @Option(name: .customLong("dns-servers"), help: ArgumentHelp("DNS servers to ask instead of resolv.conf's, comma-separated, as curl's --dns-servers: 127.0.0.1, 127.0.0.1:5353, [::1]:53. /etc/hosts still comes first; a bad entry fails every URL that needs DNS (dnsFailure).", valueName: "list"))
+    public var dnsServers: String?
+
     @Option(name: .customLong("resolve"), help: ArgumentHelp("Connect to HOST at these addresses instead of asking DNS, as curl's --resolve (here for every port: PORT may be *). Several addresses race (Happy Eyeballs); repeatable.", valueName: "host:port:addr[,addr]..."))
     public var resolve: [String] = []
 
@@ -150,13 +153,18 @@ public struct RequestOptions: ParsableArguments, Sendable {
     }
 
     /// Adds `--cacert` to the session's trust store, sets `--proxy` / `--noproxy` (the
-    /// configuration's default already holds the environment's proxies) and `--resolve`.
+    /// configuration's default already holds the environment's proxies), `--resolve` and
+    /// `--dns-servers`.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
         if let proxy, let url = proxyURL(proxy) {
             // Explicit, so loopback is not excepted: asking for a proxy means wanting it, even
             // for a local URL (curl's -x behaves so too).
             configuration.proxy = ProxyConfiguration(httpProxy: url, httpsProxy: url)
+        }
+        if let dnsServers {
+            configuration.dnsServers = dnsServers.split(separator: ",", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
         }
         if let noProxy {
             configuration.proxy.noProxy = noProxy.split(separator: ",")

@@ -7,6 +7,7 @@ import Dispatch
 import Foundation
 import Glibc
 import HTTPTypes
+import LoopbackDNSServer
 import LoopbackHTTPServer
 import UVNetworking
 
@@ -485,6 +486,34 @@ case "connect-without-descriptors":
     detail.lock(); let seen = text; detail.unlock()
     guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
     finish(0, "ok: \(seen)")
+case "dns-namespace":
+    // Inside a network namespace of a test's own (as root): the scripted DNS server on
+    // 127.0.0.1:53 and an HTTP server on 127.0.0.1:8080, then the command after "--" (uvfetch),
+    // then the DNS queries each name got. Arguments: NAME=ADDRESS[,ADDRESS] or NAME=silent, "--",
+    // the command. Prints the command's output, then "queries NAME N" per name; exits with the
+    // command's status.
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    guard let separator = arguments.firstIndex(of: "--"), separator + 1 < arguments.count else { finish(64, "usage: dns-namespace NAME=ADDR... -- command") }
+    let dns: LoopbackDNSServer
+    do { dns = try LoopbackDNSServer(host: "127.0.0.1", port: 53) } catch { finish(1, "cannot listen on 127.0.0.1:53: \(error)") }
+    var names: [String] = []
+    for spec in arguments[..<separator] {
+        let parts = spec.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { finish(64, "not NAME=ADDRESS: \(spec)") }
+        names.append(parts[0])
+        dns.set(parts[0], parts[1] == "silent" ? .init(behavior: .silent) : .init(addresses: parts[1].split(separator: ",").map(String.init)))
+    }
+    let http = LoopbackHTTPServer(port: 8080)
+    do { try http.start() } catch { finish(1, "cannot listen on 127.0.0.1:8080: \(error)") }
+    let command = Process()
+    command.executableURL = URL(fileURLWithPath: arguments[separator + 1])
+    command.arguments = Array(arguments[(separator + 2)...])
+    do { try command.run() } catch { finish(1, "cannot run \(arguments[separator + 1]): \(error)") }
+    command.waitUntilExit()
+    http.stop()
+    dns.stop()
+    let counts = names.map { "queries \($0) \(dns.queryCount(for: $0))" }.joined(separator: "\n")
+    finish(command.terminationStatus, counts)
 
 default:
     finish(64, "unknown scenario \(scenario)")

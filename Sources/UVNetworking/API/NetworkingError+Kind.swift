@@ -90,7 +90,7 @@ extension NetworkingError.Code {
         case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
         case .connectionRefused, .connectFailed, .proxyConnectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)
         case .proxyAuthenticationRequired: return (.transport, NSURLErrorDomain, NSURLErrorUserAuthenticationRequired)
-        case .connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout:
+        case .connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout, .dnsTimeout:
             return (.timeout, NSURLErrorDomain, NSURLErrorTimedOut)
         // What URLSession reports when a connection dies under a request.
         case .connectionReset, .connectionClosed, .writeFailed, .truncatedResponse:

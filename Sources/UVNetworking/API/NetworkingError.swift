@@ -53,8 +53,12 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let invalidResumeData = Code("invalidResumeData")
 
         // Reaching the server.
-        /// The host name did not resolve.
+        /// The host name did not resolve: no such name, no address, a DNS server's failure
+        /// (SERVFAIL, refused), or an invalid `SessionConfiguration.dnsServers` entry.
         public static let dnsFailure = Code("dnsFailure")
+        /// No DNS answer came within `SessionConfiguration.dnsTimeout`, or no server answered
+        /// within the tries resolv.conf allows.
+        public static let dnsTimeout = Code("dnsTimeout")
         /// Every address of the host refused the connection.
         public static let connectionRefused = Code("connectionRefused")
         /// Connecting failed for another reason (unreachable network, ...).
@@ -202,7 +206,7 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
 
     /// Whether the failure is one of the timeouts.
     public var isTimeout: Bool {
-        [.connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout].contains(code)
+        [.connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout, .dnsTimeout].contains(code)
     }
 }
 

@@ -69,8 +69,24 @@ public struct SessionConfiguration: Sendable {
     public var maximumResponseBodyBytes: Int? = nil
     /// Header fields added to every request that does not set them.
     public var httpAdditionalHeaders: [(name: String, value: String)] = []
-    /// Seconds a DNS answer is reused.
+    /// The longest, in seconds, a DNS answer is reused: an answer is kept for its records' TTL,
+    /// at most this long. "No such name" and "no address" answers are kept 5 seconds (at most
+    /// this long too); timeouts and server failures are not kept. Zero keeps nothing.
     public var dnsCacheTTL: TimeInterval = 30
+    /// Seconds one host name's look-up may take (`dnsTimeout` error); it counts within
+    /// `connectTimeout`, which covers resolving and connecting. 5 by default: glibc's default
+    /// per-try `timeout` (RES_TIMEOUT), what a getaddrinfo user waits for a silent server before
+    /// the next try, and below `connectTimeout`'s 10 so that a name that does not resolve reports
+    /// `dnsTimeout`. resolv.conf's `timeout` and `attempts` still
+    /// apply within it: when every try has timed out sooner, the look-up fails with `dnsTimeout`
+    /// then. Zero, negative, NaN or infinite: none (resolv.conf's tries alone).
+    public var dnsTimeout: TimeInterval = 5
+    /// The DNS servers to ask instead of resolv.conf's nameservers, in curl's `--dns-servers`
+    /// syntax: "127.0.0.1", "127.0.0.1:5353", "[::1]:53" or "::1" (port 53 unless given).
+    /// resolv.conf's search list, ndots, timeout and attempts still apply; /etc/hosts still
+    /// comes first. Empty (the default): resolv.conf's. An entry that is not an IP address
+    /// with an optional port fails every task that needs DNS with `dnsFailure`, naming it.
+    public var dnsServers: [String] = []
     /// Redirects (301, 302, 303, 307, 308) a task follows before failing with `tooManyRedirects`;
     /// 0 follows none (the redirect response is the task's response). URLSession's limit is 16.
     public var maximumRedirects: Int = 16

@@ -70,8 +70,7 @@ final class SessionEngine {
         self.taskSettings = TaskSettings(configuration: configuration)
         self.manager = manager
         self.hooks = manager.hooks
-        self.resolver = DNSResolver(loop: loop, ttlMilliseconds: LoopDuration.clamped(configuration.dnsCacheTTL),
-                                    overrides: configuration.hostAddressOverrides)
+        self.resolver = DNSResolver(loop: loop, workers: workers, settings: DNSResolver.Settings(configuration))
         // With several loops, each engine holds its share of the budget (at least one connection).
         self.poolSet = PoolSet(loop: loop, maximumConnections: max(1, share.of(configuration.maximumConnections)),
                                dropDelay: configuration.idleConnectionTimeout)
@@ -367,6 +366,7 @@ final class SessionEngine {
 
     private func closeAllConnections() {
         poolSet.closeAll()
+        resolver.close()
         pools.removeAll()
         lastPool = nil
         lastPrepared = nil

@@ -6,9 +6,17 @@ enum TransportError: Error {
     // DNS.
     /// A host override (`--resolve`) names something that is not an IP literal.
     case overrideNotIPLiteral(host: String, address: String)
-    /// uv_getaddrinfo failed with this libuv status.
+    /// The look-up failed with this c-ares status (SERVFAIL, refused, a malformed answer, ...).
     case resolutionFailed(host: String, status: Int32)
+    /// The name does not exist (NXDOMAIN, or an .invalid name).
+    case nameNotFound(host: String)
+    /// The name exists but has no IPv4 or IPv6 address.
     case noAddresses(host: String)
+    /// No answer within the look-up timeout (`dnsTimeout`), or c-ares gave up after the tries
+    /// resolv.conf allows.
+    case resolutionTimedOut(host: String, milliseconds: UInt64?)
+    /// `dnsServers` holds an entry that is not an IP address with an optional port.
+    case invalidDNSServer(entry: String)
 
     // The proxy's CONNECT tunnel to `authority` (the origin's "host:port").
     /// The proxy sent more than a response head's worth of bytes without ending a head.

@@ -23,6 +23,7 @@ import Testing
         (.clientCertificateRejected, .tls, url, -1205),
         (.clientCertificateRequired, .tls, url, -1206),
         (.dnsFailure, .transport, url, -1003),
+        (.dnsTimeout, .timeout, url, -1001),
         (.connectionRefused, .transport, url, -1004),
         (.connectFailed, .transport, url, -1004),
         (.connectTimeout, .timeout, url, -1001),

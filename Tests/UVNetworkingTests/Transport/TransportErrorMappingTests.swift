@@ -11,9 +11,13 @@ import Testing
     @Test(arguments: [
         (TransportError.overrideNotIPLiteral(host: "a.test", address: "b.test"), NetworkingError.Code.dnsFailure,
          "the address given for a.test, \"b.test\", is not an IP literal"),
-        (.resolutionFailed(host: "a.test", status: UV_EAI_NONAME.rawValue), .dnsFailure,
-         "cannot resolve a.test: EAI_NONAME (unknown node or service)"),
+        (.resolutionFailed(host: "a.test", status: 3), .dnsFailure,  // ARES_ESERVFAIL
+         "cannot resolve a.test: DNS server returned general failure"),
+        (.nameNotFound(host: "a.test"), .dnsFailure, "cannot resolve a.test: no such name"),
         (.noAddresses(host: "a.test"), .dnsFailure, "a.test has no IPv4 or IPv6 address"),
+        (.resolutionTimedOut(host: "a.test", milliseconds: 2500), .dnsTimeout, "resolving a.test took longer than 2.5 s"),
+        (.resolutionTimedOut(host: "a.test", milliseconds: nil), .dnsTimeout, "resolving a.test timed out: no DNS server answered"),
+        (.invalidDNSServer(entry: "1.2.3"), .dnsFailure, "the DNS server \"1.2.3\" is not an IP address with an optional port"),
         (.proxyAnswerTooLong(authority: "o.test:443"), .proxyConnectFailed,
          "the proxy's answer to CONNECT o.test:443 is not an HTTP response head"),
         (.proxyAnswerNotHTTP(authority: "o.test:443", statusLine: "SSH-2.0"), .proxyConnectFailed,

@@ -6,9 +6,17 @@ extension NetworkingError {
         case .overrideNotIPLiteral(let host, let address):
             self.init(.dnsFailure, "the address given for \(host), \"\(address)\", is not an IP literal")
         case .resolutionFailed(let host, let status):
-            self.init(.dnsFailure, "cannot resolve \(host): \(UVError.describe(status))")
+            self.init(.dnsFailure, "cannot resolve \(host): \(DNSStatus.describe(status))")
+        case .nameNotFound(let host):
+            self.init(.dnsFailure, "cannot resolve \(host): no such name")
         case .noAddresses(let host):
             self.init(.dnsFailure, "\(host) has no IPv4 or IPv6 address")
+        case .resolutionTimedOut(let host, let milliseconds?):
+            self.init(.dnsTimeout, "resolving \(host) took longer than \(Double(milliseconds) / 1000) s")
+        case .resolutionTimedOut(let host, nil):
+            self.init(.dnsTimeout, "resolving \(host) timed out: no DNS server answered")
+        case .invalidDNSServer(let entry):
+            self.init(.dnsFailure, "the DNS server \"\(entry)\" is not an IP address with an optional port")
 
         case .proxyAnswerTooLong(let authority):
             self.init(.proxyConnectFailed, "the proxy's answer to CONNECT \(authority) is not an HTTP response head")
