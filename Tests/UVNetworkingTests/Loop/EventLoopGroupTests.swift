@@ -4,9 +4,10 @@ import Synchronization
 import Testing
 @testable import UVNetworking
 
-/// The number of threads of this process (/proc/self/task).
-private func threadCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+/// The calling thread's kernel id, from /proc/thread-self ("PID/task/TID").
+private func currentThreadID() -> pid_t {
+    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+    return pid_t(link.split(separator: "/").last.flatMap { Int32($0) } ?? -1)
 }
 
 @Suite struct EventLoopGroupTests {
@@ -57,24 +58,29 @@ private func threadCount() -> Int {
 
     @Test func shutdownStopsEveryLoopJoinsEveryThreadAndLeaksNoDescriptor() throws {
         let descriptors = openFileDescriptorCount()
-        let threads = threadCount()
         let group = try EventLoopGroup(loopCount: 4, name: "test.group.shutdown")
-        #expect(threadCount() >= threads + 4)
+        // Each loop's thread, by its kernel id. (Not the process's thread count: Dispatch's
+        // threads come and go meanwhile.)
+        var loopThreads: [pid_t] = []
         // A timer left armed on each loop: shutdown closes it rather than wait for it.
         for loop in group.loops {
             let armed = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var thread: pid_t = 0
             loop.execute {
+                thread = currentThreadID()
                 let timer = LoopTimer(loop: loop) {}
                 timer.arm(at: LoopTimer.now(loop) + 60_000)
                 armed.signal()
             }
             armed.wait()
+            loopThreads.append(thread)
         }
+        #expect(Set(loopThreads).count == 4 && !loopThreads.contains(currentThreadID()))
         group.shutdown()
         #expect(group.loops.allSatisfy { $0.isShutDown && $0.execute {} == false })
         group.shutdown()  // idempotent
         // Every thread joined, every descriptor (epoll, eventfd) closed.
-        #expect(waitUntil(timeout: 5) { threadCount() <= threads })
+        #expect(waitUntil(timeout: 5) { loopThreads.allSatisfy { !FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") } })
         #expect(openFileDescriptorCount() == descriptors)
     }
 
