@@ -12,7 +12,7 @@ import UVFetchCore
     enum Kind { case normal, slow, missing, dualStack }
 
     /// The world's names: host0.crawl.test ... host1499.crawl.test; every 37th from the first is
-    /// slow (41 names, spread over the list so that some start first), 6 do not exist, 15 are
+    /// slow (41 names, spread over the list so that some start first), 6 do not exist, 14 are
     /// dual-stack, the rest answer at once.
     static let count = 1_500
     static func kind(_ n: Int) -> Kind {
