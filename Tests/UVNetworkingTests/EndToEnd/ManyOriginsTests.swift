@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LoopbackDNSServer
 import LoopbackHTTPServer
 import Synchronization
 import Testing
@@ -185,10 +186,13 @@ extension EndToEnd {
         }
 
         /// Runs uvfetch on `count` distinct origins under `ulimit -n limit`.
-        static func uvfetchUnderLimit(_ limit: Int, origins count: Int, port: Int, arguments: [String]) throws -> UVFetchResult {
+        /// `origin` names the n-th origin (`origin(_:port:)` unless given).
+        static func uvfetchUnderLimit(_ limit: Int, origins count: Int, port: Int, arguments: [String],
+                                      origin: (Int) -> String = { _ in "" }) throws -> UVFetchResult {
             let list = temporaryFile("origins.txt")
             defer { try? FileManager.default.removeItem(at: list) }
-            try (0..<count).map { Self.origin($0, port: port) + "/items/\($0)\n" }.joined().write(to: list, atomically: true, encoding: .utf8)
+            let named = origin(0).isEmpty ? { Self.origin($0, port: port) } : origin
+            try (0..<count).map { named($0) + "/items/\($0)\n" }.joined().write(to: list, atomically: true, encoding: .utf8)
             let command = "ulimit -n \(limit) && exec \"$0\" \"$@\""
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -223,6 +227,31 @@ extension EndToEnd {
                                                     arguments: ["--concurrency", "8", "--max-connections", "100000"])
             #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
             server.stop()
+        }
+
+        @Test func lookUpsThatFindNoDescriptorCloseAnIdleConnectionAndRetry() throws {
+            // Names answered by the scripted DNS server: each look-up needs a UDP socket, which
+            // EMFILE denies once idle connections hold every descriptor; they give way as for
+            // a connect.
+            let (server, port) = try Self.server()
+            let dns = try LoopbackDNSServer()
+            defer { dns.stop() }
+            let count = 300
+            for n in 0..<count {
+                let address = Self.origin(n, port: port).dropFirst("http://".count).split(separator: ":")[0]
+                dns.set("o\(n).test", .init(addresses: [String(address)]))
+            }
+            let result = try Self.uvfetchUnderLimit(48, origins: count, port: port,
+                                                    arguments: ["--concurrency", "8", "--max-connections", "100000",
+                                                                "--dns-servers", "127.0.0.1:\(dns.port)"],
+                                                    origin: { "http://o\($0).test:\(port)" })
+            #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
+            server.stop()
+        }
+
+        @Test func aLookUpWithNoDescriptorAndNothingToCloseFailsNamingTheLimit() throws {
+            let result = try EmbedProbe.run("resolve-without-descriptors")
+            #expect(result.succeeded, "\(result)")
         }
 
         @Test func aConnectWithNoDescriptorAndNothingToCloseFailsNamingTheLimit() throws {

@@ -171,7 +171,11 @@ final class DNSResolver {
         case ARES_ENOTFOUND, ARES_ENONAME: return .failure(.nameNotFound(host: host))
         case ARES_ENODATA: return .failure(.noAddresses(host: host))
         case ARES_ETIMEOUT: return .failure(.resolutionTimedOut(host: host, milliseconds: nil))
-        default: return .failure(.resolutionFailed(host: host, status: status))
+        default:
+            if let shortage = DescriptorShortage.check(aresStatus: status) {
+                return .failure(.resolutionDescriptorsExhausted(host: host, status: shortage))
+            }
+            return .failure(.resolutionFailed(host: host, status: status))
         }
     }
 
