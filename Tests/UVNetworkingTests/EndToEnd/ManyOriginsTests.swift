@@ -83,6 +83,28 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func aBudgetOverTwoLoopsIsNeverExceededAcrossThemAndEveryTaskSucceeds() throws {
+            // Each loop's engine holds its share of the budget (3 and 2 of 5): the connections
+            // open across both never exceed it.
+            let (server, port) = try Self.server()
+            let group = try EventLoopGroup(loopCount: 2, name: "test.many-origins.group")
+            defer { group.shutdown() }
+            let harness = ClientHarness({ configuration in
+                configuration.maximumConnections = 5
+                configuration.maximumConnectionsPerHost = 2
+            }, makeManager: { SessionManager(configuration: $0, group: group) })
+            let urls = (0..<120).map { Self.origin($0 % 40, port: port) + "/items/\($0)" }
+            let failures = try #require(Self.fetchAll(harness, urls))
+            #expect(failures.isEmpty, "\(failures.prefix(5))")
+            let peaks = harness.manager.fromEachEngine { $0.peakConnectionCount }.map { $0 ?? 0 }
+            #expect(peaks.reduce(0, +) <= 5, "\(peaks)")
+            // Both loops carried origins.
+            #expect(peaks.allSatisfy { $0 > 0 }, "\(peaks)")
+            #expect(harness.manager.openConnectionCount <= 5)
+            server.stop()
+            harness.finish()
+        }
+
         @Test func oneConnectionServesOriginsInTurn() throws {
             let (server, port) = try Self.server()
             let harness = ClientHarness { $0.maximumConnections = 1 }
