@@ -50,6 +50,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("dns-servers"), help: ArgumentHelp("DNS servers to ask instead of resolv.conf's, comma-separated, as curl's --dns-servers: 127.0.0.1, 127.0.0.1:5353, [::1]:53. /etc/hosts still comes first; a bad entry fails every URL that needs DNS (dnsFailure).", valueName: "list"))
     public var dnsServers: String?
 
+    @Option(name: .customLong("dns-timeout"), help: ArgumentHelp("Seconds one host name's look-up may take before its URLs fail with dnsTimeout (default 5); resolv.conf's timeout and attempts still apply within it.", valueName: "seconds"))
+    public var dnsTimeout: Double?
+
     @Option(name: .customLong("resolve"), help: ArgumentHelp("Connect to HOST at these addresses instead of asking DNS, as curl's --resolve (here for every port: PORT may be *). Several addresses race (Happy Eyeballs); repeatable.", valueName: "host:port:addr[,addr]..."))
     public var resolve: [String] = []
 
@@ -68,6 +71,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
         if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
+        if let dnsTimeout, !(dnsTimeout > 0 && dnsTimeout.isFinite) { throw ValidationError("--dns-timeout must be positive") }
         // A typo in a pin would otherwise only show as every https URL failing pinning.
         for pin in pinnedKeys where Data(base64Encoded: pin)?.count != 32 {
             throw ValidationError("--pin-sha256 needs the base64 of a SHA-256 digest, got: \(pin)")
@@ -154,7 +158,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
 
     /// Adds `--cacert` to the session's trust store, sets `--proxy` / `--noproxy` (the
     /// configuration's default already holds the environment's proxies), `--resolve` and
-    /// `--dns-servers`.
+    /// `--dns-servers` and `--dns-timeout`.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
         if let proxy, let url = proxyURL(proxy) {
@@ -166,6 +170,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
             configuration.dnsServers = dnsServers.split(separator: ",", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
         }
+        if let dnsTimeout { configuration.dnsTimeout = dnsTimeout }
         if let noProxy {
             configuration.proxy.noProxy = noProxy.split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackHTTPServer
 import Testing
 @testable import UVNetworking
 

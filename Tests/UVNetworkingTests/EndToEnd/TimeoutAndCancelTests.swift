@@ -1,34 +1,8 @@
 import Foundation
 import Glibc
+import LoopbackHTTPServer
 import Testing
 @testable import UVNetworking
-
-/// A loopback listener that never accepts, with its backlog already full: a connect to it gets no
-/// answer, the way a blackholed host behaves, without leaving loopback.
-final class BlackholeListener {
-    let port: Int
-    private let listener: Int32
-    private var fillers: [Int32] = []
-
-    /// On 127.0.0.1 (or ::1 with `ipv6`), on an ephemeral port or `port`.
-    init(ipv6: Bool = false, port: Int = 0) throws {
-        let (fd, port) = try Socket.listen(ipv6: ipv6, backlog: 0, port: port)
-        listener = fd
-        self.port = port
-        // Linux queues backlog + 1 connections; later SYNs are dropped, so connects hang.
-        for _ in 0..<4 {
-            if let filler = try? Socket.connect(port: port, ipv6: ipv6, deadline: monotonicSeconds() + 0.2) {
-                fillers.append(filler)
-            }
-        }
-    }
-
-    func close() {
-        for fd in fillers { Glibc.close(fd) }
-        fillers.removeAll()
-        Glibc.close(listener)
-    }
-}
 
 extension EndToEnd {
     /// Each timeout is its own error; cancellation at each phase completes once.

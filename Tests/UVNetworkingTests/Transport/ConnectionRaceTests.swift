@@ -1,6 +1,7 @@
 import CUV
 import Dispatch
 import Foundation
+import LoopbackHTTPServer
 import Synchronization
 import Testing
 @testable import UVNetworking

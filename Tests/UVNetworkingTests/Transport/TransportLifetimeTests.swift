@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LoopbackHTTPServer
 import Synchronization
 import Testing
 @testable import UVNetworking

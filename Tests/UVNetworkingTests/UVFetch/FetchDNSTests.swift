@@ -9,13 +9,7 @@ import UVFetchCore
 /// and mount namespace of the test's own, resolv.conf (search, ndots, timeout, attempts) and
 /// /etc/hosts as the system's resolver would honour them.
 @Suite(.serialized) struct FetchDNSTests {
-    private var environment: [String: String] {
-        var variables = ProcessInfo.processInfo.environment
-        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
-            variables[name] = nil
-        }
-        return variables
-    }
+    private var environment: [String: String] { DNSNamespace.environment }
 
     /// The JSON Lines record of `url` in `output`.
     private func record(_ url: String, in output: String) -> String {
@@ -42,54 +36,20 @@ import UVFetchCore
         #expect(bad.stdout.contains("dns.test"))
     }
 
-    /// Whether this process may make namespaces (root with CAP_SYS_ADMIN, as in CI).
-    static let canUnshare: Bool = {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["--mount", "--net", "--propagation", "private", "true"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
-    }()
-
     /// In a namespace whose resolv.conf says `search corp.test`, `ndots:2`, `timeout:1` and
     /// `attempts:1`, and whose hosts file names pinned.test: a short name resolves through the
     /// search list, a name with fewer dots than ndots tries the list first, a silent server is
     /// given up after one try of one second per question (c-ares's ETIMEOUT, before dnsTimeout's
     /// 5 s), and the hosts file wins over DNS without a query.
-    @Test(.enabled(if: canUnshare)) func resolvConfAndTheHostsFileAreHonoured() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dns-ns-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let resolvConf = directory.appendingPathComponent("resolv.conf"), hosts = directory.appendingPathComponent("hosts")
-        try "nameserver 127.0.0.1\nsearch corp.test\noptions ndots:2 timeout:1 attempts:1\n".write(to: resolvConf, atomically: true, encoding: .utf8)
-        try "127.0.0.1 localhost\n127.0.0.1 pinned.test\n".write(to: hosts, atomically: true, encoding: .utf8)
+    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"))
+    func resolvConfAndTheHostsFileAreHonoured() throws {
         let urls = ["http://short:8080/items/1", "http://a.b:8080/items/1", "http://pinned.test:8080/items/1", "http://mute.test:8080/items/1"]
         // 127.0.0.7 has no server: a name answered with it fails with connectionRefused.
         let table = ["short.corp.test=127.0.0.1", "a.b.corp.test=127.0.0.1", "a.b=127.0.0.7", "pinned.test=127.0.0.7",
                      "mute.test.corp.test=silent", "mute.test=silent"]
-        let script = """
-            set -e
-            ip link set lo up
-            mount --bind "$1" /etc/resolv.conf
-            mount --bind "$2" /etc/hosts
-            shift 2
-            exec "$@"
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--mount", "--net", "--propagation", "private", "/bin/sh", "-c", script, "sh", resolvConf.path, hosts.path,
-                             EmbedProbe.executable.path, "dns-namespace"] + table + ["--", uvfetchExecutable.path, "--jsonl", "-"] + urls
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try DNSNamespace.run(resolvConf: "nameserver 127.0.0.1\nsearch corp.test\noptions ndots:2 timeout:1 attempts:1\n",
+                                        hosts: "127.0.0.1 localhost\n127.0.0.1 pinned.test\n",
+                                        probeArguments: table, command: [uvfetchExecutable.path, "--jsonl", "-"] + urls)
         #expect(record(urls[0], in: text).contains("\"status\":200"), "\(text)")
         #expect(record(urls[1], in: text).contains("\"status\":200"), "\(text)")
         #expect(record(urls[2], in: text).contains("\"status\":200"), "\(text)")

@@ -58,6 +58,17 @@ import UVNetworking
         }
     }
 
+    @Test func dnsTimeoutSetsTheSessionsLookUpLimit() throws {
+        var configuration = SessionConfiguration()
+        try RequestOptions.parse([]).apply(to: &configuration)
+        #expect(configuration.dnsTimeout == 5)
+        try RequestOptions.parse(["--dns-timeout", "2.5"]).apply(to: &configuration)
+        #expect(configuration.dnsTimeout == 2.5)
+        for bad in ["0", "-1", "inf", "nan"] {
+            #expect(throws: (any Error).self, "\(bad)") { try RequestOptions.parse(["--dns-timeout", bad]) }
+        }
+    }
+
     @Test func proxyOptionsReplaceOrNarrowTheEnvironment() throws {
         var configuration = SessionConfiguration()
         configuration.proxy = ProxyConfiguration.environment(["http_proxy": "http://env.example:3128"])
