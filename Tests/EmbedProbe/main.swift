@@ -486,6 +486,50 @@ case "connect-without-descriptors":
     detail.lock(); let seen = text; detail.unlock()
     guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
     finish(0, "ok: \(seen)")
+case "resolve-without-descriptors":
+    // As connect-without-descriptors, for a look-up: c-ares finds no descriptor for its query's
+    // socket and nothing of the session is open to close for one.
+    let dns: LoopbackDNSServer
+    do { dns = try LoopbackDNSServer() } catch { finish(1, "cannot start the DNS server: \(error)") }
+    dns.set("warm.test", .init(addresses: ["127.0.0.1"]))
+    dns.set("cold.test", .init(addresses: ["127.0.0.1"]))
+    var configuration = SessionConfiguration.default
+    configuration.dnsServers = ["127.0.0.1:\(dns.port)"]
+    let manager = SessionManager(configuration: configuration, loop: .shared, workers: .shared)
+    manager.completionQueue = DispatchQueue(label: "probe.completions")
+    manager.responseSerializer = AcceptAll()
+    // Warm the shared loop, this manager's engine and its resolver's channel (a refused connect
+    // after a look-up) before the fill.
+    _ = fetch(manager, "http://warm.test:9/")
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    let saved = limit
+    var fillers: [Int32] = []
+    limit.rlim_cur = rlim_t(openFileDescriptorCount() + 64)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { finish(1, "setrlimit failed") }
+    while true {
+        let fd = Glibc.open("/dev/null", O_RDONLY)
+        if fd < 0 { break }
+        fillers.append(fd)
+    }
+    let done = DispatchSemaphore(value: 0)
+    let message = OutcomeBox()
+    let detail = NSLock()
+    nonisolated(unsafe) var text = ""
+    manager.dataTask(with: Request(url: URL(string: "http://cold.test:9/")!), completionHandler: { _, _, error in
+        detail.lock(); text = (error as? NetworkingError).map { "\($0.code): \($0)" } ?? "\(String(describing: error))"; detail.unlock()
+        message.set(error)
+        done.signal()
+    }).resume()
+    let completed = done.wait(timeout: .now() + 10) == .success
+    for fd in fillers { close(fd) }
+    var restored = saved
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &restored)
+    dns.stop()
+    guard completed else { finish(2, "hang: no completion without descriptors") }
+    detail.lock(); let seen = text; detail.unlock()
+    guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
+    finish(0, "ok: \(seen)")
 case "dns-namespace":
     // Inside a network namespace of a test's own (as root): the scripted DNS server on
     // 127.0.0.1:53 and an HTTP server on 127.0.0.1:8080, then the command after "--" (uvfetch),

@@ -350,10 +350,11 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     }
 
     func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
-        if case .connectFailed(_, _, let status) = error, UVError.isDescriptorShortage(status), !isDraining,
+        if let status = Self.descriptorShortage(error), !isDraining,
            case let slot = machine.slot(of: connection.id), slot >= 0, slot < connections.count, connections[slot] === connection {
-            // No socket for want of a descriptor: an idle connection of any origin gives way
-            // and the connect is tried again, or it waits first in line for one to close.
+            // No socket (for the connect or the look-up) for want of a descriptor: an idle
+            // connection of any origin gives way and the connection is tried again, or it waits
+            // first in line for one to close.
             connections[slot] = nil
             set.detach(budgetNodes[slot])
             budgetNodes[slot] = -1
@@ -367,6 +368,15 @@ extension ConnectionPool: HTTP1ConnectionOwner {
         forget(connection)
         perform(machine.connectionFailed(connection.id), error: error)
         noteIfEmpty()
+    }
+
+    /// The libuv status when `error` says a socket could not be made for want of a descriptor.
+    private static func descriptorShortage(_ error: HTTP1Error) -> Int32? {
+        switch error {
+        case .connectFailed(_, _, let status) where UVError.isDescriptorShortage(status): return status
+        case .transport(.resolutionDescriptorsExhausted(_, let status)): return status
+        default: return nil
+        }
     }
 
     @inline(__always)

@@ -446,4 +446,22 @@ public class SessionManager: @unchecked Sendable {
         done.wait()
         return result.withLock { $0 }
     }
+    /// What `body` reads from each loop's engine, in `group.loops`' order (nil for a loop shut
+    /// down); asks each loop and waits. For tests and diagnostics, as `openConnectionCounts`.
+    func fromEachEngine<T: Sendable>(_ body: @escaping @Sendable (SessionEngine) -> T) -> [T?] {
+        precondition(!loops.contains { $0.inLoop }, "would deadlock on the loop thread")
+        let result = Mutex([T?](repeating: nil, count: loopCount))
+        let done = DispatchGroup()
+        for index in 0..<loopCount {
+            done.enter()
+            let accepted = loops[index].execute { [self] in
+                let value = body(self.engine(at: index))
+                result.withLock { $0[index] = value }
+                done.leave()
+            }
+            if !accepted { done.leave() }
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
 }

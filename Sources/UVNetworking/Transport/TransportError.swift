@@ -17,6 +17,9 @@ enum TransportError: Error {
     case resolutionTimedOut(host: String, milliseconds: UInt64?)
     /// `dnsServers` holds an entry that is not an IP address with an optional port.
     case invalidDNSServer(entry: String)
+    /// No socket could be opened for the query for want of a file descriptor (EMFILE, ENFILE:
+    /// this libuv status). The pool makes room as for a connect (`ConnectionPool`).
+    case resolutionDescriptorsExhausted(host: String, status: Int32)
 
     // The proxy's CONNECT tunnel to `authority` (the origin's "host:port").
     /// The proxy sent more than a response head's worth of bytes without ending a head.

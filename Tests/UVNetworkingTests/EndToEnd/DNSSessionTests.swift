@@ -36,6 +36,25 @@ extension EndToEnd {
             harness.finish()
         }
     
+        /// An invalid `dnsServers` entry fails only the names that need DNS: an overridden name
+        /// still connects.
+        @Test func anInvalidServerEntryLeavesOverriddenNamesAnswered() throws {
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { _ in ScriptedResponse.text("found") }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness { configuration in
+                configuration.dnsServers = ["dns.test"]
+                configuration.hostAddressOverrides = ["pinned.test": "127.0.0.1"]
+            }
+            #expect(harness.fetch("http://pinned.test:\(server.port)/").text == "found")
+            let other = harness.fetch("http://other.test:\(server.port)/")
+            #expect(other.code == .dnsFailure)
+            #expect((other.error as? NetworkingError)?.localizedDescription.contains("\"dns.test\"") == true)
+            #expect(harness.fetch("http://pinned.test:\(server.port)/").text == "found")
+            harness.finish()
+        }
+
         /// Tasks waiting on answers that never come, ended by invalidation: each completes once
         /// (cancelled), and the resolver's sockets, poll handles and timers are all closed.
         @Test func invalidatingWhileLookUpsArePendingLeavesNothingOpen() throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LoopbackDNSServer
 import LoopbackHTTPServer
 import Synchronization
 import Testing
@@ -78,6 +79,28 @@ extension EndToEnd {
             let again = try #require(Self.fetchAll(harness, (40..<80).map { Self.origin($0, port: port) + "/items/1" }))
             #expect(again.isEmpty, "\(again.prefix(5))")
             #expect(Self.onEngine(harness.manager) { $0.peakConnectionCount } <= 8)
+            server.stop()
+            harness.finish()
+        }
+
+        @Test func aBudgetOverTwoLoopsIsNeverExceededAcrossThemAndEveryTaskSucceeds() throws {
+            // Each loop's engine holds its share of the budget (3 and 2 of 5): the connections
+            // open across both never exceed it.
+            let (server, port) = try Self.server()
+            let group = try EventLoopGroup(loopCount: 2, name: "test.many-origins.group")
+            defer { group.shutdown() }
+            let harness = ClientHarness({ configuration in
+                configuration.maximumConnections = 5
+                configuration.maximumConnectionsPerHost = 2
+            }, makeManager: { SessionManager(configuration: $0, group: group) })
+            let urls = (0..<120).map { Self.origin($0 % 40, port: port) + "/items/\($0)" }
+            let failures = try #require(Self.fetchAll(harness, urls))
+            #expect(failures.isEmpty, "\(failures.prefix(5))")
+            let peaks = harness.manager.fromEachEngine { $0.peakConnectionCount }.map { $0 ?? 0 }
+            #expect(peaks.reduce(0, +) <= 5, "\(peaks)")
+            // Both loops carried origins.
+            #expect(peaks.allSatisfy { $0 > 0 }, "\(peaks)")
+            #expect(harness.manager.openConnectionCount <= 5)
             server.stop()
             harness.finish()
         }
@@ -185,10 +208,13 @@ extension EndToEnd {
         }
 
         /// Runs uvfetch on `count` distinct origins under `ulimit -n limit`.
-        static func uvfetchUnderLimit(_ limit: Int, origins count: Int, port: Int, arguments: [String]) throws -> UVFetchResult {
+        /// `origin` names the n-th origin (`origin(_:port:)` unless given).
+        static func uvfetchUnderLimit(_ limit: Int, origins count: Int, port: Int, arguments: [String],
+                                      origin: (Int) -> String = { _ in "" }) throws -> UVFetchResult {
             let list = temporaryFile("origins.txt")
             defer { try? FileManager.default.removeItem(at: list) }
-            try (0..<count).map { Self.origin($0, port: port) + "/items/\($0)\n" }.joined().write(to: list, atomically: true, encoding: .utf8)
+            let named = origin(0).isEmpty ? { Self.origin($0, port: port) } : origin
+            try (0..<count).map { named($0) + "/items/\($0)\n" }.joined().write(to: list, atomically: true, encoding: .utf8)
             let command = "ulimit -n \(limit) && exec \"$0\" \"$@\""
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -223,6 +249,31 @@ extension EndToEnd {
                                                     arguments: ["--concurrency", "8", "--max-connections", "100000"])
             #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
             server.stop()
+        }
+
+        @Test func lookUpsThatFindNoDescriptorCloseAnIdleConnectionAndRetry() throws {
+            // Names answered by the scripted DNS server: each look-up needs a UDP socket, which
+            // EMFILE denies once idle connections hold every descriptor; they give way as for
+            // a connect.
+            let (server, port) = try Self.server()
+            let dns = try LoopbackDNSServer()
+            defer { dns.stop() }
+            let count = 300
+            for n in 0..<count {
+                let address = Self.origin(n, port: port).dropFirst("http://".count).split(separator: ":")[0]
+                dns.set("o\(n).test", .init(addresses: [String(address)]))
+            }
+            let result = try Self.uvfetchUnderLimit(48, origins: count, port: port,
+                                                    arguments: ["--concurrency", "8", "--max-connections", "100000",
+                                                                "--dns-servers", "127.0.0.1:\(dns.port)"],
+                                                    origin: { "http://o\($0).test:\(port)" })
+            #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
+            server.stop()
+        }
+
+        @Test func aLookUpWithNoDescriptorAndNothingToCloseFailsNamingTheLimit() throws {
+            let result = try EmbedProbe.run("resolve-without-descriptors")
+            #expect(result.succeeded, "\(result)")
         }
 
         @Test func aConnectWithNoDescriptorAndNothingToCloseFailsNamingTheLimit() throws {

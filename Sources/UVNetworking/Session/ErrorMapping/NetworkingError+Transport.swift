@@ -17,6 +17,8 @@ extension NetworkingError {
             self.init(.dnsTimeout, "resolving \(host) timed out: no DNS server answered")
         case .invalidDNSServer(let entry):
             self.init(.dnsFailure, "the DNS server \"\(entry)\" is not an IP address with an optional port")
+        case .resolutionDescriptorsExhausted(let host, let status):
+            self.init(.dnsFailure, "cannot resolve \(host): \(UVError.describe(status)): the process has no file descriptor left for the query")
 
         case .proxyAnswerTooLong(let authority):
             self.init(.proxyConnectFailed, "the proxy's answer to CONNECT \(authority) is not an HTTP response head")

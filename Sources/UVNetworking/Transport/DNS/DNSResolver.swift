@@ -146,7 +146,7 @@ final class DNSResolver {
         case .ready(let driver):
             send(key, query: query, driver: driver)
         case .failed(let error):
-            finish(key, query: query, answer: .failure(error), ttlSeconds: nil)
+            if !answerFromHostsFile(key, query: query) { finish(key, query: query, answer: .failure(error), ttlSeconds: nil) }
         case .closed:
             finish(key, query: query, answer: .failure(.resolutionFailed(host: key.host, status: ARES_EDESTRUCTION)), ttlSeconds: nil)
         }
@@ -154,15 +154,20 @@ final class DNSResolver {
 
     /// The hosts file first; DNS for names it does not have.
     private func send(_ key: Key, query: UInt64, driver: AresDriver) {
-        checkHostsFile()
-        if let addresses = hosts.addresses(for: key.host, port: key.port), !addresses.isEmpty {
-            // Not cached: the file is in memory, and a changed file must win at once.
-            finish(key, query: query, answer: .success(addresses), ttlSeconds: 0)
-            return
-        }
+        if answerFromHostsFile(key, query: query) { return }
         driver.getaddrinfo(host: key.host, port: key.port) { [self] status, addresses, ttl in
             finish(key, query: query, answer: Self.answer(key.host, status: status, addresses: addresses), ttlSeconds: ttl)
         }
+    }
+
+    /// Answers from the hosts file when it names the host: true when it did. It comes before
+    /// DNS, and so it answers even when DNS cannot be asked (a channel that could not be made).
+    private func answerFromHostsFile(_ key: Key, query: UInt64) -> Bool {
+        checkHostsFile()
+        guard let addresses = hosts.addresses(for: key.host, port: key.port), !addresses.isEmpty else { return false }
+        // Not cached: the file is in memory, and a changed file must win at once.
+        finish(key, query: query, answer: .success(addresses), ttlSeconds: 0)
+        return true
     }
 
     private static func answer(_ host: String, status: Int32, addresses: [SocketAddress]) -> Result<[SocketAddress], TransportError> {
@@ -171,7 +176,11 @@ final class DNSResolver {
         case ARES_ENOTFOUND, ARES_ENONAME: return .failure(.nameNotFound(host: host))
         case ARES_ENODATA: return .failure(.noAddresses(host: host))
         case ARES_ETIMEOUT: return .failure(.resolutionTimedOut(host: host, milliseconds: nil))
-        default: return .failure(.resolutionFailed(host: host, status: status))
+        default:
+            if let shortage = DescriptorShortage.check(aresStatus: status) {
+                return .failure(.resolutionDescriptorsExhausted(host: host, status: shortage))
+            }
+            return .failure(.resolutionFailed(host: host, status: status))
         }
     }
 
@@ -191,24 +200,26 @@ final class DNSResolver {
     // MARK: Setup off the loop
 
     /// Makes the channel and reads the hosts file on a worker, then starts the queued queries.
+    /// An invalid `dnsServers` entry makes no channel, but the hosts file is read all the same:
+    /// the names it has still resolve.
     private func makeChannel() {
+        var invalidServers: TransportError?
         if !settings.servers.isEmpty {
             switch DNSServerList.csv(settings.servers) {
             case .success(let list): serverList = list
-            case .failure(let error):
-                setupEnded(.failure(error), hosts: HostsFile(), stamps: (nil, nil))
-                return
+            case .failure(let error): invalidServers = error
             }
         }
         let driver = AresDriver(loop: loop)
         let handOver = LoopBound((self, driver), loop: loop)
         let data = UncheckedPointer(driver.callbackData)
-        let source = settings.hostsFile, resolvConf = settings.resolvConf, servers = serverList
+        let source = settings.hostsFile, resolvConf = settings.resolvConf, servers = serverList, invalid = invalidServers
         let loop = self.loop
         workers.run {
             let (hosts, hostsStamp) = source.load()
             let resolvConfStamp = HostsFileSource.stamp(of: resolvConf)
-            let made = AresChannel.make(servers: servers, resolvConf: resolvConf, callback: AresDriver.socketStateCallback, data: data.pointer)
+            let made = invalid.map { .failure($0) }
+                ?? AresChannel.make(servers: servers, resolvConf: resolvConf, callback: AresDriver.socketStateCallback, data: data.pointer)
             let accepted = loop.execute {
                 let (resolver, driver) = handOver.value
                 switch made {
@@ -241,7 +252,9 @@ final class DNSResolver {
             for (key, query) in queued { send(key, query: query, driver: driver) }
         case .failure(let error):
             setup = .failed(error)
-            for (key, query) in queued { finish(key, query: query, answer: .failure(error), ttlSeconds: nil) }
+            for (key, query) in queued where !answerFromHostsFile(key, query: query) {
+                finish(key, query: query, answer: .failure(error), ttlSeconds: nil)
+            }
         }
     }
 

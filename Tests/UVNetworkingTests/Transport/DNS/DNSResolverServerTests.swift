@@ -250,6 +250,24 @@ import Testing
         #expect(mapped.localizedDescription.contains("\"dns.test\""))
     }
 
+    @Test func anInvalidServerEntryStillLetsTheHostsFileAnswer() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dns-hosts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let hosts = directory.appendingPathComponent("hosts")
+        try "127.0.0.9 pinned.test\n".write(to: hosts, atomically: true, encoding: .utf8)
+        let harness = try Harness(hostsFile: hosts.path, servers: ["dns.test"])
+        defer { harness.close() }
+        // At setup (the first look-up), and once the channel has failed.
+        for _ in 0..<2 {
+            #expect(try harness.resolve("pinned.test")?.get().map(\.description) == ["127.0.0.9:80"])
+            guard case .failure(.invalidDNSServer)? = harness.resolve("any.test") else {
+                Issue.record("a name the hosts file lacks resolved with an invalid server list")
+                return
+            }
+        }
+    }
+
     @Test func anIdleResolverHoldsNoHandleAndClosingFailsWhatIsInFlight() throws {
         let harness = try Harness()
         harness.server.set("a.test", .init(addresses: ["127.0.0.2"]))
