@@ -26,6 +26,8 @@ struct Fetch: ParsableCommand {
 
     @Option(name: .long, help: "Event loops (threads) that run the connections; the URLs' origins are spread over them (each origin on one). More than one pays for many hosts over HTTPS (handshakes on several cores).")
     var loops: Int = 1
+    /// The most `--loops` taken: far more than the cores of any machine this runs on.
+    static let maximumLoops = 1_024
     @Option(name: .long, help: "Connections in total, across hosts; past it an idle connection of another host closes, or the request waits (default: the open-file limit less an eighth).")
     var maxConnections: Int?
 
@@ -58,6 +60,9 @@ struct Fetch: ParsableCommand {
 
     func validate() throws {
         guard concurrency > 0, perHost > 0, repeatCount > 0, loops > 0, maxConnections ?? 1 > 0 else { throw ValidationError("counts must be positive") }
+        // Each loop is a thread with descriptors of its own: thousands would only start threads
+        // (and a loop whose thread cannot start waits for it forever).
+        guard loops <= Self.maximumLoops else { throw ValidationError("--loops must be at most \(Self.maximumLoops)") }
         guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
         guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }

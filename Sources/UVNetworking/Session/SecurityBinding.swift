@@ -19,7 +19,12 @@ struct SessionSecurity {
     var defaultPolicy = SecurityPolicy.default
     var hostPolicies: [String: SecurityPolicy] = [:]
     private var context: TLSContext?
-    /// One binding per host until a policy changes, so a host's requests share a pool.
+    /// The binding of every host without a policy of its own, until a policy changes. Shared:
+    /// pools are keyed by host as well, and one entry per host ever seen would outlive the
+    /// pools dropped when idle (a crawl over millions of hosts).
+    private var defaultBinding: SecurityBinding?
+    /// One binding per host with a policy of its own (`hostPolicies`), until a policy changes,
+    /// so a host's requests share a pool.
     private var bindings: [String: SecurityBinding] = [:]
     private var nextID = 1
 
@@ -27,16 +32,22 @@ struct SessionSecurity {
         hostPolicies[host.lowercased()] ?? defaultPolicy
     }
 
+    /// Bindings kept (for tests of the memory bound).
+    var bindingCount: Int { bindings.count + (defaultBinding == nil ? 0 : 1) }
+
     /// A policy changed: later requests get new bindings, so new pools and new connections.
     mutating func policiesChanged() {
         bindings.removeAll()
+        defaultBinding = nil
     }
 
     /// The binding for a request to `host`, making the TLS context first if needed (which reads
     /// the trust store's files: this runs on the caller's thread, never the loop's).
     mutating func binding(forHost host: String, configuration: TLSConfiguration) throws(NetworkingError) -> SecurityBinding {
         let key = host.lowercased()
-        if let binding = bindings[key] { return binding }
+        let policy = hostPolicies[key]
+        if policy == nil, let defaultBinding { return defaultBinding }
+        if policy != nil, let binding = bindings[key] { return binding }
         let context: TLSContext
         if let existing = self.context {
             context = existing
@@ -48,9 +59,9 @@ struct SessionSecurity {
             }
             self.context = context
         }
-        let binding = SecurityBinding(id: nextID, policy: policy(forHost: key), context: context)
+        let binding = SecurityBinding(id: nextID, policy: policy ?? defaultPolicy, context: context)
         nextID += 1
-        bindings[key] = binding
+        if policy == nil { defaultBinding = binding } else { bindings[key] = binding }
         return binding
     }
 }

@@ -39,4 +39,11 @@ import UVNetworking
         #expect(good.stdout.contains("2 succeeded"), "\(good.stdout)")
         #expect(try runUVFetch(["--loops", "0", "http://127.0.0.1:\(port)/"]).status == ExitStatus.usage)
     }
+
+    /// Each loop is a thread with descriptors of its own: a count far past the cores would start
+    /// thousands of threads (and hang once one cannot start) rather than fetch anything.
+    @Test func theCommandRefusesMoreLoopsThanItCanUse() throws {
+        #expect(try runUVFetch(["--loops", "1025", "http://127.0.0.1:1/"]).status == ExitStatus.usage)
+        #expect(try runUVFetch(["--loops", "1000000", "http://127.0.0.1:1/"]).status == ExitStatus.usage)
+    }
 }
