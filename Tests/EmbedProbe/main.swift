@@ -82,6 +82,42 @@ func startServer() -> (LoopbackHTTPServer, String) {
 }
 
 /// Waits up to `timeout` seconds for `condition`.
+/// Runs `url` on `manager` with no descriptor left (the limit lowered, the rest filled with
+/// /dev/null) and nothing of the session open to close for one, then finishes the probe: 0 when
+/// the task failed with connectFailed naming EMFILE and RLIMIT_NOFILE, 2 on a hang, 1 otherwise.
+/// `cleanUp` runs once the descriptors are back.
+func expectConnectFailedWithoutDescriptors(_ manager: SessionManager, _ url: String, cleanUp: () -> Void = {}) -> Never {
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    let saved = limit
+    var fillers: [Int32] = []
+    limit.rlim_cur = rlim_t(openFileDescriptorCount() + 64)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { finish(1, "setrlimit failed") }
+    while true {
+        let fd = Glibc.open("/dev/null", O_RDONLY)
+        if fd < 0 { break }
+        fillers.append(fd)
+    }
+    let done = DispatchSemaphore(value: 0)
+    let message = OutcomeBox()
+    let detail = NSLock()
+    nonisolated(unsafe) var text = ""
+    manager.dataTask(with: Request(url: URL(string: url)!), completionHandler: { _, _, error in
+        detail.lock(); text = (error as? NetworkingError).map { "\($0.code): \($0)" } ?? "\(String(describing: error))"; detail.unlock()
+        message.set(error)
+        done.signal()
+    }).resume()
+    let completed = done.wait(timeout: .now() + 10) == .success
+    for fd in fillers { close(fd) }
+    var restored = saved
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &restored)
+    cleanUp()
+    guard completed else { finish(2, "hang: no completion without descriptors") }
+    detail.lock(); let seen = text; detail.unlock()
+    guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
+    finish(0, "ok: \(seen)")
+}
+
 func eventually(_ timeout: Double, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
@@ -458,34 +494,7 @@ case "connect-without-descriptors":
     let manager = makeManager()
     // Warm the shared loop and this manager's engine (a refused connect) before the fill.
     _ = fetch(manager, "http://127.0.0.1:9/")
-    var limit = rlimit()
-    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-    let saved = limit
-    var fillers: [Int32] = []
-    limit.rlim_cur = rlim_t(openFileDescriptorCount() + 64)
-    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { finish(1, "setrlimit failed") }
-    while true {
-        let fd = Glibc.open("/dev/null", O_RDONLY)
-        if fd < 0 { break }
-        fillers.append(fd)
-    }
-    let done = DispatchSemaphore(value: 0)
-    let message = OutcomeBox()
-    let detail = NSLock()
-    nonisolated(unsafe) var text = ""
-    manager.dataTask(with: Request(url: URL(string: "http://127.0.0.2:9/")!), completionHandler: { _, _, error in
-        detail.lock(); text = (error as? NetworkingError).map { "\($0.code): \($0)" } ?? "\(String(describing: error))"; detail.unlock()
-        message.set(error)
-        done.signal()
-    }).resume()
-    let completed = done.wait(timeout: .now() + 10) == .success
-    for fd in fillers { close(fd) }
-    var restored = saved
-    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &restored)
-    guard completed else { finish(2, "hang: no completion without descriptors") }
-    detail.lock(); let seen = text; detail.unlock()
-    guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
-    finish(0, "ok: \(seen)")
+    expectConnectFailedWithoutDescriptors(manager, "http://127.0.0.2:9/")
 case "resolve-without-descriptors":
     // As connect-without-descriptors, for a look-up: c-ares finds no descriptor for its query's
     // socket and nothing of the session is open to close for one.
@@ -501,35 +510,7 @@ case "resolve-without-descriptors":
     // Warm the shared loop, this manager's engine and its resolver's channel (a refused connect
     // after a look-up) before the fill.
     _ = fetch(manager, "http://warm.test:9/")
-    var limit = rlimit()
-    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-    let saved = limit
-    var fillers: [Int32] = []
-    limit.rlim_cur = rlim_t(openFileDescriptorCount() + 64)
-    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { finish(1, "setrlimit failed") }
-    while true {
-        let fd = Glibc.open("/dev/null", O_RDONLY)
-        if fd < 0 { break }
-        fillers.append(fd)
-    }
-    let done = DispatchSemaphore(value: 0)
-    let message = OutcomeBox()
-    let detail = NSLock()
-    nonisolated(unsafe) var text = ""
-    manager.dataTask(with: Request(url: URL(string: "http://cold.test:9/")!), completionHandler: { _, _, error in
-        detail.lock(); text = (error as? NetworkingError).map { "\($0.code): \($0)" } ?? "\(String(describing: error))"; detail.unlock()
-        message.set(error)
-        done.signal()
-    }).resume()
-    let completed = done.wait(timeout: .now() + 10) == .success
-    for fd in fillers { close(fd) }
-    var restored = saved
-    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &restored)
-    dns.stop()
-    guard completed else { finish(2, "hang: no completion without descriptors") }
-    detail.lock(); let seen = text; detail.unlock()
-    guard message.code == "connectFailed", seen.contains("RLIMIT_NOFILE"), seen.contains("EMFILE") else { finish(1, "expected connectFailed naming the limit, got \(seen)") }
-    finish(0, "ok: \(seen)")
+    expectConnectFailedWithoutDescriptors(manager, "http://cold.test:9/") { dns.stop() }
 case "dns-namespace":
     // Inside a network namespace of a test's own (as root): the scripted DNS server on
     // 127.0.0.1:53 and an HTTP server on 127.0.0.1:8080, then the command after "--" (uvfetch),
