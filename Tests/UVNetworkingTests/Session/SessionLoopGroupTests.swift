@@ -38,6 +38,19 @@ import Testing
         }, port: { $0.1 }, stop: { $0.0.stop() })
     }
 
+    /// One server per loop that answers each request after 5 s: tasks still running when the
+    /// test ends them.
+    private static func slowServers() throws -> [ScriptedServer] {
+        try oneServerPerLoop({
+            try ScriptedServer { connection in
+                try connection.serveKeepAlive { _ in
+                    connection.pause(5)
+                    return ScriptedResponse.text("slow")
+                }
+            }
+        }, port: { $0.port }, stop: { $0.stop() })
+    }
+
     private func makeManager(_ group: EventLoopGroup, onLoop: Bool = true) -> SessionManager {
         let manager = SessionManager(group: group)
         manager.completionQueue = DispatchQueue(label: "test.loopgroup.completions")
@@ -144,14 +157,7 @@ import Testing
     }
 
     @Test func cancellingInvalidationEndsTheTasksOfEveryLoopOnce() throws {
-        let servers = try Self.oneServerPerLoop({
-            try ScriptedServer { connection in
-                try connection.serveKeepAlive { _ in
-                    connection.pause(5)
-                    return ScriptedResponse.text("slow")
-                }
-            }
-        }, port: { $0.port }, stop: { $0.stop() })
+        let servers = try Self.slowServers()
         defer { for server in servers { server.stop() } }
         let group = try EventLoopGroup(loopCount: 2, name: "test.loopgroup.cancel")
         defer { group.shutdown() }
@@ -193,14 +199,7 @@ import Testing
     }
 
     @Test func theGroupsShutdownEndsRunningTasksOnEveryLoop() throws {
-        let servers = try Self.oneServerPerLoop({
-            try ScriptedServer { connection in
-                try connection.serveKeepAlive { _ in
-                    connection.pause(5)
-                    return ScriptedResponse.text("slow")
-                }
-            }
-        }, port: { $0.port }, stop: { $0.stop() })
+        let servers = try Self.slowServers()
         defer { for server in servers { server.stop() } }
         let group = try EventLoopGroup(loopCount: 2, name: "test.loopgroup.groupdown")
         let manager = makeManager(group, onLoop: false)
