@@ -488,6 +488,20 @@ case "loop-init-low-nofile":
     guard code == "loopShutDown" else { finish(1, "shared loop: expected loopShutDown, got \(code ?? "success")") }
     finish(0, "ok: threw \(thrown); tasks on the shared loop: \(code!)")
 
+case "loop-thread-refused":
+    // No thread may be made (as root: a process limit of the threads it has, then a user the
+    // limit binds): a new loop must throw, not wait forever for a thread that never ran.
+    let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+    var limit = rlimit(rlim_cur: rlim_t(threads), rlim_max: rlim_t(threads))
+    guard getuid() == 0, threads > 0, setrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &limit) == 0,
+          setgid(65534) == 0, setuid(65534) == 0 else { finish(77, "needs root to drop to a user the thread limit binds") }
+    // On this thread: Dispatch would wait for a thread of its own first (and sleep, retrying).
+    // Without the fix this waits forever, and the test's timeout ends the probe.
+    var thrown: String?
+    do { _ = try EventLoop(name: "probe.nothread") } catch { thrown = "\(error.code): \(error)" }
+    guard let thrown, thrown.hasPrefix("loopShutDown"), thrown.contains("uv_thread_create_ex") else { finish(1, "expected loopShutDown naming uv_thread_create_ex, got \(thrown ?? "a loop")") }
+    finish(0, "ok: \(thrown)")
+
 case "connect-without-descriptors":
     // No descriptor left and no connection of the session open to close for one: the task
     // fails with connectFailed, saying so, instead of waiting for a close that never comes.

@@ -36,7 +36,9 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     private let jobs = JobQueue()
     private let state = Mutex(StateBox())
-    private var thread: Thread?
+    /// The name the loop was made with (for diagnostics: its thread, made by libuv, carries no
+    /// name of its own).
+    public let name: String
     private let started = DispatchSemaphore(value: 0)
     nonisolated(unsafe) private var loopThreadID: pthread_t?
 
@@ -71,6 +73,7 @@ public final class EventLoop: @unchecked Sendable {
     /// - Throws: `NetworkingError` with code `.loopShutDown` when libuv cannot create the loop
     ///   or its wake-up handle (usually: no file descriptor left, EMFILE).
     public init(name: String = "uvnetworking.loop") throws(NetworkingError) {
+        self.name = name
         uv = .allocate(capacity: 1)
         wakeup = .allocate(capacity: 1)
         checkHandle = .allocate(capacity: 1)
@@ -103,12 +106,35 @@ public final class EventLoop: @unchecked Sendable {
         uv_check_start(checkHandle) { handle in
             EventLoop.from(handle!.pointee.data).runAfterIO()
         }
-        let thread = Thread { [unowned self] in self.run() }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        self.thread = thread
-        thread.start()
+        // libuv's thread call, not Foundation's Thread: it says when the thread cannot be made
+        // (no memory for its stack, a thread limit), where Thread.start would leave `started`
+        // waited for forever.
+        var options = uv_thread_options_t()
+        options.flags = UInt32(UV_THREAD_HAS_STACK_SIZE.rawValue)
+        options.stack_size = 1 << 20
+        var thread = uv_thread_t()
+        // Unretained, as the handles hold the loop: its owner keeps it while the thread runs.
+        let threadStatus = uv_thread_create_ex(&thread, &options, { raw in
+            EventLoop.from(raw).run()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard threadStatus == 0 else {
+            closeUnstartedLoop()
+            throw NetworkingError(LoopStartError(call: "uv_thread_create_ex", status: threadStatus))
+        }
+        // Nobody joins it: `shutdown` waits for `run` to say the loop stopped.
+        pthread_detach(thread)
         started.wait()
+    }
+
+    /// The handles `init` made, closed and the loop closed, when its thread could not start.
+    private func closeUnstartedLoop() {
+        for handle in [UnsafeMutableRawPointer(wakeup), UnsafeMutableRawPointer(idleHandle), UnsafeMutableRawPointer(checkHandle)] {
+            uv_close(handle.assumingMemoryBound(to: uv_handle_t.self), nil)
+        }
+        // Runs the closes to their end (no callbacks), on this thread: no other has the loop.
+        uv_run(uv, UV_RUN_DEFAULT)
+        uv_loop_close(uv)
+        state.withLock { $0.run = .stopped }
     }
 
     /// A loop that never started (`shared` when `init` failed): shut down from birth.
@@ -120,6 +146,7 @@ public final class EventLoop: @unchecked Sendable {
         readBuffer = .allocate(byteCount: 1, alignment: 16)
         writeScratch = .allocate(byteCount: 1, alignment: 16)
         startFailure = error
+        name = "failed"
         state.withLock { $0.run = .stopped }
     }
 

@@ -69,4 +69,12 @@ import Testing
         let result = try EmbedProbe.run("loop-init-low-nofile")
         #expect(result.succeeded, "\(result)")
     }
+
+    /// A loop whose thread cannot be made (a thread limit reached) throws instead of waiting
+    /// for that thread forever.
+    @Test(.enabled(if: getuid() == 0, "needs root to run the probe as a user a thread limit binds"))
+    func aLoopWhoseThreadCannotStartThrows() throws {
+        let result = try EmbedProbe.run("loop-thread-refused", timeout: 30)
+        #expect(result.succeeded, "\(result)")
+    }
 }
