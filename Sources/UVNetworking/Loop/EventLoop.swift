@@ -71,7 +71,8 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Creates the loop and starts its thread.
     /// - Throws: `NetworkingError` with code `.loopShutDown` when libuv cannot create the loop
-    ///   or its wake-up handle (usually: no file descriptor left, EMFILE).
+    ///   or its wake-up handle (usually: no file descriptor left, EMFILE), or its thread (a
+    ///   thread limit reached, no memory for the stack: EAGAIN).
     public init(name: String = "uvnetworking.loop") throws(NetworkingError) {
         self.name = name
         uv = .allocate(capacity: 1)
