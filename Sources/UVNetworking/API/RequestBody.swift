@@ -27,6 +27,11 @@ public protocol RequestBodyStream: AnyObject {
 /// so again when an idempotent request is retried on a fresh connection (see `Request`), and later
 /// for redirects. Each call must return a new stream positioned at the body's first byte.
 /// The factory runs on a worker thread, like the reads.
+///
+/// **From an AsyncSequence.** `init(length:bufferLimit:makeSequence:)` and
+/// `init(length:bufferLimit:oneShot:)` make a body whose bytes come from an `AsyncSequence`,
+/// iterated in a Swift task with a bounded buffer, without holding a worker thread; the same
+/// length, framing and replay rules apply (see StreamedBody+AsyncSequence.swift).
 public struct StreamedBody: Sendable, Equatable {
     /// The body's exact length in bytes, or nil to send it chunked.
     public let length: Int64?

@@ -266,6 +266,43 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// A server that answers before reading the body: its answer is the task's, and the
+        /// iteration stops.
+        @Test func anEarlyResponseWinsAndTheIterationStops() throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                try connection.write("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope")
+                _ = connection.waitForPeerClose(timeout: 20)
+            }
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            let size: Int64 = 1 << 30
+            let outcome = harness.fetch(request("http://127.0.0.1:\(server.port)/",
+                                                body: GeneratedBytes.body(.init(produce: size, fast: true), declaredLength: size, log: log)))
+            #expect(outcome.status == 413)
+            #expect(outcome.text == "nope")
+            #expect(outcome.error == nil)
+            #expect(waitUntil(timeout: 5) { log.iterationsEnded == 1 })
+            #expect(log.bytes < 64 << 20)
+            server.stop()
+            harness.finish()
+        }
+
+        /// nginx answers a `return` location at once and discards the body: either way (the body
+        /// sent whole, or cut short by the answer) the task gets the answer and the iteration ends.
+        @Test(arguments: [true, false]) func nginxAnswersWhateverItDoesWithTheBody(knownLength: Bool) throws {
+            let nginx = try TestServers.nginx()
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            let size: Int64 = 8 << 20
+            let body = GeneratedBytes.body(.init(produce: size, fast: true), declaredLength: knownLength ? size : nil, log: log)
+            let outcome = harness.fetch(request(nginx.baseURL + "/hello", body: body))
+            #expect(outcome.status == 200)
+            #expect(outcome.text == NginxServer.helloBody)
+            #expect(waitUntil(timeout: 5) { log.iterationsEnded == 1 })
+            harness.finish()
+        }
+
         /// A sequence that never yields again does not hold the task: the inactivity timeout ends
         /// it, and the iteration with it.
         @Test func aProducerThatNeverFinishesIsEndedByTheTimeout() throws {
