@@ -239,6 +239,30 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// async/await: cancelling the Swift task that awaits `upload(for:body:)` cancels the
+        /// request, which ends the sequence's iteration.
+        @Test func cancellingTheAwaitingTaskEndsTheIteration() async throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                _ = try? connection.readUntilClose(timeout: 10)
+            }
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            let body = GeneratedBytes.body(.init(produce: 1 << 30, hangAfter: 50_000), declaredLength: nil, log: log)
+            let manager = harness.manager
+            let upload = Task {
+                try await manager.upload(for: Request(url: URL(string: "http://127.0.0.1:\(server.port)/")!, method: .post), body: body)
+            }
+            #expect(waitUntil(timeout: 10) { log.bytes == 50_000 })
+            upload.cancel()
+            var thrown: (any Error)?
+            do { _ = try await upload.value } catch { thrown = error }
+            #expect((thrown as? NetworkingError)?.code == .cancelled)
+            #expect(waitUntil(timeout: 5) { log.cancelledInNext == 1 && log.iterationsEnded == 1 })
+            server.stop()
+            harness.finish()
+        }
+
         /// Cancelled while the producer waits for room (the server reads nothing): the producer's
         /// wait ends and so does its iteration.
         @Test func cancelWhileTheProducerWaitsForRoomEndsTheIteration() throws {
