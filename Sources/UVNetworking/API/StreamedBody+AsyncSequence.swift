@@ -11,9 +11,10 @@ import Synchronization
 /// **Backpressure.** At most `bufferLimit` bytes wait between the sequence and the connection:
 /// the sequence's `next()` is called only while fewer than `bufferLimit` bytes are held, and is
 /// not called again until the connection has written enough to go below it. So at most
-/// `bufferLimit - 1` bytes plus the one element that crossed the limit are held, besides the
-/// chunk of at most 64 KiB being written. An upload is never further ahead of the socket
-/// than that, whatever the body's size.
+/// `bufferLimit - 1` bytes plus the one element that crossed the limit are held, besides at most
+/// two chunks of up to 64 KiB in the connection (one being written, the next ready). An upload
+/// is never further ahead of the socket than that, whatever the body's size; an element is held
+/// whole, so a sequence of huge elements holds one of them.
 ///
 /// **Length.** With a `length` the request carries `Content-Length` and the sequence must produce
 /// exactly that many bytes: one that ends early, or has more, fails the task with

@@ -116,7 +116,7 @@ final class AsyncBodyPump: Sendable {
         }
     }
 
-    /// The sequence ended (`error` nil) or threw; `bodyRead` is what it had produced.
+    /// The sequence ended (`error` nil), or it or its factory failed (`error` says how).
     func finish(_ error: RequestBodyError?) {
         let delivery = state.withLock { state in
             let chunk = error.map { state.buffer.fail($0) } ?? state.buffer.finish()

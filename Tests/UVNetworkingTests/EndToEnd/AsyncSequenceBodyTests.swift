@@ -327,6 +327,26 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// `Expect: 100-continue` answered with a final response: the body is never sent, and its
+        /// sequence is never even made (the producer starts at the first chunk asked for).
+        @Test func aRefusedExpectContinueNeverMakesTheSequence() throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                try connection.write("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 2\r\n\r\nno")
+                _ = try? connection.readUntilClose(timeout: 5)
+            }
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            var request = request("http://127.0.0.1:\(server.port)/",
+                                  body: StreamedBody(length: 1_000) { GeneratedBytes(.init(produce: 1_000), log: log) })
+            request.setValue("100-continue", forHTTPHeaderField: "Expect")
+            let outcome = harness.fetch(request)
+            #expect(outcome.status == 417)
+            #expect(log.sequencesMade == 0)
+            server.stop()
+            harness.finish()
+        }
+
         /// A sequence that never yields again does not hold the task: the inactivity timeout ends
         /// it, and the iteration with it.
         @Test func aProducerThatNeverFinishesIsEndedByTheTimeout() throws {
