@@ -75,9 +75,9 @@ final class AsyncBodyPump: Sendable {
     }
 
     private func startProducing() {
-        let origin = self.origin
+        let producer = origin.producer
         let task = Task { [self] in
-            await origin.produce(self)
+            await producer.produce(into: self)
             state.withLock { $0.task = nil }
         }
         let cancelled = state.withLock { state in
