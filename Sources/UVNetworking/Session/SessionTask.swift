@@ -105,6 +105,16 @@ public class SessionTask: @unchecked Sendable {
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
          completionHandler: CompletionHandler?, preparationFailure: NetworkingError? = nil) {
+        // With a tracer, the span starts here, on the caller's thread, under its ServiceContext,
+        // and the request sent is the caller's with the span's context in its fields
+        // (`trace.request`). Without one, `request` is used as given: one nil check, no copy of
+        // the request (Session/Tracing).
+        let trace: TaskTrace?
+        if let tracing = manager.tracing {
+            trace = TaskTrace(tracer: tracing.tracer, request: request)
+        } else {
+            trace = nil
+        }
         self.completionHandler = completionHandler
         var failed: NetworkingError?
         if var failure = preparationFailure {
@@ -113,7 +123,11 @@ public class SessionTask: @unchecked Sendable {
             failed = failure
         } else {
             do throws(NetworkingError) {
-                self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
+                if let trace {
+                    self.preparedRequest = try manager.preparedRequests.prepare(trace.request, for: manager)
+                } else {
+                    self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
+                }
             } catch {
                 self.preparedRequest = nil
                 failed = error
@@ -121,12 +135,17 @@ public class SessionTask: @unchecked Sendable {
         }
         self.taskIdentifier = identifier
         self.bytesExpectedToSend = request.expectedBodyLength
-        extras = failed != nil || uploadProgress != nil || downloadProgress != nil
-            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
+        extras = failed != nil || uploadProgress != nil || downloadProgress != nil || trace != nil
+            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress,
+                     trace: trace)
             : nil
         // Last: the arguments are the caller's (+1) references, moved into the fields when
         // nothing reads them afterwards; a read after the store costs a retain and a release.
-        self.originalRequest = request
+        if let trace {
+            self.originalRequest = trace.request
+        } else {
+            self.originalRequest = request
+        }
         self.manager = manager
     }
 
@@ -308,12 +327,15 @@ public class SessionTask: @unchecked Sendable {
     /// task and `completeWithoutLoop` never both run, and this keeps it so).
     @discardableResult
     func recordCompletion(error: (any Error & Sendable)?) -> Bool {
-        snapshot.withLock { snapshot in
+        let claimed = snapshot.withLock { snapshot in
             guard snapshot.state != .completed else { return false }
             snapshot.state = .completed
             snapshot.error = error
             return true
         }
+        // The span ends with the task, once (Session/Tracing).
+        if claimed, let trace = extras?.trace { endSpan(trace, error: error) }
+        return claimed
     }
 }
 

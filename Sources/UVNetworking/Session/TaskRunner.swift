@@ -478,6 +478,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {
         case .enqueue:
+            traceResent(after: error.code)
             head = nil
             sink.exchangeRestarted(task: task)
             redirectBody = nil
