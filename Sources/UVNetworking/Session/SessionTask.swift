@@ -16,9 +16,10 @@ public class SessionTask: @unchecked Sendable {
     public let taskIdentifier: Int
     /// The request as given.
     public let originalRequest: Request
-    /// The request being sent: `originalRequest` until a redirect is followed, then the
-    /// request the redirect led to.
-    public var currentRequest: Request { snapshot.withLock { $0.redirected?.request } ?? originalRequest }
+    /// The request being sent: `originalRequest` (with the trace context fields of the task's
+    /// span, when the session has a tracer) until a redirect is followed, then the request the
+    /// redirect led to.
+    public var currentRequest: Request { snapshot.withLock { $0.redirected?.request } ?? sentRequest }
 
     struct Snapshot {
         var state: State = .suspended
@@ -107,8 +108,8 @@ public class SessionTask: @unchecked Sendable {
          completionHandler: CompletionHandler?, preparationFailure: NetworkingError? = nil) {
         // With a tracer, the span starts here, on the caller's thread, under its ServiceContext,
         // and the request sent is the caller's with the span's context in its fields
-        // (`trace.request`). Without one, `request` is used as given: one nil check, no copy of
-        // the request (Session/Tracing).
+        // (`trace.request`, `sentRequest`); `originalRequest` stays as given. Without one, a nil
+        // check, nothing more (Session/Tracing).
         let trace: TaskTrace?
         if let tracing = manager.tracing {
             trace = TaskTrace(tracer: tracing.tracer, request: request)
@@ -141,11 +142,7 @@ public class SessionTask: @unchecked Sendable {
             : nil
         // Last: the arguments are the caller's (+1) references, moved into the fields when
         // nothing reads them afterwards; a read after the store costs a retain and a release.
-        if let trace {
-            self.originalRequest = trace.request
-        } else {
-            self.originalRequest = request
-        }
+        self.originalRequest = request
         self.manager = manager
     }
 

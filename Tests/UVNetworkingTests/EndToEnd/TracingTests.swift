@@ -64,8 +64,24 @@ extension EndToEnd {
             // Each request carried its own span's context.
             #expect(seen.traceparents == spans.map(\.ids.traceparent))
             #expect(seen.all.map { $0.header("tracestate") } == spans.map { "rec=\($0.ids.spanID)" })
-            // The caller's request is left as given.
+            // Two tasks made outside any span: two traces.
             #expect(spans[0].ids.traceID != spans[1].ids.traceID)
+        }
+
+        @Test func theOriginalRequestStaysAsGivenAndTheCurrentOneCarriesTheContext() throws {
+            let seen = Seen()
+            let server = try server(seen)
+            defer { server.stop() }
+            let tracer = RecordingTracer()
+            let harness = ClientHarness { $0.tracer = tracer }
+            defer { harness.finish() }
+            let (task, wait) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(server.port)/"))
+            let span = try #require(tracer.clientSpans.first)
+            #expect(task.originalRequest.value(forHTTPHeaderField: "traceparent") == nil)
+            #expect(task.currentRequest.value(forHTTPHeaderField: "traceparent") == span.ids.traceparent)
+            task.resume()
+            #expect(wait(10)?.status == 200)
+            #expect(seen.traceparents == [span.ids.traceparent])
         }
 
         @Test func credentialsNeverReachTheSpan() throws {

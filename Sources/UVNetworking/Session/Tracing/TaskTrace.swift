@@ -92,6 +92,10 @@ final class TaskTrace: Sendable {
 }
 
 extension SessionTask {
+    /// The task's own request as sent: `originalRequest`, with the trace context fields of its
+    /// span when it has one. Redirects and restarts are made from it, so they carry them too.
+    var sentRequest: Request { extras?.trace?.request ?? originalRequest }
+
     /// Ends the task's span with its final response's status, if one came (`recordCompletion`).
     func endSpan(_ trace: TaskTrace, error: (any Error)?) {
         let status = snapshot.withLock { $0.head?.status }
