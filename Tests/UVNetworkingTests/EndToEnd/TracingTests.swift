@@ -271,6 +271,46 @@ extension EndToEnd {
             #expect(client.int("http.response.status_code") == 200)
         }
 
+        @Test func streamedResponsesEndTheirSpanWithTheBody() async throws {
+            let seen = Seen()
+            let server = try server(seen) { _ in ScriptedResponse.text(String(repeating: "x", count: 100_000)) }
+            defer { server.stop() }
+            let tracer = RecordingTracer()
+            let harness = ClientHarness { $0.tracer = tracer }
+            defer { harness.finish() }
+            var context = ServiceContext.topLevel
+            let caller = RecordedSpanIDs(traceID: RecordedSpanIDs.random(hexDigits: 32), spanID: RecordedSpanIDs.random(hexDigits: 16))
+            context.recordedSpanIDs = caller
+            let (response, body) = try await ServiceContext.withValue(context) {
+                try await harness.manager.bytes(for: Request(url: URL(string: "http://127.0.0.1:\(server.port)/stream")!))
+            }
+            #expect(response.status.code == 200)
+            var count = 0
+            for try await chunk in body { count += chunk.count }
+            #expect(count == 100_000)
+            let client = try #require(tracer.clientSpans.first)
+            #expect(client.parent == caller)
+            #expect(seen.traceparents == [client.ids.traceparent])
+            #expect(waitUntil(timeout: 5) { client.endCount == 1 })
+            #expect(client.int("http.response.status_code") == 200)
+        }
+
+        @Test func theProcesssTracerIsTakenWhenTheSessionIsMade() throws {
+            let seen = Seen()
+            let server = try server(seen)
+            defer { server.stop() }
+            let tracer = RecordingTracer()
+            // `withTracer` scopes the process's tracer (InstrumentationSystem.tracer) without a
+            // bootstrap, which a test process could do only once. The configuration names none.
+            let harness = withTracer(tracer) { ClientHarness() }
+            defer { harness.finish() }
+            #expect(harness.manager.tracer is RecordingTracer)
+            #expect(harness.fetch("http://127.0.0.1:\(server.port)/").status == 200)
+            let span = try #require(tracer.clientSpans.first)
+            #expect(seen.traceparents == [span.ids.traceparent])
+            #expect(span.endCount == 1)
+        }
+
         @Test func withoutATracerNothingIsInjected() throws {
             let seen = Seen()
             let server = try server(seen)
