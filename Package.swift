@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // One client span per task, W3C trace context in its fields (Session/Tracing).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -35,6 +37,7 @@ let package = Package(
                 "CUV", "CLLHTTP", "COpenSSL", "CZlib", "CAres",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // A small HTTP/1.1 server on loopback with its own libuv loop and thread: `uvfetch demo`
@@ -78,6 +81,7 @@ let package = Package(
             dependencies: [
                 "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
     ],

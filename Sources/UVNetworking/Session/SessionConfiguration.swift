@@ -1,4 +1,5 @@
 import Foundation
+import Tracing
 
 /// How a session connects and what it tolerates. Values, copied into the session when it is made.
 public struct SessionConfiguration: Sendable {
@@ -127,6 +128,11 @@ public struct SessionConfiguration: Sendable {
     /// `CookieStore.shared` (one for the process, like NSHTTPCookieStorage's shared storage).
     /// Several sessions may share a store. Requests opt out with `httpShouldHandleCookies`.
     public var cookieStore: CookieStore?
+    /// The tracer that gives each task a client span and puts its trace context (W3C
+    /// `traceparent`) in the task's request; nil (the default) for the process's,
+    /// `InstrumentationSystem.tracer`, read once when the session is made. With neither (a
+    /// `NoOpTracer`) tasks pay nothing for tracing. See docs/tracing.md.
+    public var tracer: (any Tracer)?
     /// Where download tasks write bodies while they arrive; nil (the default) for FileManager's
     /// temporary directory. Not public: tests give a session a directory of its own, so they
     /// can count what is left in it.

@@ -50,6 +50,9 @@ public class SessionManager: @unchecked Sendable {
     /// `configuration.cookieStore` and `.proxy`, read per task without copying the configuration.
     let cookieStore: CookieStore?
     let proxies: ProxyConfiguration
+    /// The tracer the session's tasks report spans to; nil when there is none (a `NoOpTracer`),
+    /// so that each task pays one nil check (SessionManager+Tracing.swift).
+    let tracing: SessionTracing?
 
     private struct Settings {
         var completionQueue: DispatchQueue?
@@ -96,6 +99,7 @@ public class SessionManager: @unchecked Sendable {
         self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
+        self.tracing = SessionTracing(configuration)
         self.group = EventLoopGroup(loops: [loop])
         self.loop = loop
         self.loops = [loop]
@@ -113,6 +117,7 @@ public class SessionManager: @unchecked Sendable {
         self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
+        self.tracing = SessionTracing(configuration)
         self.group = group
         self.loop = group.loops[0]
         self.loops = group.loops

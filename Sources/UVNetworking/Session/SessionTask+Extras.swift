@@ -8,12 +8,15 @@ extension SessionTask {
         let preparationFailure: NetworkingError?
         let uploadProgressHandler: (@Sendable (Progress) -> Void)?
         let downloadProgressHandler: (@Sendable (Progress) -> Void)?
+        /// The task's span, when its session has a tracer (Session/Tracing).
+        let trace: TaskTrace?
 
         init(preparationFailure: NetworkingError?, uploadProgressHandler: (@Sendable (Progress) -> Void)?,
-             downloadProgressHandler: (@Sendable (Progress) -> Void)?) {
+             downloadProgressHandler: (@Sendable (Progress) -> Void)?, trace: TaskTrace? = nil) {
             self.preparationFailure = preparationFailure
             self.uploadProgressHandler = uploadProgressHandler
             self.downloadProgressHandler = downloadProgressHandler
+            self.trace = trace
         }
     }
 

@@ -16,9 +16,10 @@ public class SessionTask: @unchecked Sendable {
     public let taskIdentifier: Int
     /// The request as given.
     public let originalRequest: Request
-    /// The request being sent: `originalRequest` until a redirect is followed, then the
-    /// request the redirect led to.
-    public var currentRequest: Request { snapshot.withLock { $0.redirected?.request } ?? originalRequest }
+    /// The request being sent: `originalRequest` (with the trace context fields of the task's
+    /// span, when the session has a tracer) until a redirect is followed, then the request the
+    /// redirect led to.
+    public var currentRequest: Request { snapshot.withLock { $0.redirected?.request } ?? sentRequest }
 
     struct Snapshot {
         var state: State = .suspended
@@ -105,6 +106,16 @@ public class SessionTask: @unchecked Sendable {
     init(identifier: Int, request: Request, manager: SessionManager,
          uploadProgress: (@Sendable (Progress) -> Void)?, downloadProgress: (@Sendable (Progress) -> Void)?,
          completionHandler: CompletionHandler?, preparationFailure: NetworkingError? = nil) {
+        // With a tracer, the span starts here, on the caller's thread, under its ServiceContext,
+        // and the request sent is the caller's with the span's context in its fields
+        // (`trace.request`, `sentRequest`); `originalRequest` stays as given. Without one, a nil
+        // check, nothing more (Session/Tracing).
+        let trace: TaskTrace?
+        if let tracing = manager.tracing {
+            trace = TaskTrace(tracer: tracing.tracer, request: request)
+        } else {
+            trace = nil
+        }
         self.completionHandler = completionHandler
         var failed: NetworkingError?
         if var failure = preparationFailure {
@@ -113,7 +124,11 @@ public class SessionTask: @unchecked Sendable {
             failed = failure
         } else {
             do throws(NetworkingError) {
-                self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
+                if let trace {
+                    self.preparedRequest = try manager.preparedRequests.prepare(trace.request, for: manager)
+                } else {
+                    self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
+                }
             } catch {
                 self.preparedRequest = nil
                 failed = error
@@ -121,8 +136,9 @@ public class SessionTask: @unchecked Sendable {
         }
         self.taskIdentifier = identifier
         self.bytesExpectedToSend = request.expectedBodyLength
-        extras = failed != nil || uploadProgress != nil || downloadProgress != nil
-            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
+        extras = failed != nil || uploadProgress != nil || downloadProgress != nil || trace != nil
+            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress,
+                     trace: trace)
             : nil
         // Last: the arguments are the caller's (+1) references, moved into the fields when
         // nothing reads them afterwards; a read after the store costs a retain and a release.
@@ -308,12 +324,15 @@ public class SessionTask: @unchecked Sendable {
     /// task and `completeWithoutLoop` never both run, and this keeps it so).
     @discardableResult
     func recordCompletion(error: (any Error & Sendable)?) -> Bool {
-        snapshot.withLock { snapshot in
+        let claimed = snapshot.withLock { snapshot in
             guard snapshot.state != .completed else { return false }
             snapshot.state = .completed
             snapshot.error = error
             return true
         }
+        // The span ends with the task, once (Session/Tracing).
+        if claimed, let trace = extras?.trace { endSpan(trace, error: error) }
+        return claimed
     }
 }
 

@@ -92,6 +92,7 @@ extension TaskRunner {
         case .follow(let request, let prepared):
             // A cancel or timeout while the plan was made wins.
             guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
+            traceFollowed(to: request, isRedirect: isRedirect)
             moveOn(to: request, prepared: prepared)
             head = nil
             redirectBody = nil

@@ -42,7 +42,7 @@ final class TaskRunner {
 
     // Redirects (TaskRunner+Redirects.swift).
     /// The request of the exchange in flight: the task's own, or where redirects led.
-    var currentRequest: Request { redirected?.request ?? task.originalRequest }
+    var currentRequest: Request { redirected?.request ?? task.sentRequest }
     /// Where redirects (or a download's restart) led, and the requests sent before it; nil while
     /// the request is the task's own, so that most runners keep no copy of it (a copy and a
     /// destroy per task) and no list of visits (an empty array is still one release per task).
@@ -478,6 +478,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
         switch action {
         case .enqueue:
+            traceResent(after: error.code)
             head = nil
             sink.exchangeRestarted(task: task)
             redirectBody = nil

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import Testing
+import Tracing
+@testable import UVNetworking
+
+/// The span's values that take more than a copy, and the injector, without sockets.
+@Suite struct TaskTraceTests {
+    @Test(arguments: [
+        ("http://user:secret@example.com:8080/a?b=c", "http://REDACTED:REDACTED@example.com:8080/a?b=c"),
+        ("https://token@example.com/", "https://REDACTED:REDACTED@example.com/"),
+        ("http://us%40er:p%3Ass@example.com/x", "http://REDACTED:REDACTED@example.com/x"),
+        ("http://example.com/plain?q=1", "http://example.com/plain?q=1"),
+    ])
+    func fullURLHidesCredentials(url: String, expected: String) throws {
+        let full = TaskTrace.fullURL(try #require(URL(string: url)))
+        #expect(full == expected)
+        #expect(!full.contains("secret") && !full.contains("token") && !full.contains("p%3Ass"))
+    }
+
+    @Test func portFallsBackToTheSchemesDefault() {
+        #expect(TaskTrace.port(of: URL(string: "http://example.com/")!) == 80)
+        #expect(TaskTrace.port(of: URL(string: "https://example.com/")!) == 443)
+        #expect(TaskTrace.port(of: URL(string: "http://example.com:8080/")!) == 8080)
+    }
+
+    @Test func errorTypeIsTheCodeName() {
+        #expect(TaskTrace.errorType(NetworkingError(.cancelled, "x")) == "cancelled")
+        #expect(TaskTrace.errorType(CocoaError(.fileNoSuchFile)) == "CocoaError")
+    }
+
+    @Test func injectorReplacesAnExistingField() {
+        var fields: HTTPFields = [.init("traceparent")!: "old", .accept: "*/*"]
+        HTTPFieldsInjector().inject("new", forKey: "traceparent", into: &fields)
+        HTTPFieldsInjector().inject("ignored", forKey: "bad name", into: &fields)
+        #expect(fields[values: .init("traceparent")!] == ["new"])
+        #expect(fields[.accept] == "*/*")
+        #expect(fields.count == 2)
+        #expect(HTTPFieldsExtractor().extract(key: "TraceParent", from: fields) == "new")
+    }
+
+    @Test func startInjectsTheSpansContextAndReplacesTheCallers() throws {
+        let tracer = RecordingTracer()
+        var request = Request(url: URL(string: "http://a:b@127.0.0.1:1/x")!, method: .post)
+        request.setValue("00-00000000000000000000000000000001-0000000000000001-01", forHTTPHeaderField: "Traceparent")
+        let sent = TaskTrace(tracer: tracer, request: request).request
+        let span = try #require(tracer.clientSpans.first)
+        #expect(span.operationName == "POST")
+        #expect(sent.headerFields.filter { $0.name.lowercased() == "traceparent" }.map(\.value) == [span.ids.traceparent])
+        #expect(sent.value(forHTTPHeaderField: "tracestate") == "rec=\(span.ids.spanID)")
+        #expect(span.string("url.full") == "http://REDACTED:REDACTED@127.0.0.1:1/x")
+        #expect(span.string("server.address") == "127.0.0.1")
+        #expect(span.int("server.port") == 1)
+        #expect(span.string("network.protocol.version") == "1.1")
+        #expect(span.endCount == 0)
+    }
+
+    @Test func endsOnceWithErrorStatusFromA4xx() throws {
+        let tracer = RecordingTracer()
+        let trace = TaskTrace(tracer: tracer, request: Request(url: URL(string: "http://127.0.0.1:1/")!))
+        trace.end(status: 404, error: nil)
+        trace.end(status: 200, error: NetworkingError(.cancelled, "late"))
+        let span = try #require(tracer.clientSpans.first)
+        #expect(span.endCount == 1)
+        #expect(span.int("http.response.status_code") == 404)
+        #expect(span.string("error.type") == "404")
+        #expect(span.status?.code == .error)
+    }
+
+    @Test func aNoOpTracerIsNoTracer() {
+        #expect(SessionTracing(SessionConfiguration()) == nil)
+        var configuration = SessionConfiguration()
+        configuration.tracer = NoOpTracer()
+        #expect(SessionTracing(configuration) == nil)
+        configuration.tracer = RecordingTracer()
+        #expect(SessionTracing(configuration)?.tracer is RecordingTracer)
+    }
+}
