@@ -125,6 +125,12 @@ final class ClientHarness: @unchecked Sendable {
         manager.sessionDidBecomeInvalid = { invalidated.signal() }
         manager.invalidateSessionCancelingTasks(true, resetSession: false)
         #expect(invalidated.wait(timeout: .now() + 10) == .success, "session never became invalid", sourceLocation: sourceLocation)
+        expectNothingLeft(sourceLocation: sourceLocation)
+    }
+
+    /// Checks that every loop handle and file descriptor the session opened is closed again
+    /// (after a shutdown that already ended the session).
+    func expectNothingLeft(sourceLocation: SourceLocation = #_sourceLocation) {
         let handlesClosed = waitUntil(timeout: 5) { EventLoop.shared.openHandleCountFromOutside() == baselineHandles }
         #expect(handlesClosed, "loop handles left open: \(EventLoop.shared.openHandleCountFromOutside()) > \(baselineHandles)",
                 sourceLocation: sourceLocation)
