@@ -16,10 +16,9 @@ enum Observability {
     }
 
     /// The session's instruments: its background logger, metrics factory and tracer go in the
-    /// configuration (nil: the global one, or none).
-    static func configure(_ configuration: inout SessionConfiguration, logger: Logger) {
-        configuration.connectTimeout = 5
-    }
+    /// configuration (nil: the global one, or none). The example sets none yet: the session
+    /// logs, measures and traces nothing.
+    static func configure(_ configuration: inout SessionConfiguration, logger: Logger) {}
 
     /// A fetch's request, with what belongs to that task alone (its own logger, so its log lines
     /// carry the fetcher's metadata).

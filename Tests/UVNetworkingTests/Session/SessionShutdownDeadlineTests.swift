@@ -190,6 +190,30 @@ import Testing
         harness.expectNothingLeft()
     }
 
+    @Test func everyLoopOfAGroupDrainsAndCancelsAtTheDeadline() async throws {
+        // Four origins over two loops: each loop's engine has a running task to cancel or finish.
+        let slow = try (0..<2).map { _ in try slowServer(delay: 30) }
+        let quick = try (0..<2).map { _ in try slowServer(delay: 0.2) }
+        defer { for server in slow + quick { server.stop() } }
+        let loops = try EventLoopGroup(loopCount: 2)
+        let manager = SessionManager(group: loops)
+        manager.completionQueue = DispatchQueue(label: "test.shutdown.deadline.group")
+        manager.responseSerializer = AcceptAllSerializer()
+        let outcomes = Mutex<[Int: NetworkingError.Code?]>([:])
+        for (index, server) in (slow + quick).enumerated() {
+            manager.dataTask(with: ClientHarness.request(url(server)), completionHandler: { _, _, error in
+                // updateValue: a subscript assignment of nil (a success) would remove the key.
+                outcomes.withLock { _ = $0.updateValue((error as? NetworkingError)?.code, forKey: index) }
+            }).resume()
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        await manager.shutdown(gracePeriod: .milliseconds(600))
+        #expect(manager.openConnectionCounts == [0, 0])
+        #expect(waitUntil(timeout: 5) { outcomes.withLock { $0.count } == 4 })
+        #expect(outcomes.withLock { $0 } == [0: .cancelled, 1: .cancelled, 2: nil, 3: nil])
+        await loops.shutdown()
+    }
+
     @Test func sharedRefusesShutdownAndKeepsServingOthers() async throws {
         // JSON: the shared session's serializer is the default one.
         let server = try ScriptedServer { connection in
