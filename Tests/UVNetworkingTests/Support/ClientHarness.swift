@@ -119,11 +119,12 @@ final class ClientHarness: @unchecked Sendable {
     }
 
     /// Invalidates the session (cancelling what is left), then checks that every loop handle and
-    /// file descriptor it opened is closed again.
+    /// file descriptor it opened is closed again. Waits for the invalidation itself, not for
+    /// `sessionDidBecomeInvalid`, which runs once per session: a test may have invalidated it
+    /// already.
     func finish(sourceLocation: SourceLocation = #_sourceLocation) {
         let invalidated = DispatchSemaphore(value: 0)
-        manager.sessionDidBecomeInvalid = { invalidated.signal() }
-        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        manager.invalidate(deadline: .now, resetSession: false) { invalidated.signal() }
         #expect(invalidated.wait(timeout: .now() + 10) == .success, "session never became invalid", sourceLocation: sourceLocation)
         expectNothingLeft(sourceLocation: sourceLocation)
     }
