@@ -11,6 +11,9 @@ let package = Package(
         .executable(name: "uvfetch", targets: ["uvfetch"]),
         // The scripted DNS server, for the benchmarks' package.
         .library(name: "LoopbackDNSServer", targets: ["LoopbackDNSServer"]),
+        // A swift-service-lifecycle Service that drains a SessionManager at graceful shutdown:
+        // a product of its own, so the library alone does not build swift-service-lifecycle.
+        .library(name: "UVNetworkingServiceLifecycle", targets: ["UVNetworkingServiceLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -19,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // One client span per task, W3C trace context in its fields (Session/Tracing).
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -76,12 +81,44 @@ let package = Package(
             ],
             path: "Tests/EmbedProbe"
         ),
+        .target(
+            name: "UVNetworkingServiceLifecycle",
+            dependencies: [
+                "UVNetworking",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A ServiceGroup with the lifecycle adapter and requests in flight, stopped by SIGTERM:
+        // the lifecycle tests run it as a child process.
+        .executableTarget(
+            name: "uvnetworking-service-probe",
+            dependencies: [
+                "UVNetworking", "UVNetworkingServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ServiceProbe"
+        ),
+        // An example service (no web framework): a ServiceGroup that fetches URLs periodically,
+        // logs, and drains its session on SIGTERM. Built and run by the tests; not a product.
+        .executableTarget(
+            name: "uvnetworking-example-service",
+            dependencies: [
+                "UVNetworking", "UVNetworkingServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/ExampleService"
+        ),
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
                 "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
+                "UVNetworkingServiceLifecycle", "uvnetworking-service-probe", "uvnetworking-example-service",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
     ],

@@ -296,6 +296,11 @@ final class ConnectionPool {
         for case let connection? in open { connection.close() }
     }
 
+    /// Closes the idle connections (the session drains); those in use stay for their task.
+    func closeIdleConnections() {
+        for id in machine.takeIdleConnections() { connection(id)?.close() }
+    }
+
     private func perform(_ action: ConnectionPoolStateMachine.Action, error: HTTP1Error? = nil) {
         switch action {
         case .none:

@@ -124,7 +124,17 @@ final class PoolSet {
     /// for the unit it holds). Never called once closed: pools then drain.
     @inline(__always)
     func parked(_ node: ConnectionBudget.IdleNode) -> Bool {
-        budget.parked(node)
+        !closesIdleConnections && budget.parked(node)
+    }
+
+    /// The session is draining (SessionDrain.swift): a connection whose exchange ends closes
+    /// instead of idling; busy ones still serve their pool's waiters.
+    @exclusivity(unchecked) private(set) var closesIdleConnections = false
+
+    /// Closes every idle connection now, and from here on each one that would idle.
+    func closeIdleConnections() {
+        closesIdleConnections = true
+        for case let pool? in pools { pool.closeIdleConnections() }
     }
 
     /// The idle connection at `node` is reused.

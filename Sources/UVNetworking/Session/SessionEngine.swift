@@ -46,7 +46,12 @@ final class SessionEngine {
     /// Where batches for the completion queue go (`completionMailbox(for:)`).
     @exclusivity(unchecked) private var mailbox: (queue: DispatchQueue, box: DrainMailbox<CompletionDelivery.Batch>)?
     @exclusivity(unchecked) private(set) var isInvalidated = false
-    @exclusivity(unchecked) private var invalidationWaiter: (() -> Void)?
+    /// Invalidation's way to the end: deadline, cancellation, closing (SessionDrain.swift).
+    @exclusivity(unchecked) private var drain = SessionDrain()
+    /// Who waits for the drain to end (each shutdown or invalidation call), told once.
+    @exclusivity(unchecked) private var invalidationWaiters: [() -> Void] = []
+    /// Fires at the drain's deadline; made when a deadline is first set.
+    @exclusivity(unchecked) private var drainTimer: LoopTimer?
     /// The loop is shutting down (or the worker pool was): tasks fail with `.loopShutDown`.
     @exclusivity(unchecked) private var loopShutDown = false
     /// Whether the loop will tell this engine when it shuts down (set at the first task).
@@ -209,7 +214,7 @@ final class SessionEngine {
         guard claimed else {
             // Completed already, off the loop: never delivered twice. (completeWithoutLoop waits
             // for the loop to stop, after which no runner finishes; this is the second lock.)
-            if isInvalidated && runningCount == 0 { invalidationDone() }
+            if isInvalidated { perform(drain.taskEnded(running: runningCount)) }
             return
         }
         if finished.capacity == 0 { finished.reserveCapacity(lastBatchCount) }
@@ -226,7 +231,7 @@ final class SessionEngine {
             // engine replaced by a reset may have no other owner once its last task finished.
             loop.runAfterIO { self.flushFinished() }
         }
-        if isInvalidated && runningCount == 0 { invalidationDone() }
+        if isInvalidated { perform(drain.taskEnded(running: runningCount)) }
     }
 
     /// Hands the tasks finished in this iteration on, the cheapest way they allow: to a worker
@@ -311,36 +316,57 @@ final class SessionEngine {
 
     // MARK: Invalidation
 
-    /// Stops taking tasks. With `cancelPending`, cancels every task; otherwise lets them finish.
-    /// Idle connections close now, busy ones when their task ends. `done` runs on the loop once
-    /// no task is left.
-    func invalidate(cancelPending: Bool, done: @escaping () -> Void) {
+    /// Stops taking tasks; running tasks may finish until `deadline` (loop milliseconds: 0
+    /// cancels them now, `.max` never does), then are cancelled. Idle connections close now,
+    /// busy ones when their task ends. `done` runs on the loop once no task is left (at once when
+    /// none is); asked again, the earliest deadline holds and every caller's `done` runs.
+    /// Returns whether this call began the drain (the first invalidation of this engine).
+    @discardableResult
+    func invalidate(deadline: UInt64, done: @escaping () -> Void) -> Bool {
+        let first = !drain.isInvalidated
         isInvalidated = true
-        if cancelPending {
+        invalidationWaiters.append(done)
+        perform(drain.invalidate(deadline: deadline, now: LoopTimer.now(loop), running: runningCount))
+        return first
+    }
+
+    /// Performs what the drain decided.
+    private func perform(_ action: SessionDrain.Action) {
+        if action.closeIdleConnections { poolSet.closeIdleConnections() }
+        if action.cancelRunningTasks {
             // The manager lists every unfinished task; those started here have a runner here.
             for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.cancelled) }
         }
-        invalidationWaiter = done
-        if runningCount == 0 { invalidationDone() }
+        if let deadline = action.armDeadline {
+            if drainTimer == nil {
+                drainTimer = LoopTimer(loop: loop) { [unowned self] in
+                    // Held until the callback returns: finishing closes and drops the timer.
+                    let firing = self.drainTimer
+                    self.perform(self.drain.deadlineTimerFired(now: LoopTimer.now(self.loop), running: self.runningCount))
+                    withExtendedLifetime(firing) {}
+                }
+            }
+            drainTimer!.arm(at: deadline)
+        }
+        if action.finish { invalidationDone() }
     }
 
-    /// No task is left on an invalidated engine: every connection closes, the waiter is told
+    /// No task is left on an invalidated engine: every connection closes, the waiters are told
     /// after I/O, so after the last tasks' hand-off (scheduled before) has entered the group.
     private func invalidationDone() {
         closeAllConnections()
         // Tasks that come now fail at once: nothing is left for a loop shutdown to end.
         if observesLoop { loop.removeShutdownObserver(self) }
-        if let waiter = invalidationWaiter {
-            invalidationWaiter = nil
-            loop.runAfterIO(waiter)
-        }
+        let waiters = invalidationWaiters
+        invalidationWaiters.removeAll()
+        for waiter in waiters { loop.runAfterIO(waiter) }
     }
 
     /// The manager was released: no task of it is left (each task holds its manager), and none
     /// can come. Closes every connection, so nothing of the session outlives it on the loop.
     func managerReleased() {
         isInvalidated = true
-        invalidationWaiter = nil
+        invalidationWaiters.removeAll()
         closeAllConnections()
         if observesLoop { loop.removeShutdownObserver(self) }
     }
@@ -350,6 +376,7 @@ final class SessionEngine {
     private func loopShuttingDown() {
         loopShutDown = true
         isInvalidated = true
+        drain.loopShuttingDown()
         if runningCount > 0 {
             // Tasks hold the manager, so it is alive while any runs.
             for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
@@ -365,6 +392,8 @@ final class SessionEngine {
     }
 
     private func closeAllConnections() {
+        drainTimer?.close()
+        drainTimer = nil
         poolSet.closeAll()
         resolver.close()
         pools.removeAll()

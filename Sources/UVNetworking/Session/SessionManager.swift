@@ -85,6 +85,8 @@ public class SessionManager: @unchecked Sendable {
     /// loop's thread (as `engine`). Empty for a single-loop session.
     private let otherEngines: [EngineSlot]
     private static let sharedCompletionGroup = DispatchGroup()
+    /// Set once, on `shared` only: its shutdown and invalidation are refused.
+    let sharedMark = Atomic(false)
 
     /// A replaceable engine of a loop other than the first (`otherEngines`).
     private final class EngineSlot {
@@ -374,8 +376,10 @@ public class SessionManager: @unchecked Sendable {
     /// every task is cancelled, otherwise running tasks finish first. Connections close once no
     /// task needs them. With `resetSession`, the manager is usable again afterwards with a fresh
     /// session (new pools, new DNS cache); otherwise later tasks fail with `.sessionInvalidated`.
+    ///
+    /// On `SessionManager.shared` it does nothing (see `shared`).
     public func invalidateSessionCancelingTasks(_ cancelPendingTasks: Bool, resetSession: Bool) {
-        invalidate(cancelingTasks: cancelPendingTasks, resetSession: resetSession) {}
+        invalidate(deadline: cancelPendingTasks ? .now : .never, resetSession: resetSession) {}
     }
 
     /// Invalidates the session as `invalidateSessionCancelingTasks(false, resetSession: false)`
@@ -389,19 +393,25 @@ public class SessionManager: @unchecked Sendable {
     ///
     /// Returns at once when the loop has been shut down, which ended the session's tasks and
     /// closed its connections already. In an async context `shutdown()` names this method;
-    /// `invalidateSessionCancelingTasks` is the synchronous way.
+    /// `invalidateSessionCancelingTasks` is the synchronous way. `shutdown(deadline:)` also
+    /// bounds the wait (SessionManager+Shutdown.swift).
+    ///
+    /// On `SessionManager.shared` it returns at once and changes nothing (see `shared`).
     public func shutdown() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            invalidate(cancelingTasks: false, resetSession: false) { continuation.resume() }
+            invalidate(deadline: .never, resetSession: false) { continuation.resume() }
         }
     }
 
-    /// `invalidateSessionCancelingTasks`, then `done` once the old session has no task or
-    /// connection left on any of its loops (on the last loop to finish, or on the caller's
-    /// thread when every loop is shut down).
-    private func invalidate(cancelingTasks cancelPendingTasks: Bool, resetSession: Bool, done: @escaping @Sendable () -> Void) {
-        let remaining = Countdown(loopCount) { [self] in
-            self.sessionBecameInvalid()
+    /// `invalidateSessionCancelingTasks`, with running tasks cancelled at `deadline`, then
+    /// `done` once the old session has no task or connection left on any of its loops (on the
+    /// last loop to finish, or on the caller's thread when every loop is shut down). Refused on
+    /// `shared`: `done` runs at once.
+    func invalidate(deadline: ShutdownDeadline, resetSession: Bool, done: @escaping @Sendable () -> Void) {
+        guard !isShared else { return done() }
+        let remaining = Countdown(loopCount) { [self] started in
+            // Told once per session, by the call that invalidated it.
+            if started { self.sessionBecameInvalid() }
             done()
         }
         for index in 0..<loopCount {
@@ -412,23 +422,31 @@ public class SessionManager: @unchecked Sendable {
                     self.setEngine(SessionEngine(loop: loop, workers: self.workers, configuration: self.configuration, manager: self,
                                                  share: old.share), at: index)
                 }
-                old.invalidate(cancelPending: cancelPendingTasks) { remaining.arrive() }
+                if old.invalidate(deadline: deadline.loopMilliseconds(now: LoopTimer.now(loop)), done: { remaining.arrive() }) {
+                    remaining.started()
+                }
             }
             // The loop's shutdown already ended every task and closed every connection there.
-            if !accepted { remaining.arrive() }
+            if !accepted {
+                remaining.started()
+                remaining.arrive()
+            }
         }
     }
 
     /// Runs its action when `arrive()` has been called `count` times, on the last caller's thread.
+    /// Its action is told whether `started()` was called (some engine's invalidation began).
     private final class Countdown: Sendable {
         private let left: Atomic<Int>
-        private let action: @Sendable () -> Void
-        init(_ count: Int, _ action: @escaping @Sendable () -> Void) {
+        private let began = Atomic(false)
+        private let action: @Sendable (_ started: Bool) -> Void
+        init(_ count: Int, _ action: @escaping @Sendable (_ started: Bool) -> Void) {
             left = Atomic(count)
             self.action = action
         }
+        func started() { began.store(true, ordering: .relaxed) }
         func arrive() {
-            if left.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { action() }
+            if left.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { action(began.load(ordering: .relaxed)) }
         }
     }
 

@@ -119,12 +119,19 @@ final class ClientHarness: @unchecked Sendable {
     }
 
     /// Invalidates the session (cancelling what is left), then checks that every loop handle and
-    /// file descriptor it opened is closed again.
+    /// file descriptor it opened is closed again. Waits for the invalidation itself, not for
+    /// `sessionDidBecomeInvalid`, which runs once per session: a test may have invalidated it
+    /// already.
     func finish(sourceLocation: SourceLocation = #_sourceLocation) {
         let invalidated = DispatchSemaphore(value: 0)
-        manager.sessionDidBecomeInvalid = { invalidated.signal() }
-        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        manager.invalidate(deadline: .now, resetSession: false) { invalidated.signal() }
         #expect(invalidated.wait(timeout: .now() + 10) == .success, "session never became invalid", sourceLocation: sourceLocation)
+        expectNothingLeft(sourceLocation: sourceLocation)
+    }
+
+    /// Checks that every loop handle and file descriptor the session opened is closed again
+    /// (after a shutdown that already ended the session).
+    func expectNothingLeft(sourceLocation: SourceLocation = #_sourceLocation) {
         let handlesClosed = waitUntil(timeout: 5) { EventLoop.shared.openHandleCountFromOutside() == baselineHandles }
         #expect(handlesClosed, "loop handles left open: \(EventLoop.shared.openHandleCountFromOutside()) > \(baselineHandles)",
                 sourceLocation: sourceLocation)
