@@ -13,7 +13,7 @@ CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
 export UVN_CURL_REPLIES := $(CURL_REPLIES)
 HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
 
-.PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean
+.PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean docs
 
 all: build
 
@@ -27,13 +27,19 @@ release: deps
 	$(SWIFT) build -c release --product uvfetch
 
 # Every test: the state machines, the end-to-end suites against nginx, httpbin and the scripted
-# server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, then a
-# short fuzz smoke of the response decoder.
+# server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, the DocC
+# catalog without a warning, then a short fuzz smoke of the response decoder.
 test: deps
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
 	$(SWIFT) test --skip-build --no-parallel
+	$(MAKE) docs
 	$(MAKE) fuzz-smoke
+
+# The DocC archive of the library, from its doc comments and Sources/UVNetworking/UVNetworking.docc
+# (into .build/plugins/Swift-DocC/outputs/UVNetworking.doccarchive); any DocC warning fails it.
+docs: deps
+	$(SWIFT) package generate-documentation --target UVNetworking --warnings-as-errors
 
 # Only the curl-replies suite: every reply of curl's test suite against the outcome decided for it.
 conformance: deps
