@@ -18,6 +18,19 @@ public protocol ResponseSerializer: Sendable {
     /// serializer did before; that is the default. Say false only for a serializer whose cost does
     /// not depend on the body and that never blocks (`HTTPResponseSerializer`: validation only).
     var needsWorkerThread: Bool { get }
+
+    /// MIME types accepted (compared case-insensitively, parameters ignored); nil accepts any.
+    /// Requirements (not extension members) so that `manager.responseSerializer.acceptableContentTypes
+    /// = [...]` works on the session's `any ResponseSerializer`, as AFNetworking users write it.
+    ///
+    /// Every serializer of this library has them; a `ValidatingResponseSerializer` gets them from
+    /// its `validation`. A serializer that validates nothing itself and declares neither gets
+    /// the defaults of `NonValidatingResponseSerializer.swift`: it reports that it accepts
+    /// anything, and setting either has no effect.
+    var acceptableContentTypes: Set<String>? { get set }
+
+    /// Status codes that count as success; see `acceptableContentTypes`.
+    var acceptableStatusCodes: IndexSet { get set }
 }
 
 extension ResponseSerializer {

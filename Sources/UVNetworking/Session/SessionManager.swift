@@ -65,6 +65,9 @@ public class SessionManager: @unchecked Sendable {
     }
 
     private let settings = Mutex(Settings())
+    /// Orders in-place changes of `responseSerializer` (its `_modify`); recursive, so a change
+    /// that reads or sets the serializer again on the same thread does not deadlock.
+    private let responseSerializerEdits = NSRecursiveLock()
     private let registry = TaskRegistry()
     private let nextIdentifier = Atomic<Int>(1)
     /// The optional closures and notification switch (SessionHooks.swift).
@@ -175,9 +178,24 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// Turns responses into objects. Defaults to `JSONResponseSerializer`, as in AFNetworking.
+    ///
+    /// Its rules can be changed in place, as AFNetworking users write it:
+    /// `manager.responseSerializer.acceptableContentTypes = ["text/html"]`, or
+    /// `manager.responseSerializer.acceptableStatusCodes.insert(404)`. Such a change is one step
+    /// against other threads' changes (read, changed, written back under a lock; none is lost)
+    /// and applies to tasks that complete afterwards.
     public var responseSerializer: any ResponseSerializer {
         get { settings.withLock { $0.responseSerializer } }
-        set { settings.withLock { $0.responseSerializer = newValue } }
+        set { responseSerializerEdits.withLock { settings.withLock { $0.responseSerializer = newValue } } }
+        _modify {
+            // A copy changed outside the mutex (the change may run any code), under a lock that
+            // orders it against other changes; readers still take only the mutex.
+            responseSerializerEdits.lock()
+            defer { responseSerializerEdits.unlock() }
+            var serializer = settings.withLock { $0.responseSerializer }
+            yield &serializer
+            settings.withLock { $0.responseSerializer = serializer }
+        }
     }
 
     /// Called once the session has been invalidated and every task has ended, on the completion
@@ -241,10 +259,15 @@ public class SessionManager: @unchecked Sendable {
     /// moment. Sending one `Request` value over and over is cheap: the session reuses the last
     /// request's encoding for an equal request while its cookies and security policy are
     /// unchanged.
+    ///
+    /// `completionHandler` has no default so that a trailing closure is the completion handler
+    /// (Swift binds a trailing closure to the first closure parameter it can skip to only when a
+    /// later one needs an argument); `dataTask(with:uploadProgress:downloadProgress:)` makes a
+    /// task without one.
     public func dataTask(with request: Request,
                          uploadProgress: (@Sendable (Progress) -> Void)? = nil,
                          downloadProgress: (@Sendable (Progress) -> Void)? = nil,
-                         completionHandler: SessionTask.CompletionHandler? = nil) -> DataTask {
+                         completionHandler: SessionTask.CompletionHandler?) -> DataTask {
         registerTask { identifier in
             DataTask(identifier: identifier, request: request, manager: self, uploadProgress: uploadProgress,
                      downloadProgress: downloadProgress, completionHandler: completionHandler)

@@ -28,7 +28,7 @@ extension SessionManager {
     /// Creates a suspended download task for `request`; call `resume()` to start it.
     public func downloadTask(with request: Request, progress: (@Sendable (Progress) -> Void)? = nil,
                              destination: DownloadTask.Destination? = nil,
-                             completionHandler: DownloadTask.DownloadCompletionHandler? = nil) -> DownloadTask {
+                             completionHandler: DownloadTask.DownloadCompletionHandler?) -> DownloadTask {
         let plan = DownloadTask.Plan(temporaryFile: DownloadTemporaryFile.makeURL(in: configuration.downloadDirectory), resumeOffset: nil, resumedFrom: nil)
         return makeDownloadTask(request, plan: plan, progress: progress, destination: destination, completionHandler: completionHandler)
     }
@@ -53,7 +53,7 @@ extension SessionManager {
     /// partial file is gone; this is checked here, on the calling thread.
     public func downloadTask(withResumeData resumeData: Data, progress: (@Sendable (Progress) -> Void)? = nil,
                              destination: DownloadTask.Destination? = nil,
-                             completionHandler: DownloadTask.DownloadCompletionHandler? = nil) throws(NetworkingError) -> DownloadTask {
+                             completionHandler: DownloadTask.DownloadCompletionHandler?) throws(NetworkingError) -> DownloadTask {
         let resume = try DownloadResumeData.decode(resumeData, directory: configuration.downloadDirectory)
         guard let status = POSIXFile.status(atPath: resume.temporaryFilePath), status.isRegularFile else {
             throw NetworkingError(.invalidResumeData, "the partial download \(resume.temporaryFilePath) of the resume data is gone")

@@ -18,7 +18,7 @@ extension SessionManager {
     /// `fileIsDirectory`, `noPermissionsToReadFile` or `cannotOpenFile` without connecting.
     public func uploadTask(with request: Request, fromFile fileURL: URL,
                            progress: (@Sendable (Progress) -> Void)? = nil,
-                           completionHandler: SessionTask.CompletionHandler? = nil) -> UploadTask {
+                           completionHandler: SessionTask.CompletionHandler?) -> UploadTask {
         var request = request
         do {
             request.bodyStream = try StreamedBody(contentsOf: fileURL)
@@ -33,7 +33,7 @@ extension SessionManager {
     /// Content-Length.
     public func uploadTask(with request: Request, from bodyData: Data,
                            progress: (@Sendable (Progress) -> Void)? = nil,
-                           completionHandler: SessionTask.CompletionHandler? = nil) -> UploadTask {
+                           completionHandler: SessionTask.CompletionHandler?) -> UploadTask {
         var request = request
         request.body = bodyData
         return makeUploadTask(request, progress: progress, completionHandler: completionHandler, failure: nil)
@@ -44,7 +44,7 @@ extension SessionManager {
     /// no byte beyond the length is sent); without one it is sent chunked.
     public func uploadTask(withStreamedRequest request: Request,
                            progress: (@Sendable (Progress) -> Void)? = nil,
-                           completionHandler: SessionTask.CompletionHandler? = nil) -> UploadTask {
+                           completionHandler: SessionTask.CompletionHandler?) -> UploadTask {
         makeUploadTask(request, progress: progress, completionHandler: completionHandler, failure: nil)
     }
 
