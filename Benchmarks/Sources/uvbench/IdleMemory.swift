@@ -1,7 +1,7 @@
 import CAllocCounter
 import Dispatch
 import Foundation
-import UVNetworking
+@_spi(Testing) import UVNetworking
 
 /// What one idle keep-alive connection costs the client's heap: a manager opens `connections`
 /// connections to one origin at once (that many tasks in flight, no idle connection to reuse),

@@ -152,7 +152,7 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
     }
 
     /// `urlString` resolved against `baseURL`, as an absolute URL string.
-    private func resolve(_ urlString: String) throws -> String {
+    func resolve(_ urlString: String) throws -> String {
         guard let url = BaseURL.resolve(urlString, against: baseURL) else {
             throw NetworkingError(.invalidURL, "\"\(urlString)\" is not a URL (base: \(baseURL?.absoluteString ?? "none"))")
         }
@@ -160,14 +160,14 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
     }
 
     /// Per-request headers go on last, over whatever the serializer set.
-    private func applying(_ headers: [String: String]?, to request: Request) -> Request {
+    func applying(_ headers: [String: String]?, to request: Request) -> Request {
         var request = request
         for (name, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: name) }
         return request
     }
 
     /// A task whose completion calls `success` or `failure`.
-    private func dataTask(with request: Request, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+    func dataTask(with request: Request, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
                           downloadProgress: (@Sendable (Progress) -> Void)? = nil,
                           success: Success?, failure: Failure?) -> DataTask {
         // The handler needs the task, which does not exist yet when the handler is made.
@@ -195,7 +195,7 @@ public final class HTTPSessionManager: SessionManager, @unchecked Sendable {
 
     /// AFNetworking's rule: no task, and failure(nil, error) asynchronously on the completion
     /// queue, inside the completion group.
-    private func deliverSerializationFailure(_ error: any Error, to failure: Failure?) {
+    func deliverSerializationFailure(_ error: any Error, to failure: Failure?) {
         guard let failure else { return }
         let target = deliverySnapshot()
         let sendable = SendableError(error)

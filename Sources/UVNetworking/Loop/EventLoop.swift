@@ -298,6 +298,8 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Asks the loop, from any thread but its own, how many handles are open. Waits for the answer.
+    /// For tests that check nothing is left open (`@_spi(Testing) import UVNetworking`).
+    @_spi(Testing)
     public func openHandleCountFromOutside() -> Int {
         precondition(!inLoop, "would deadlock on the loop thread")
         Self.assertNotOnLoopThread("EventLoop.openHandleCountFromOutside")

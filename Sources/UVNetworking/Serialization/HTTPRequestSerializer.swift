@@ -148,6 +148,22 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         try serializeAsQuery(request, parameters: parameters)
     }
 
+    /// `serialize(_:parameters:)` for `Encodable` parameters, the verbs' typed form. This class
+    /// encodes them by `FormParameters`' rule (keyed containers as dictionaries, unkeyed ones as
+    /// arrays, then `QueryString`), into the URL or a form body as for any parameters;
+    /// `JSONRequestSerializer` writes a body with `JSONEncoder` instead. A subclass overrides this
+    /// to encode its own way.
+    open func serialize<Parameters: Encodable & Sendable>(_ request: Request, encoding parameters: Parameters) throws -> Request {
+        let object: Any
+        do {
+            object = try FormParameters.object(from: parameters)
+        } catch {
+            throw NetworkingError(.requestSerializationFailed, "the parameters do not encode: \(error)",
+                                  failingURL: request.url, underlyingError: error)
+        }
+        return try serialize(request, parameters: object)
+    }
+
     /// `serialize` as this class does it, whatever a subclass overrides.
     final func serializeAsQuery(_ request: Request, parameters: Any?) throws -> Request {
         var request = applyingDefaults(to: request)
@@ -177,6 +193,20 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
             throw NetworkingError(.invalidURL, "invalid URL: not an absolute URL with a host")
         }
         return try serialize(Request(url: url, method: method), parameters: parameters)
+    }
+
+    /// `request(method:urlString:parameters:)` for `Encodable` parameters
+    /// (`serialize(_:encoding:)`).
+    public func request<Parameters: Encodable & Sendable>(method: HTTPRequest.Method, urlString: String,
+                                                          encoding parameters: Parameters) throws -> Request {
+        try serialize(Request(url: Self.absoluteURL(urlString), method: method), encoding: parameters)
+    }
+
+    private static func absoluteURL(_ urlString: String) throws -> URL {
+        guard let url = URL(string: urlString), url.scheme != nil, url.host != nil else {
+            throw NetworkingError(.invalidURL, "invalid URL: not an absolute URL with a host")
+        }
+        return url
     }
 
     /// What the JSON and property list serializers share: URI methods as this class does them;

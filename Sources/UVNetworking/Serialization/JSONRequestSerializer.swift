@@ -30,4 +30,23 @@ open class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
             return try JSONSerialization.data(withJSONObject: parameters, options: options)
         }
     }
+
+    /// For methods that encode parameters in the URI, the query string of the superclass's rule;
+    /// otherwise a body written by `JSONEncoder` (its default strategies; `writingOptions`'
+    /// pretty printing, sorted keys and unescaped slashes carried over) with Content-Type
+    /// `application/json` unless one is set.
+    open override func serialize<Parameters: Encodable & Sendable>(_ request: Request, encoding parameters: Parameters) throws -> Request {
+        if encodesParametersInURI(request.method) { return try super.serialize(request, encoding: parameters) }
+        let encoder = JSONEncoder()
+        let options = writingOptions
+        var formatting: JSONEncoder.OutputFormatting = []
+        if options.contains(.prettyPrinted) { formatting.insert(.prettyPrinted) }
+        if options.contains(.sortedKeys) { formatting.insert(.sortedKeys) }
+        if options.contains(.withoutEscapingSlashes) { formatting.insert(.withoutEscapingSlashes) }
+        encoder.outputFormatting = formatting
+        return try serializingBody(request, parameters: parameters, contentType: "application/json",
+                                   invalidMessage: "The `parameters` argument does not encode as JSON.") { _ in
+            try encoder.encode(parameters)
+        }
+    }
 }

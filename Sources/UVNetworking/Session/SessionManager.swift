@@ -444,7 +444,8 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// Open or opening connections of the current session, on all its loops; asks each loop and
-    /// waits.
+    /// waits. For tests and benchmarks (`@_spi(Testing) import UVNetworking`).
+    @_spi(Testing)
     public var openConnectionCount: Int {
         openConnectionCounts.reduce(0, +)
     }

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// Resident set size of this process, in bytes (/proc/self/statm, second field).
 private func residentBytes() -> Int {

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// async/await: values, errors, Decodable, and Swift task cancellation.

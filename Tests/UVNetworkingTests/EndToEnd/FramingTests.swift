@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// How responses end, and what happens when they end wrongly.

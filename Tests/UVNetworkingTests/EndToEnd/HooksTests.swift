@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// Collects values from any thread.
 final class Recorder<Value: Sendable>: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// Connection reuse and the rules that forbid it.

@@ -5,7 +5,7 @@ import LoopbackDNSServer
 import LoopbackHTTPServer
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// Many distinct origins: the connection budget across them, connects that find no

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 @Suite struct EventLoopTests {
     @Test func jobsFromManyThreadsAllRunOnTheLoopThreadInPerThreadOrder() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import LoopbackHTTPServer
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// The server against the library's own client: what a SessionManager and an
 /// HTTPSessionManager see, over one reused connection.

@@ -3,7 +3,7 @@ import Foundation
 import LoopbackHTTPServer
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// A session over an `EventLoopGroup` of two loops: each origin's tasks on one loop, origins
 /// spread over both, and the session's lifecycle (invalidate, reset, shutdown, release) on every

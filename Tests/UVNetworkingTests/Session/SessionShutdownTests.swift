@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// `await shutdown()` on a manager, a loop and a worker pool, each on its own loop and pool.
 @Suite struct SessionShutdownTests {

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// What a task's completion handler received.
 struct Outcome: @unchecked Sendable {

@@ -4,7 +4,7 @@ import Foundation
 import LoopbackHTTPServer
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// The race's shell on real loopback sockets: ::1 refusing, blackholing or serving beside a

@@ -3,7 +3,7 @@ import Foundation
 import LoopbackHTTPServer
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// A connection's transports hold it strongly until they close, and its pending callbacks

@@ -3,7 +3,7 @@ import Foundation
 import LoopbackDNSServer
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// The c-ares resolver against the scripted DNS server (`dnsServers`): what it answers, how it
 /// fails, what it caches, and that slow names never hold fast ones back.
