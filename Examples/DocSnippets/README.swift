@@ -99,22 +99,33 @@ func readme_5() async throws {
 }
 
 // README.md, swift block 6
-func readme_6() async throws {
+func readme_6() {
     let api = HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:8080/v1")!)  // resolves "users" to /v1/users
     api.requestSerializer = JSONRequestSerializer()                                  // form encoding is the default
     api.requestSerializer.setAuthorizationHeaderField(username: "user", password: "secret")
     api.post("users", parameters: ["name": "Ada", "tags": ["a", "b"]], headers: ["X-Trace": "1"],
              success: { task, object in print(object ?? "no body") },
              failure: { task, error in print(error) })                               // task is nil if the request did not serialize
-
-    let page = try await api.get("users", parameters: ["page": 2])                   // the verbs can be awaited too
-    print(page.value ?? "no body")
     _ = api
-    _ = page
 }
 
 // README.md, swift block 7
-func readme_7() async {
+func readme_7() async throws {
+    struct NewUser: Encodable, Sendable {
+        let name: String
+        let tags: [String]
+    }
+
+    let api = HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:8080/v1")!)
+    api.requestSerializer = JSONRequestSerializer()
+    let created = try await api.post("users", parameters: NewUser(name: "Ada", tags: ["a", "b"]))
+    print(created.statusCode, created.value ?? "no body")
+    _ = api
+    _ = created
+}
+
+// README.md, swift block 8
+func readme_8() async {
     let manager = SessionManager()
     await manager.shutdown()          // no new tasks; waits for running ones and closes connections
     await EventLoop.shared.shutdown() // ends what still runs with .loopShutDown, stops the thread
@@ -122,8 +133,8 @@ func readme_7() async {
     _ = manager
 }
 
-// README.md, swift block 8
-func readme_8() async throws {
+// README.md, swift block 9
+func readme_9() async throws {
     let manager = SessionManager(configuration: .default, group: EventLoopGroup.shared) // a loop per core
     let group = try EventLoopGroup(loopCount: 4)                  // or a group of your own
     await group.shutdown()                                        // stops all of its loops
@@ -131,8 +142,8 @@ func readme_8() async throws {
     _ = group
 }
 
-// README.md, swift block 9
-func readme_9() {
+// README.md, swift block 10
+func readme_10() {
     let manager = SessionManager()
     manager.dataTaskDidReceiveResponse = { task, response in response.status == .ok ? .allow : .cancel }
     manager.dataTaskDidReceiveData = { task, chunk in print(chunk.count) }        // in order, before completion
@@ -143,8 +154,8 @@ func readme_9() {
     _ = manager
 }
 
-// README.md, swift block 10
-func readme_10() {
+// README.md, swift block 11
+func readme_11() {
     var configuration = SessionConfiguration()
     configuration.delayPerHost = 1                      // wget --wait=1, per origin
     configuration.maximumConnectionsPerHost = 1         // and one request at a time
@@ -153,8 +164,8 @@ func readme_10() {
     _ = manager
 }
 
-// README.md, swift block 11
-func readme_11() throws {
+// README.md, swift block 12
+func readme_12() throws {
     var configuration = SessionConfiguration()
     configuration.maximumConnections = 512              // across every origin
     configuration.dnsServers = ["127.0.0.1:5353"]       // instead of resolv.conf's
@@ -166,8 +177,8 @@ func readme_11() throws {
     _ = manager
 }
 
-// README.md, swift block 12
-func readme_12() {
+// README.md, swift block 13
+func readme_13() {
     var configuration = SessionConfiguration()
     configuration.cookieStore = CookieStore()           // or CookieStore.shared, NSHTTPCookieStorage's role
     let manager = SessionManager(configuration: configuration)
@@ -178,8 +189,8 @@ func readme_12() {
     _ = request
 }
 
-// README.md, swift block 13
-func readme_13() {
+// README.md, swift block 14
+func readme_14() {
     let manager = SessionManager()
     let upload = Request(url: URL(string: "http://127.0.0.1:8080/put")!, method: .put)
     manager.uploadTask(with: upload, fromFile: URL(fileURLWithPath: "big.iso"), progress: { print($0.fractionCompleted) }) { response, _, error in
@@ -203,8 +214,8 @@ func readme_13() {
     _ = download
 }
 
-// README.md, swift block 14
-func readme_14() throws {
+// README.md, swift block 15
+func readme_15() throws {
     var configuration = SessionConfiguration()
     configuration.tls.additionalTrustedCAFiles = ["/etc/myorg/ca.pem"]                  // curl's --cacert
     configuration.tls.clientIdentity = try ClientIdentity.pkcs12(file: "me.p12", password: "secret") // mutual TLS
