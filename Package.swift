@@ -1,8 +1,10 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
     name: "UVNetworking",
+    // Linux only (README, "Supported platforms"). The macOS floor is only what Swift's
+    // Synchronization types need there; macOS is not supported and nothing is tested on it.
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "UVNetworking", targets: ["UVNetworking"]),

@@ -156,7 +156,9 @@ extension EndToEnd {
             harness.queue.setSpecific(key: key, value: 1)
             let onCompletionQueue = Mutex(false)
             let result = call { success, failure in
-                manager.post("post", parameters: ["when": Date()], success: success, failure: { task, error in
+                // `as [String: Any]`: JSONSerialization refuses a Date (a literal of Encodable values
+                // would take the Encodable overload, whose JSONEncoder writes one).
+                manager.post("post", parameters: ["when": Date()] as [String: Any], success: success, failure: { task, error in
                     onCompletionQueue.withLock { $0 = DispatchQueue.getSpecific(key: key) == 1 }
                     failure(task, error)
                 })
@@ -165,6 +167,12 @@ extension EndToEnd {
             #expect(result.task == nil)
             #expect(result.code == .requestSerializationFailed)
             #expect(onCompletionQueue.withLock { $0 })
+            #expect(manager.tasks.isEmpty)
+            // The same for Encodable parameters: JSONEncoder refuses NaN.
+            let encodable = call { manager.post("post", parameters: ["x": Double.nan], success: $0, failure: $1) }
+            #expect(encodable.returnedTask == nil)
+            #expect(encodable.task == nil)
+            #expect(encodable.code == .requestSerializationFailed)
             #expect(manager.tasks.isEmpty)
             harness.finish()
         }

@@ -152,6 +152,17 @@ extension EndToEnd {
             }
             post.expectOnce(text: "POST /post 3")
 
+            // Multipart: the body-building closure trails the URL, then success and failure.
+            let multipart = Calls()
+            manager.post("form") { form in
+                form.appendPart(withForm: Data("v".utf8), name: "k")
+            } success: { dataTask, object in
+                multipart.record(dataTask.response, self.text(object).map { String($0.prefix(11)) })
+            } failure: { _, error in
+                Issue.record("failed: \(error)")
+            }
+            multipart.expectOnce(text: "POST /form ")
+
             let head = Calls()
             manager.head("head") { dataTask in
                 head.record(dataTask.response, nil)
