@@ -3,8 +3,9 @@
 
 Each document becomes one file of the DocSnippets target (Examples/DocSnippets), so a code block
 that stops compiling fails `swift build`. A block becomes the body of a function of its own,
-`func <document>_<n>()` (async, throws, as its code needs), n counting the document's swift blocks from 1; its `import`
-lines go to the top of the file (a document's blocks share its imports, as a reader's file would).
+`func <document>_<n>()` (async, throws, as its code needs), n counting the document's swift
+blocks from 1; its `import` lines go to the top of the file (a document's blocks share its
+imports, as a reader's file would).
 Only ```swift blocks are code: ```console, ```sh and unlabelled blocks are not.
 
 A block's top-level `let` and `var` names are read once at the end of its function (`_ = name`),
