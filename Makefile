@@ -13,7 +13,7 @@ CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
 export UVN_CURL_REPLIES := $(CURL_REPLIES)
 HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
 
-.PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean
+.PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean snippets snippets-check docs
 
 all: build
 
@@ -26,14 +26,30 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product uvfetch
 
-# Every test: the state machines, the end-to-end suites against nginx, httpbin and the scripted
-# server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, then a
-# short fuzz smoke of the response decoder.
-test: deps
+# Every test: the documents' code blocks up to date in Examples/DocSnippets (which the build
+# compiles), the state machines, the end-to-end suites against nginx, httpbin and the scripted
+# server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, the DocC
+# catalog without a warning, then a short fuzz smoke of the response decoder.
+test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
 	$(SWIFT) test --skip-build --no-parallel
+	$(MAKE) docs
 	$(MAKE) fuzz-smoke
+
+# Writes every ```swift block of README.md and of the DocC articles into Examples/DocSnippets
+# (one function per block), so that `swift build` compiles them. Run it after changing a block.
+snippets:
+	python3 scripts/extract-snippets.py
+
+# Fails when Examples/DocSnippets is not what `make snippets` would write.
+snippets-check:
+	python3 scripts/extract-snippets.py --check
+
+# The DocC archive of the library, from its doc comments and Sources/UVNetworking/UVNetworking.docc
+# (into .build/plugins/Swift-DocC/outputs/UVNetworking.doccarchive); any DocC warning fails it.
+docs: deps
+	$(SWIFT) package generate-documentation --target UVNetworking --warnings-as-errors
 
 # Only the curl-replies suite: every reply of curl's test suite against the outcome decided for it.
 conformance: deps

@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Only for `swift package generate-documentation` (`make docs`): a plugin, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -110,6 +112,10 @@ let package = Package(
             ],
             path: "Examples/ExampleService"
         ),
+        // Every ```swift block of README.md and of the DocC articles, written out by
+        // scripts/extract-snippets.py (`make snippets`) so that the build compiles them; `make test`
+        // fails when they differ from the documents. Compiled, never run, and not a product.
+        .target(name: "DocSnippets", dependencies: ["UVNetworking"], path: "Examples/DocSnippets"),
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
