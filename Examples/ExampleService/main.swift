@@ -47,4 +47,4 @@ do {
     logger.error("service group failed", metadata: ["error": "\(error)"])
     exit(1)
 }
-logger.info("stopped", metadata: ["open-connections": "\(manager.openConnectionCount)", "fetches": "\(fetcher.fetchCount)"])
+logger.info("stopped", metadata: ["tasks-left": "\(manager.tasks.count)", "fetches": "\(fetcher.fetchCount)"])

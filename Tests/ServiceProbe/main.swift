@@ -13,7 +13,7 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
-import UVNetworking
+@_spi(Testing) import UVNetworking
 import UVNetworkingServiceLifecycle
 
 /// Writes a line to standard output at once (the test reads it while the probe runs).

@@ -48,7 +48,7 @@ import UVNetworking
         #expect(status == 0, "\(example.text)")
         #expect(example.text.contains("status=200"), "\(example.text)")
         #expect(example.text.contains("fetcher stopped"), "\(example.text)")
-        #expect(example.text.contains("stopped") && example.text.contains("open-connections=0"), "\(example.text)")
+        #expect(example.text.contains("stopped") && example.text.contains("tasks-left=0"), "\(example.text)")
     }
 
     @Test func theExampleServiceRefusesABadCommandLine() throws {

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 /// `shutdown(deadline:)` against real sockets: draining, the deadline, refusal of new tasks,
 /// connections and descriptors, uploads and downloads, repeated calls, and `shared`.
