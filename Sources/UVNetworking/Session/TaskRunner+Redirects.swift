@@ -92,6 +92,7 @@ extension TaskRunner {
         case .follow(let request, let prepared):
             // A cancel or timeout while the plan was made wins.
             guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
+            observeRedirect(to: request, status: head?.status ?? 0)
             moveOn(to: request, prepared: prepared)
             head = nil
             redirectBody = nil
