@@ -28,6 +28,11 @@ final class HTTPClientMetrics {
     }
     private var durations: [DurationKey: Timer] = [:]
     private var actives: [OriginKey: Meter] = [:]
+    /// The last handles looked up: a batch sends the same method to the same origin over and
+    /// over, and comparing with the last key (small strings compare as two words) is much
+    /// cheaper than hashing it.
+    private var lastDuration: (key: DurationKey, timer: Timer)?
+    private var lastActive: (key: OriginKey, meter: Meter)?
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -36,7 +41,11 @@ final class HTTPClientMetrics {
     /// `http.client.request.duration` (seconds) for these dimensions; `status` 0 for none.
     func requestDuration(method: String, status: Int, host: String, port: Int, errorType: String?) -> Timer {
         let key = DurationKey(method: method, status: status, host: host, port: port, errorType: errorType)
-        if let timer = durations[key] { return timer }
+        if let last = lastDuration, last.key == key { return last.timer }
+        if let timer = durations[key] {
+            lastDuration = (key, timer)
+            return timer
+        }
         var dimensions = [("http.request.method", method)]
         if status > 0 { dimensions.append(("http.response.status_code", String(status))) }
         dimensions.append(("server.address", host))
@@ -45,18 +54,24 @@ final class HTTPClientMetrics {
         let timer = Timer(label: Self.requestDuration, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
         if durations.count >= Self.cacheLimit { durations.removeAll() }
         durations[key] = timer
+        lastDuration = (key, timer)
         return timer
     }
 
     /// `http.client.active_requests` for a method and origin.
     func activeRequests(method: String, host: String, port: Int) -> Meter {
         let key = OriginKey(method: method, host: host, port: port)
-        if let meter = actives[key] { return meter }
+        if let last = lastActive, last.key == key { return last.meter }
+        if let meter = actives[key] {
+            lastActive = (key, meter)
+            return meter
+        }
         let meter = Meter(label: Self.activeRequests,
                           dimensions: [("http.request.method", method), ("server.address", host), ("server.port", String(port))],
                           factory: factory)
         if actives.count >= Self.cacheLimit { actives.removeAll() }
         actives[key] = meter
+        lastActive = (key, meter)
         return meter
     }
 

@@ -12,7 +12,7 @@ final class PoolObservation {
     let port: Int
 
     init?(observer: SessionObserver, host: String, port: Int) {
-        let logger = observer.logger.flatMap { $0.logLevel <= .debug ? $0 : nil }
+        let logger = observer.logger
         let meters = observer.metrics?.connections(host: host, port: port)
         guard logger != nil || meters != nil else { return nil }
         self.logger = logger

@@ -8,7 +8,9 @@ import Logging
 ///
 /// Loop-confined (its metric handles are cached per engine, so no lock is taken).
 final class SessionObserver {
-    /// `SessionConfiguration.backgroundActivityLogger`.
+    /// `SessionConfiguration.backgroundActivityLogger`, when it takes debug lines (every line
+    /// the library logs is debug or trace). Its level is read once, here: a Logger is a value,
+    /// so its level changes only in a copy the session does not hold.
     let logger: Logger?
     /// nil when no metrics backend is configured: neither `metricsFactory` nor a bootstrapped
     /// `MetricsSystem` (whose default is swift-metrics' no-op handler).
@@ -19,19 +21,10 @@ final class SessionObserver {
         // Read once per engine: `MetricsSystem.factory` looks up a task-local too.
         let factory = configuration.metricsFactory ?? MetricsSystem.factory
         let metrics = factory is NOOPMetricsHandler ? nil : HTTPClientMetrics(factory: factory)
-        guard configuration.backgroundActivityLogger != nil || metrics != nil else { return nil }
-        self.logger = configuration.backgroundActivityLogger
+        let logger = configuration.backgroundActivityLogger.flatMap { $0.logLevel <= .debug ? $0 : nil }
+        guard logger != nil || metrics != nil else { return nil }
+        self.logger = logger
         self.metrics = metrics
-    }
-}
-
-extension Logger {
-    /// Logs at `level` with `metadata`, building neither unless the logger takes the level.
-    @inline(__always)
-    func emit(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message,
-              _ metadata: @autoclosure () -> Logger.Metadata) {
-        guard logLevel <= level else { return }
-        log(level: level, message(), metadata: metadata())
     }
 }
 

@@ -13,16 +13,23 @@ extension TaskRunner {
 
     private func startObservation(_ prepared: PreparedRequest) {
         let observer = engine.observer
-        // The level is read once, here: a logger that takes no debug line costs nothing more.
-        let logger = (task.originalRequest.logger ?? observer?.logger).flatMap { $0.logLevel <= .debug ? $0 : nil }
+        // A request's own logger's level is read once, here: one that takes no debug line costs
+        // nothing more. (The session's was read when the session was made.)
+        let logger: Logger?
+        if let own = task.originalRequest.logger {
+            logger = own.logLevel <= .debug ? own : nil
+        } else {
+            logger = observer?.logger
+        }
         let metrics = observer?.metrics
         guard logger != nil || metrics != nil else { return }
-        let request = task.originalRequest
+        // The request's fields are read in place: a copy of the request would retain all of it.
+        let method = task.originalRequest.method.rawValue
         let observation = TaskObservation(taskID: task.taskIdentifier, logger: logger, metrics: metrics,
-                                          method: request.method.rawValue, host: prepared.origin.host, port: prepared.origin.port)
+                                          method: method, host: prepared.origin.host, port: prepared.origin.port)
         self.observation = observation
-        observation.log(.trace, "task started", [LogKey.method: "\(request.method.rawValue)",
-                                                 LogKey.url: "\(LogRedaction.url(request.url))"])
+        observation.log(.trace, "task started", [LogKey.method: "\(method)",
+                                                 LogKey.url: "\(LogRedaction.url(self.task.originalRequest.url))"])
     }
 
     /// The task found no connection to take at once and waits in its pool's queue.
