@@ -203,7 +203,8 @@ final class SessionEngine {
         precondition(task.loopPhase == .running, "task \(task.taskIdentifier) finished twice")
         task.loopPhase = .finished
         task.loopRunner = nil
-        runner.observation?.finished(status: runner.head?.status ?? 0, error: error)
+        // Compared, not bound: binding would retain and release the (nil) reference per task.
+        if runner.observation != nil { runner.observeFinished(error: error) }
         runningCount -= 1
         // The registry lets the task go with its batch (`flushFinished`), or, when it completed
         // off the loop, where it completed (`finishWithoutLoop`): no lock of its own here.

@@ -311,7 +311,7 @@ extension TaskRunner: PoolRequest {
     func poolAssigned(_ connection: HTTP1Connection) {
         self.connection = connection
         metricsRequestStarted(on: connection)
-        if let observation { observeAssigned(connection, observation: observation) }
+        if observation != nil { observeAssigned(connection) }
         headDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: timeouts.responseHead)
         performIfAny(machine.connectionAssigned())
         // On the connection in hand: `armTimer()` would load (and retain) the stored one.

@@ -38,7 +38,8 @@ extension TaskRunner {
     }
 
     /// A connection was assigned: new or reused, it is active now.
-    func observeAssigned(_ connection: HTTP1Connection, observation: TaskObservation) {
+    func observeAssigned(_ connection: HTTP1Connection) {
+        guard let observation else { return }
         connection.observation?.becameActive()
         observation.log(.trace, connection.hasServedRequests ? "reusing connection" : "using new connection",
                         connectionMetadata(connection))
@@ -56,6 +57,11 @@ extension TaskRunner {
             metadata["tls.resumed"] = "\(tls.isSessionReused)"
         }
         return metadata
+    }
+
+    /// The task ended (SessionEngine.runnerFinished).
+    func observeFinished(error: NetworkingError?) {
+        observation?.finished(status: head?.status ?? 0, error: error)
     }
 
     /// The request is sent again on a new connection (its reused one failed before any answer).
