@@ -38,6 +38,9 @@ final class HTTPClientMetrics {
         self.factory = factory
     }
 
+    /// Handles held in the caches (for tests).
+    var cachedHandleCount: Int { durations.count + actives.count }
+
     /// `http.client.request.duration` (seconds) for these dimensions; `status` 0 for none.
     func requestDuration(method: String, status: Int, host: String, port: Int, errorType: String?) -> Timer {
         let key = DurationKey(method: method, status: status, host: host, port: port, errorType: errorType)
