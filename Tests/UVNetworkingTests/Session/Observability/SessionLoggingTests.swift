@@ -107,6 +107,13 @@ import Testing
         #expect(background.lines("opening connection").count == 1)
     }
 
+    @Test func aRequestsLoggerIsNotPartOfWhatItIs() {
+        let plain = ClientHarness.request("http://127.0.0.1:1/")
+        var logged = plain
+        logged.logger = LogRecording().logger()
+        #expect(logged == plain, "equal requests share their prepared form whatever they log to")
+    }
+
     @Test func aLookupFailureIsLoggedWithItsReason() throws {
         let recording = LogRecording()
         let harness = ClientHarness { configuration in
