@@ -93,13 +93,17 @@ if [ "$callgrind" = 1 ]; then
   done
   onloop=$(per_request "-onloop" --on-loop)
   bare=$(per_request "-bare" --bare)
+  # Logging and metrics on (a logger at .info, a metrics factory that only counts): task API.
+  observed=$(per_request "-observed" --observe)
   echo "  $task instructions per request (all threads, user space): task API"
   echo "  $onloop in the run-on-loop mode (deliversOnEventLoop)"
   echo "  $bare in the bare libuv+llhttp loop (Benchmarks/Sources/BareLoop: the design's floor)"
+  echo "  $observed with a logger at .info and a metrics factory (task API, uvbench --observe)"
   {
     printf '| instructions, all threads, user space (callgrind, steady state) | %d |\n' "$task"
     printf '| instructions, run-on-loop mode (callgrind) | %d |\n' "$onloop"
     printf '| instructions, bare libuv+llhttp loop (callgrind) | %d |\n' "$bare"
+    printf '| instructions, logger at .info and metrics factory (callgrind) | %d |\n' "$observed"
     cat "$out/rows.md"
   } > "$out/rows.tmp" && mv "$out/rows.tmp" "$out/rows.md"
   python3 - "$out" <<'PY'

@@ -73,6 +73,9 @@ struct UVBench: ParsableCommand {
     @Flag(help: "Leave out the bare libuv+llhttp loop (the design's ceiling) from the side by side.")
     var skipBare = false
 
+    @Flag(help: "With --ours-only: give the session a logger at .info (which takes none of the library's debug and trace lines) and a metrics factory that counts (the cost of observability turned on).")
+    var observe = false
+
     @Flag(help: "With --ours-only: run the bare libuv+llhttp loop instead of UVNetworking (e.g. under valgrind).")
     var bare = false
 
@@ -195,6 +198,7 @@ struct UVBench: ParsableCommand {
         }
         defer { server?.stop() }
         if bare { return try runBareOnly(target) }
+        if observe { ObservedRun.configure(&configuration) }
         let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 import Synchronization
 
 /// A request to send: what AFNetworking users know as an NSURLRequest.
@@ -81,6 +82,11 @@ public struct Request: Sendable, Equatable {
     /// Set-Cookie fields are stored. True by default, as on URLRequest; it does nothing in a
     /// session without a store.
     public var httpShouldHandleCookies = true { didSet { generation = RequestGeneration.next() } }
+    /// Where this request's task logs (its start, connection, retries, redirects, end), with its
+    /// task identifier as metadata; nil (the default) for the session's
+    /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no
+    /// part in equality. See docs/observability.md.
+    public var logger: Logger?
     /// Which value this is: a number drawn when the request is made and again at every change,
     /// so two requests with the same number are copies of one unchanged value, equal without a
     /// look at their URLs and fields (a session compares each task's request with the last one

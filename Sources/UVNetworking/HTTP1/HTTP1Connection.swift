@@ -83,6 +83,9 @@ final class HTTP1Connection {
         var remote: SocketAddress?
     }
     @exclusivity(unchecked) private(set) var timings = Timings()
+    /// For a session that logs or measures: its state as counted and why it closes
+    /// (PoolObservation.swift); nil otherwise.
+    @exclusivity(unchecked) var observation: ConnectionObservation?
     /// Bytes written and read for the exchange in flight (or the last one).
     @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
     @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
@@ -180,6 +183,7 @@ final class HTTP1Connection {
                 transport.releaseIdleMemory()
             }
             if now >= idleDeadline {
+                observation?.noteCloseReason("idle timeout")
                 perform(machine.closeRequested())
             } else if min(idleDeadline, memoryReleaseDeadline) != .max {
                 // (With no idle timeout, a release still to come needs the timer too.)
@@ -255,6 +259,7 @@ final class HTTP1Connection {
     /// Abandons the exchange in flight (cancellation, timeout) and closes. The delegate is not
     /// told: the task that asked already knows.
     func abort() {
+        observation?.noteCloseReason("its exchange was abandoned (cancelled, timed out, or a redirect's body not read)")
         exchange = nil
         perform(machine.closeRequested(), reset: responseStarted)
     }
@@ -335,6 +340,7 @@ final class HTTP1Connection {
             if reusable {
                 owner.connectionReleased(self)
             } else {
+                observation?.noteCloseReason("the response did not allow keep-alive")
                 tearDown(reset: false)
                 owner.connectionClosed(self)
             }
@@ -354,6 +360,7 @@ final class HTTP1Connection {
 
     /// Fails the exchange in flight (if any) with `error` and closes.
     private func failed(_ error: HTTP1Error) {
+        observation?.noteCloseReason("\(NetworkingError(error))")
         if machine.state == .connecting {
             connectFailed(error)
             return

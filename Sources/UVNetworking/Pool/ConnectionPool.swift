@@ -48,6 +48,9 @@ final class ConnectionPool {
     /// For a session with a per-origin rate or delay: who says when a request may start
     /// (PoolPacing.swift). Set once, right after init; nil costs a request one check.
     @exclusivity(unchecked) var pacing: PoolPacing?
+    /// For a session that logs or measures: what the pool reports (PoolObservation.swift). Set
+    /// once, right after init; nil costs an event one check.
+    @exclusivity(unchecked) var observation: PoolObservation?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
@@ -171,6 +174,8 @@ final class ConnectionPool {
         if set.requestOpen(self) {
             pendingOpens.removeLast()
             open(id)
+        } else {
+            observation?.waitingForBudget(connection: id)
         }
     }
 
@@ -191,6 +196,7 @@ final class ConnectionPool {
     /// close gives the unit back, which the waiting pool gets.
     func evict(_ id: Int) -> Bool {
         guard let connection = connection(id) else { return false }
+        observation?.evicting(connection)
         connection.close()
         return true
     }
@@ -200,9 +206,11 @@ final class ConnectionPool {
     @inline(__always)
     private func park(_ connection: HTTP1Connection) {
         guard set.parked(budgetNodes[machine.slot(of: connection.id)]) else {
+            connection.observation?.noteCloseReason("closed instead of idling: a request waits for the connection budget")
             connection.close()
             return
         }
+        observation?.parked(connection)
         connection.parkIdle(timeout: settings.idleTimeout)
     }
 
@@ -293,7 +301,10 @@ final class ConnectionPool {
         connections.removeAll()
         budgetNodes.removeAll()
         pendingOpens.removeAll()
-        for case let connection? in open { connection.close() }
+        for case let connection? in open {
+            connection.observation?.noteCloseReason("the session or its loop is closing")
+            connection.close()
+        }
     }
 
     /// Closes the idle connections (the session drains); those in use stay for their task.
@@ -344,6 +355,7 @@ final class ConnectionPool {
         if let old = connections[slot] { forget(old) }
         connections[slot] = connection
         budgetNodes[slot] = set.attach(self, connection: id)
+        if let observation { connection.observation = observation.opening(connection, waiting: waiting.count) }
         connection.start()
     }
 }
@@ -351,10 +363,12 @@ final class ConnectionPool {
 extension ConnectionPool: HTTP1ConnectionOwner {
     func connectionReady(_ connection: HTTP1Connection) {
         set.established()
+        observation?.ready(connection)
         perform(machine.connectionEstablished(connection.id))
     }
 
     func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
+        observation?.failedToConnect(connection, error)
         if let status = Self.descriptorShortage(error), !isDraining,
            case let slot = machine.slot(of: connection.id), slot >= 0, slot < connections.count, connections[slot] === connection {
             // No socket (for the connect or the look-up) for want of a descriptor: an idle
@@ -397,6 +411,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
     }
 
     func connectionClosed(_ connection: HTTP1Connection) {
+        observation?.closed(connection)
         forget(connection)
         perform(machine.connectionClosed(connection.id))
         noteIfEmpty()

@@ -1,5 +1,7 @@
+import CoreMetrics
 import Foundation
 import Tracing
+import Logging
 
 /// How a session connects and what it tolerates. Values, copied into the session when it is made.
 public struct SessionConfiguration: Sendable {
@@ -133,6 +135,17 @@ public struct SessionConfiguration: Sendable {
     /// `InstrumentationSystem.tracer`, read once when the session is made. With neither (a
     /// `NoOpTracer`) tasks pay nothing for tracing. See docs/tracing.md.
     public var tracer: (any Tracer)?
+    /// Where the session logs what it does in the background (connections opened, reused and
+    /// closed, pool decisions, retries, redirects, TLS outcomes, DNS failures), at debug and
+    /// trace; nil (the default) logs nothing. A request's own `Request.logger` takes its task's
+    /// lines instead. See docs/observability.md.
+    public var backgroundActivityLogger: Logger?
+    /// Where the session's OpenTelemetry-named metrics go (`http.client.request.duration`,
+    /// `http.client.active_requests`, `http.client.open_connections`,
+    /// `http.client.connection.duration`); nil (the default) for `MetricsSystem.factory`, as
+    /// it is when the session is made: a session made before `MetricsSystem.bootstrap`, or
+    /// with none, records nothing and pays nothing for metrics. See docs/observability.md.
+    public var metricsFactory: (any MetricsFactory)?
     /// Where download tasks write bodies while they arrive; nil (the default) for FileManager's
     /// temporary directory. Not public: tests give a session a directory of its own, so they
     /// can count what is left in it.

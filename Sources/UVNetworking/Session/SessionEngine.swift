@@ -21,6 +21,8 @@ final class SessionEngine {
     /// The manager's hooks, held here so that trust evaluations never reach for the manager.
     private let hooks: SessionHooks
     private let resolver: DNSResolver
+    /// Where the session logs and measures; nil when it does neither (Observability/).
+    let observer: SessionObserver?
     @exclusivity(unchecked) private var pools: [PreparedRequest.Origin: ConnectionPool] = [:]
     /// What the pools share: the connection budget across origins, and dropping pools left
     /// empty for the idle connection timeout (which forgets them here too).
@@ -76,6 +78,7 @@ final class SessionEngine {
         self.manager = manager
         self.hooks = manager.hooks
         self.resolver = DNSResolver(loop: loop, workers: workers, settings: DNSResolver.Settings(configuration))
+        self.observer = SessionObserver(configuration: configuration)
         // With several loops, each engine holds its share of the budget (at least one connection).
         self.poolSet = PoolSet(loop: loop, maximumConnections: max(1, share.of(configuration.maximumConnections)),
                                dropDelay: configuration.idleConnectionTimeout)
@@ -154,6 +157,7 @@ final class SessionEngine {
             }
         }
         pool.origin = origin
+        if let observer { pool.observation = PoolObservation(observer: observer, host: pool.host, port: pool.port) }
         if let interval = pacingInterval { pool.pacing = PoolPacing(pool: pool, loop: loop, interval: interval) }
         pools[origin] = pool
         lastPool = (origin, pool)
@@ -204,6 +208,8 @@ final class SessionEngine {
         precondition(task.loopPhase == .running, "task \(task.taskIdentifier) finished twice")
         task.loopPhase = .finished
         task.loopRunner = nil
+        // Compared, not bound: binding would retain and release the (nil) reference per task.
+        if runner.observation != nil { runner.observeFinished(error: error) }
         runningCount -= 1
         // The registry lets the task go with its batch (`flushFinished`), or, when it completed
         // off the loop, where it completed (`finishWithoutLoop`): no lock of its own here.

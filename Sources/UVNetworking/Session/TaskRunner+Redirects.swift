@@ -93,6 +93,7 @@ extension TaskRunner {
             // A cancel or timeout while the plan was made wins.
             guard case .enqueue = machine.followRedirect(isReplayable: request.isReplayable) else { return }
             traceFollowed(to: request, isRedirect: isRedirect)
+            observeRedirect(to: request, status: head?.status ?? 0)
             moveOn(to: request, prepared: prepared)
             head = nil
             redirectBody = nil

@@ -21,6 +21,8 @@ final class TaskRunner {
     @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
     /// Set only when the manager has hooks (see TaskRunner+Hooks.swift).
     @exclusivity(unchecked) var hookState: TaskHookState?
+    /// Set only when the task logs or is measured (Observability/TaskRunner+Observation.swift).
+    @exclusivity(unchecked) var observation: TaskObservation?
 
     /// The request's and the session's timeouts (TaskTimeouts decides with them).
     private let timeouts: TaskTimeouts
@@ -199,10 +201,12 @@ final class TaskRunner {
             let now = LoopTimer.now(loop)
             requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
             lastByteAt = now
+            observeStart(prepared)
         }
         metricsFetchStarted()
         // The pool watches the deadline while the task waits; the connection once it has one.
         pool!.enqueue(self, requireFreshConnection: requireFresh)
+        if observation != nil && connection == nil && machine.state == .waitingForConnection { observeQueued() }
     }
 
     /// Fails the task with `error`, giving up its place in the queue or its connection.
@@ -307,6 +311,7 @@ extension TaskRunner: PoolRequest {
     func poolAssigned(_ connection: HTTP1Connection) {
         self.connection = connection
         metricsRequestStarted(on: connection)
+        if observation != nil { observeAssigned(connection) }
         headDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: timeouts.responseHead)
         performIfAny(machine.connectionAssigned())
         // On the connection in hand: `armTimer()` would load (and retain) the stored one.
@@ -479,6 +484,7 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         switch action {
         case .enqueue:
             traceResent(after: error.code)
+            observeRetry(after: error)
             head = nil
             sink.exchangeRestarted(task: task)
             redirectBody = nil

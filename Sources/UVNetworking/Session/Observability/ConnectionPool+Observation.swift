@@ -1,0 +1,54 @@
+import Logging
+
+/// The pool's side of logging and metrics (PoolObservation): called only where the pool holds
+/// an observation, so a session that reports nothing pays one nil check per event.
+extension PoolObservation {
+    /// A connection is being opened; its observation, to keep on it.
+    func opening(_ connection: HTTP1Connection, waiting: Int) -> ConnectionObservation {
+        log(.debug, "opening connection", connection: connection.id, ["waiting": "\(waiting)"])
+        return ConnectionObservation(meters: meters)
+    }
+
+    /// No unit of the session's connection budget is free: the connection waits for one.
+    func waitingForBudget(connection id: Int) {
+        log(.debug, "waiting for the connection budget (maximumConnections reached)", connection: id)
+    }
+
+    func ready(_ connection: HTTP1Connection) {
+        connection.observation?.established()
+        guard let logger, logger.logLevel <= .debug else { return }
+        var metadata: Logger.Metadata = [:]
+        if let remote = connection.timings.remote { metadata["network.peer.address"] = "\(remote.ipAddress)" }
+        if let tls = connection.tlsTransport {
+            metadata["tls.protocol.version"] = "\(tls.protocolVersion)"
+            metadata["tls.cipher"] = "\(tls.cipherSuite ?? "none")"
+            metadata["tls.resumed"] = "\(tls.isSessionReused)"
+        }
+        log(.debug, connection.tlsTransport == nil ? "connection opened" : "connection opened, TLS handshake done",
+            connection: connection.id, metadata)
+    }
+
+    /// Resolving, connecting or the handshake failed (DNS failures and timeouts, refused
+    /// connects, TLS and pinning refusals). The reason is the library's error text, which
+    /// carries no credential or key.
+    func failedToConnect(_ connection: HTTP1Connection, _ error: HTTP1Error) {
+        connection.observation?.closed()
+        log(.debug, "connection failed to open", connection: connection.id, [LogKey.error: "\(NetworkingError(error))"])
+    }
+
+    func parked(_ connection: HTTP1Connection) {
+        connection.observation?.becameIdle()
+        log(.trace, "connection idle", connection: connection.id)
+    }
+
+    func evicting(_ connection: HTTP1Connection) {
+        connection.observation?.noteCloseReason("evicted: the least recently used idle connection, for the connection budget")
+    }
+
+    func closed(_ connection: HTTP1Connection) {
+        let observation = connection.observation
+        observation?.closed()
+        log(.debug, "connection closed", connection: connection.id,
+            [LogKey.reason: "\(observation?.closeReason ?? "closed")"])
+    }
+}

@@ -1,0 +1,104 @@
+import CoreMetrics
+
+/// The OpenTelemetry HTTP client metrics of one engine, with their handles cached per set of
+/// dimensions: a request looks its handles up in a dictionary rather than asking the factory
+/// for new ones. Loop-confined.
+final class HTTPClientMetrics {
+    static let requestDuration = "http.client.request.duration"
+    static let activeRequests = "http.client.active_requests"
+    static let openConnections = "http.client.open_connections"
+    static let connectionDuration = "http.client.connection.duration"
+
+    let factory: any MetricsFactory
+    /// A batch over many origins would grow the caches without end: past this many entries one
+    /// is emptied (its handles stay valid for whoever holds them, and are made again if needed).
+    static let cacheLimit = 512
+
+    private struct DurationKey: Hashable {
+        var method: String
+        var status: Int
+        var host: String
+        var port: Int
+        var errorType: String?
+    }
+    private struct OriginKey: Hashable {
+        var method: String
+        var host: String
+        var port: Int
+    }
+    private var durations: [DurationKey: Timer] = [:]
+    private var actives: [OriginKey: Meter] = [:]
+    /// The last handles looked up: a batch sends the same method to the same origin over and
+    /// over, and comparing with the last key (small strings compare as two words) is much
+    /// cheaper than hashing it.
+    private var lastDuration: (key: DurationKey, timer: Timer)?
+    private var lastActive: (key: OriginKey, meter: Meter)?
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    /// Handles held in the caches (for tests).
+    var cachedHandleCount: Int { durations.count + actives.count }
+
+    /// `http.client.request.duration` (seconds) for these dimensions; `status` 0 for none.
+    func requestDuration(method: String, status: Int, host: String, port: Int, errorType: String?) -> Timer {
+        let key = DurationKey(method: method, status: status, host: host, port: port, errorType: errorType)
+        if let last = lastDuration, last.key == key { return last.timer }
+        if let timer = durations[key] {
+            lastDuration = (key, timer)
+            return timer
+        }
+        var dimensions = [("http.request.method", method)]
+        if status > 0 { dimensions.append(("http.response.status_code", String(status))) }
+        dimensions.append(("server.address", host))
+        dimensions.append(("server.port", String(port)))
+        if let errorType { dimensions.append(("error.type", errorType)) }
+        let timer = Timer(label: Self.requestDuration, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
+        if durations.count >= Self.cacheLimit { durations.removeAll() }
+        durations[key] = timer
+        lastDuration = (key, timer)
+        return timer
+    }
+
+    /// `http.client.active_requests` for a method and origin.
+    func activeRequests(method: String, host: String, port: Int) -> Meter {
+        let key = OriginKey(method: method, host: host, port: port)
+        if let last = lastActive, last.key == key { return last.meter }
+        if let meter = actives[key] {
+            lastActive = (key, meter)
+            return meter
+        }
+        let meter = Meter(label: Self.activeRequests,
+                          dimensions: [("http.request.method", method), ("server.address", host), ("server.port", String(port))],
+                          factory: factory)
+        if actives.count >= Self.cacheLimit { actives.removeAll() }
+        actives[key] = meter
+        lastActive = (key, meter)
+        return meter
+    }
+
+    /// The connection metrics of one pool (made once per pool).
+    func connections(host: String, port: Int) -> ConnectionMeters {
+        let origin = [("server.address", host), ("server.port", String(port))]
+        return ConnectionMeters(
+            idle: Meter(label: Self.openConnections, dimensions: [("http.connection.state", "idle")] + origin, factory: factory),
+            active: Meter(label: Self.openConnections, dimensions: [("http.connection.state", "active")] + origin, factory: factory),
+            duration: Timer(label: Self.connectionDuration, dimensions: origin, preferredDisplayUnit: .seconds, factory: factory))
+    }
+
+    /// The OpenTelemetry `error.type` of a finished request: the library's error code's name
+    /// ("connectTimeout", "cancelled", ...), else the status code of a 4xx or 5xx response, else
+    /// none.
+    static func errorType(_ error: NetworkingError?, status: Int) -> String? {
+        if let error { return error.code.description }
+        return status >= 400 ? String(status) : nil
+    }
+}
+
+/// One pool's `http.client.open_connections` (per state) and `http.client.connection.duration`.
+struct ConnectionMeters {
+    let idle: Meter
+    let active: Meter
+    let duration: Timer
+}
