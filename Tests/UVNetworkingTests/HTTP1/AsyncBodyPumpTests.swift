@@ -59,6 +59,20 @@ import Testing
         pump.cancel()
     }
 
+    @Test(arguments: [1, 3_000, 64 * 1024])
+    func aKnownLengthBodyNoLargerThanOneChunkEndsWhateverTheLimit(limit: Int) {
+        // The whole rest of the body held at or above the limit: the producer must still look
+        // for the sequence's end, which the last chunk waits for.
+        let origin = AsyncBodyOrigin(bufferLimit: limit, gauge: nil) {
+            GeneratedBytes(.init(produce: 3_000, elementSize: 3_000, fast: true), log: GeneratedBytesLog())
+        }
+        let pump = AsyncBodyPump(origin: origin, length: 3_000)
+        let (bytes, failure) = drain(pump)
+        #expect(failure == nil)
+        #expect(bytes == 3_000)
+        pump.cancel()
+    }
+
     @Test func aOneShotSequenceServesOneAttempt() {
         let log = GeneratedBytesLog()
         let body = StreamedBody(length: 5_000, oneShot: GeneratedBytes(.init(produce: 5_000, elementSize: 1_000), log: log))
