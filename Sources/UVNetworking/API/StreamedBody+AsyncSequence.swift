@@ -14,7 +14,10 @@ import Synchronization
 /// `bufferLimit - 1` bytes plus the one element that crossed the limit are held, besides at most
 /// two chunks of up to 64 KiB in the connection (one being written, the next ready). An upload
 /// is never further ahead of the socket than that, whatever the body's size; an element is held
-/// whole, so a sequence of huge elements holds one of them.
+/// whole (as one copy of its bytes: the element itself is let go once copied), so a sequence of
+/// huge elements holds one of them, and the bound is then the element's size: yield elements
+/// no larger than you want held (the bytes already exist when the sequence yields them, so
+/// splitting them here would save nothing).
 ///
 /// **Length.** With a `length` the request carries `Content-Length` and the sequence must produce
 /// exactly that many bytes: one that ends early, or has more, fails the task with
@@ -137,8 +140,11 @@ struct AsyncSequenceProducer<Bytes: AsyncSequence>: AsyncBodyProducing where Byt
             return
         }
         do {
-            for try await element in sequence {
-                guard await pump.push(Self.bytes(of: element)) else { return }
+            var iterator = sequence.makeAsyncIterator()
+            // The element is a temporary, gone once its bytes are copied: a producer waiting for
+            // room holds one copy of a huge element, not two.
+            while let bytes = try await iterator.next().map(Self.bytes(of:)) {
+                guard await pump.push(bytes) else { return }
             }
             pump.finish(nil)
         } catch {

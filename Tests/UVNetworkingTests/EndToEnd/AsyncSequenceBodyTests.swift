@@ -385,6 +385,35 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// Expect: 100-continue answered with 100: the sequence is made only then, and the body
+        /// flows in full.
+        @Test func anAcceptedExpectContinueMakesTheSequenceOnlyAfterThe100() throws {
+            let log = GeneratedBytesLog()
+            let madeBefore100 = Mutex(-1)
+            let server = try ScriptedServer { connection in
+                let head = try connection.readRequestHead()
+                connection.pause(0.3)
+                madeBefore100.withLock { $0 = log.sequencesMade }
+                try connection.write("HTTP/1.1 100 Continue\r\n\r\n")
+                let body = try connection.readRequestBody(of: head)
+                let same = body == GeneratedBody.expected(body.count) ? "same" : "different"
+                try connection.write(ScriptedResponse.text("\(body.count) \(same)"))
+                _ = connection.waitForPeerClose()
+            }
+            let harness = ClientHarness()
+            var request = request("http://127.0.0.1:\(server.port)/",
+                                  body: StreamedBody(length: 150_000, bufferLimit: 20_000) {
+                                      GeneratedBytes(.init(produce: 150_000, elementSize: 7_000), log: log)
+                                  })
+            request.setValue("100-continue", forHTTPHeaderField: "Expect")
+            let outcome = harness.fetch(request)
+            #expect(outcome.text == "150000 same")
+            #expect(madeBefore100.withLock { $0 } == 0, "the sequence was made before the 100")
+            #expect(log.sequencesMade == 1)
+            server.stop()
+            harness.finish()
+        }
+
         /// A sequence that never yields again does not hold the task: the inactivity timeout ends
         /// it, and the iteration with it.
         @Test func aProducerThatNeverFinishesIsEndedByTheTimeout() throws {
