@@ -141,15 +141,20 @@ struct AsyncSequenceProducer<Bytes: AsyncSequence>: AsyncBodyProducing where Byt
         }
         do {
             var iterator = sequence.makeAsyncIterator()
-            // The element is a temporary, gone once its bytes are copied: a producer waiting for
-            // room holds one copy of a huge element, not two.
-            while let bytes = try await iterator.next().map(Self.bytes(of:)) {
+            while let bytes = try await Self.nextBytes(&iterator) {
                 guard await pump.push(bytes) else { return }
             }
             pump.finish(nil)
         } catch {
             pump.finish(.readFailed(bodyRead: pump.produced, error))
         }
+    }
+
+    /// The next element's bytes, or nil at the end. The element is gone once this returns: a
+    /// producer waiting for room holds one copy of a huge element, not two.
+    private static func nextBytes(_ iterator: inout Bytes.AsyncIterator) async throws -> [UInt8]? {
+        guard let element = try await iterator.next() else { return nil }
+        return bytes(of: element)
     }
 
     /// One element's bytes as an array: an array as it is, anything else copied once.
