@@ -43,7 +43,9 @@ extension StreamedBody {
 
     /// A body whose bytes are the elements of the sequences `makeSequence` returns: it is called
     /// once per attempt (from a Swift task, never on the event loop), and each sequence it returns
-    /// must start at the body's first byte.
+    /// must start at the body's first byte. An earlier attempt's iteration is cancelled, not
+    /// awaited: a sequence that ignores cancellation may still be inside its `next()` when the
+    /// factory is called again, so sequences must not share an iterator's state.
     ///
     /// - Parameters:
     ///   - length: The exact number of bytes every sequence yields (sent as `Content-Length`), or
