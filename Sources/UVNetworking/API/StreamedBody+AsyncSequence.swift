@@ -14,7 +14,10 @@ import Synchronization
 /// `bufferLimit - 1` bytes plus the one element that crossed the limit are held, besides at most
 /// two chunks of up to 64 KiB in the connection (one being written, the next ready). An upload
 /// is never further ahead of the socket than that, whatever the body's size; an element is held
-/// whole, so a sequence of huge elements holds one of them.
+/// whole (as one copy of its bytes: the element itself is let go once copied), so a sequence of
+/// huge elements holds one of them, and the bound is then the element's size: yield elements
+/// no larger than you want held (the bytes already exist when the sequence yields them, so
+/// splitting them here would save nothing).
 ///
 /// **Length.** With a `length` the request carries `Content-Length` and the sequence must produce
 /// exactly that many bytes: one that ends early, or has more, fails the task with
@@ -40,7 +43,9 @@ extension StreamedBody {
 
     /// A body whose bytes are the elements of the sequences `makeSequence` returns: it is called
     /// once per attempt (from a Swift task, never on the event loop), and each sequence it returns
-    /// must start at the body's first byte.
+    /// must start at the body's first byte. An earlier attempt's iteration is cancelled, not
+    /// awaited: a sequence that ignores cancellation may still be inside its `next()` when the
+    /// factory is called again, so sequences must not share an iterator's state.
     ///
     /// - Parameters:
     ///   - length: The exact number of bytes every sequence yields (sent as `Content-Length`), or
@@ -137,13 +142,21 @@ struct AsyncSequenceProducer<Bytes: AsyncSequence>: AsyncBodyProducing where Byt
             return
         }
         do {
-            for try await element in sequence {
-                guard await pump.push(Self.bytes(of: element)) else { return }
+            var iterator = sequence.makeAsyncIterator()
+            while let bytes = try await Self.nextBytes(&iterator) {
+                guard await pump.push(bytes) else { return }
             }
             pump.finish(nil)
         } catch {
             pump.finish(.readFailed(bodyRead: pump.produced, error))
         }
+    }
+
+    /// The next element's bytes, or nil at the end. The element is gone once this returns: a
+    /// producer waiting for room holds one copy of a huge element, not two.
+    private static func nextBytes(_ iterator: inout Bytes.AsyncIterator) async throws -> [UInt8]? {
+        guard let element = try await iterator.next() else { return nil }
+        return bytes(of: element)
     }
 
     /// One element's bytes as an array: an array as it is, anything else copied once.

@@ -55,8 +55,11 @@ struct AsyncBodyBuffer {
         self.limit = max(1, limit)
     }
 
-    /// Whether the producer may hand over another element.
-    var hasRoom: Bool { buffered < limit }
+    /// Whether the producer may hand over another element: while fewer than `limit` bytes are
+    /// held, and always once the declared length is held, for then the last chunk waits for
+    /// the sequence's end, which only asking for one more element shows (a further element is
+    /// excess, not held).
+    var hasRoom: Bool { buffered < limit || produced == declared }
 
     /// Whether the producer has nothing more to do (ended, failed, over length, or cancelled).
     var producerDone: Bool { ended || failure != nil || excess || cancelled }

@@ -290,6 +290,44 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// The loop shuts down mid-upload, with the producer inside the sequence's `next()`
+        /// (hangs) or waiting for room (the server reads nothing): the task ends with
+        /// `loopShutDown`, once, and the iteration ends; nothing waits on the dead loop.
+        @Test(arguments: [true, false]) func aLoopShutdownMidUploadEndsTheTaskAndTheIteration(producerHangs: Bool) async throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                if producerHangs { _ = try? connection.readUntilClose(timeout: 10) } else { connection.pause(10) }
+            }
+            defer { server.stop() }
+            let loop = try EventLoop(name: "test.asyncbody.shutdown")
+            let manager = SessionManager(loop: loop)
+            manager.completionQueue = DispatchQueue(label: "test.asyncbody.shutdown.completions")
+            let log = GeneratedBytesLog()
+            let spec: GeneratedBytes.Spec = producerHangs
+                ? .init(produce: 1 << 30, hangAfter: 100_000) : .init(produce: 1 << 30, fast: true)
+            let body = GeneratedBytes.body(spec, declaredLength: nil, log: log, bufferLimit: 32_768)
+            let ended = Mutex<[NetworkingError.Code?]>([])
+            let done = DispatchSemaphore(value: 0)
+            manager.dataTask(with: request("http://127.0.0.1:\(server.port)/", body: body), completionHandler: { _, _, error in
+                ended.withLock { $0.append((error as? NetworkingError)?.code) }
+                done.signal()
+            }).resume()
+            var last: Int64 = -1
+            #expect(waitUntil(timeout: 20) {
+                let now = log.bytes
+                defer { last = now }
+                if now >= 32_768 && now == last { return true }
+                usleep(100_000)
+                return false
+            })
+            await loop.shutdown()
+            #expect(done.wait(timeout: .now() + 5) == .success)
+            #expect(waitUntil(timeout: 5) { log.iterationsEnded == 1 })
+            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(ended.withLock { $0 } == [.loopShutDown])
+            #expect(manager.openConnectionCount == 0)
+        }
+
         /// A server that answers before reading the body: its answer is the task's, and the
         /// iteration stops.
         @Test func anEarlyResponseWinsAndTheIterationStops() throws {
@@ -343,6 +381,35 @@ extension EndToEnd {
             let outcome = harness.fetch(request)
             #expect(outcome.status == 417)
             #expect(log.sequencesMade == 0)
+            server.stop()
+            harness.finish()
+        }
+
+        /// Expect: 100-continue answered with 100: the sequence is made only then, and the body
+        /// flows in full.
+        @Test func anAcceptedExpectContinueMakesTheSequenceOnlyAfterThe100() throws {
+            let log = GeneratedBytesLog()
+            let madeBefore100 = Mutex(-1)
+            let server = try ScriptedServer { connection in
+                let head = try connection.readRequestHead()
+                connection.pause(0.3)
+                madeBefore100.withLock { $0 = log.sequencesMade }
+                try connection.write("HTTP/1.1 100 Continue\r\n\r\n")
+                let body = try connection.readRequestBody(of: head)
+                let same = body == GeneratedBody.expected(body.count) ? "same" : "different"
+                try connection.write(ScriptedResponse.text("\(body.count) \(same)"))
+                _ = connection.waitForPeerClose()
+            }
+            let harness = ClientHarness()
+            var request = request("http://127.0.0.1:\(server.port)/",
+                                  body: StreamedBody(length: 150_000, bufferLimit: 20_000) {
+                                      GeneratedBytes(.init(produce: 150_000, elementSize: 7_000), log: log)
+                                  })
+            request.setValue("100-continue", forHTTPHeaderField: "Expect")
+            let outcome = harness.fetch(request)
+            #expect(outcome.text == "150000 same")
+            #expect(madeBefore100.withLock { $0 } == 0, "the sequence was made before the 100")
+            #expect(log.sequencesMade == 1)
             server.stop()
             harness.finish()
         }
@@ -428,6 +495,44 @@ extension EndToEnd {
             #expect(error?.code == .bodyStreamFailed)
             #expect(error?.detail.contains("cannot be replayed") == true, "\(error?.detail ?? "no error")")
             #expect(oneShotLog.iterationsEnded == 1, "the one sequence was iterated once")
+            harness.finish()
+        }
+
+        /// A small bufferLimit (below a chunk) and a Content-Length body whose last element
+        /// brings the whole rest in: the last chunk waits for the end, which the producer must
+        /// still look for (it hung until the timeout).
+        @Test func aSmallBufferLimitStillEndsAKnownLengthBody() throws {
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    let same = request.body == GeneratedBody.expected(request.body.count) ? "same" : "different"
+                    return ScriptedResponse.text("\(request.body.count) \(same)")
+                }
+            }
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            let body = StreamedBody(length: 98_304, bufferLimit: 16_384) {
+                GeneratedBytes(.init(produce: 98_304, elementSize: 32_768), log: log)
+            }
+            let outcome = harness.fetch(request("http://127.0.0.1:\(server.port)/", body: body, timeout: 5))
+            #expect(outcome.error == nil, "\(outcome.error.map { "\($0)" } ?? "")")
+            #expect(outcome.text == "98304 same")
+            #expect(log.sequencesMade == 1)
+            server.stop()
+            harness.finish()
+        }
+
+        /// A 303 turns the request into a GET without a body: the sequence is made for the POST
+        /// only, never for the GET that follows.
+        @Test func a303DropsTheBodyAndNeverMakesTheSequenceAgain() throws {
+            let httpbin = try TestServers.httpbin()
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            let body = GeneratedBytes.body(.init(produce: 5_000, elementSize: 999), declaredLength: 5_000, log: log)
+            let outcome = harness.fetch(request(httpbin.baseURL + "/redirect-to?url=/get&status_code=303", body: body))
+            #expect(outcome.status == 200)
+            #expect(outcome.text?.contains("\"/get\"") == true || outcome.text?.contains("/get") == true)
+            #expect(log.sequencesMade <= 1, "the GET after the 303 made the sequence again")
+            #expect(waitUntil(timeout: 5) { log.iterationsEnded == log.sequencesMade })
             harness.finish()
         }
 

@@ -47,6 +47,25 @@ import Testing
         #expect(buffer.delivered)
     }
 
+    @Test func aFullBufferHoldingTheWholeRestStillAsksForTheEnd() {
+        // The last chunk waits for the end; the end is only seen by asking for one more element.
+        // A producer told to wait for room then would wait for a chunk that waits for it.
+        var buffer = AsyncBodyBuffer(declared: 10, limit: 4)
+        #expect(buffer.push(bytes(10)).0 == .more, "the declared length is held: only the end can follow")
+        #expect(piece(buffer.take(max: 64)) == nil)
+        #expect(buffer.hasRoom)
+        #expect(piece(buffer.finish()) == .data(bytes(10), bodyCount: 10, isLast: true, excess: false))
+
+        var byBytes = AsyncBodyBuffer(declared: 3, limit: 1)
+        #expect(byBytes.push(bytes(1)).0 == .waitForRoom)
+        _ = byBytes.take(max: 64)
+        #expect(byBytes.push(bytes(1, from: 1)).0 == .waitForRoom)
+        _ = byBytes.take(max: 64)
+        #expect(byBytes.push(bytes(1, from: 2)).0 == .more)
+        #expect(piece(byBytes.take(max: 64)) == nil)
+        #expect(piece(byBytes.finish()) == .data(bytes(1, from: 2), bodyCount: 1, isLast: true, excess: false))
+    }
+
     @Test func chunkedFramingEndsWithTheZeroChunk() {
         var buffer = AsyncBodyBuffer(declared: nil, limit: 1_000)
         _ = buffer.push(bytes(20))

@@ -59,6 +59,20 @@ import Testing
         pump.cancel()
     }
 
+    @Test(arguments: [1, 3_000, 64 * 1024])
+    func aKnownLengthBodyNoLargerThanOneChunkEndsWhateverTheLimit(limit: Int) {
+        // The whole rest of the body held at or above the limit: the producer must still look
+        // for the sequence's end, which the last chunk waits for.
+        let origin = AsyncBodyOrigin(bufferLimit: limit, gauge: nil) {
+            GeneratedBytes(.init(produce: 3_000, elementSize: 3_000, fast: true), log: GeneratedBytesLog())
+        }
+        let pump = AsyncBodyPump(origin: origin, length: 3_000)
+        let (bytes, failure) = drain(pump)
+        #expect(failure == nil)
+        #expect(bytes == 3_000)
+        pump.cancel()
+    }
+
     @Test func aOneShotSequenceServesOneAttempt() {
         let log = GeneratedBytesLog()
         let body = StreamedBody(length: 5_000, oneShot: GeneratedBytes(.init(produce: 5_000, elementSize: 1_000), log: log))
@@ -111,10 +125,68 @@ import Testing
         #expect(waitUntil(timeout: 5) { termination.withLock { $0 } == "cancelled" })
     }
 
+    /// A huge element is held once, as the bytes the buffer took, not also as the element it
+    /// was copied from: a producer waiting for room has let go of its element.
+    @Test func aWaitingProducerHoldsNoElementBesidesItsBytes() {
+        let live = LiveCount()
+        let origin = AsyncBodyOrigin(bufferLimit: 1, gauge: nil) { TrackedElements(count: 3, size: 100_000, live: live) }
+        let pump = AsyncBodyPump(origin: origin, length: nil)
+        pump.requestChunk(max: 10) { _ in }
+        // The first element's first 10 bytes went; the producer holds the rest and waits.
+        #expect(waitUntil(timeout: 5) { pump.produced == 100_000 })
+        usleep(50_000)
+        #expect(live.count == 0, "the element copied into the buffer is still alive")
+        pump.cancel()
+    }
+
     @Test func anAsyncBodyHasNoBlockingStream() {
         let body = StreamedBody(length: nil, oneShot: AsyncStream<[UInt8]> { $0.finish() })
         #expect(body.isAsyncSequence)
         #expect(throws: (any Error).self) { try body.makeStream() }
         #expect(!StreamedBody(length: 0) { DataBodyStream(Data()) }.isAsyncSequence)
     }
+}
+
+/// `count` elements of `size` bytes whose storage counts, in `live`, how many are alive; each
+/// made when asked for, not an `[UInt8]` (so the pump copies it).
+private struct TrackedElements: AsyncSequence {
+    final class Storage {
+        let bytes: [UInt8]
+        let live: LiveCount
+        init(size: Int, live: LiveCount) {
+            bytes = [UInt8](repeating: 7, count: size)
+            self.live = live
+            live.add(1)
+        }
+        deinit { live.add(-1) }
+    }
+    struct Element: Sequence {
+        let storage: Storage
+        func makeIterator() -> [UInt8].Iterator { storage.bytes.makeIterator() }
+        func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+            try storage.bytes.withUnsafeBufferPointer(body)
+        }
+    }
+    let count: Int
+    let size: Int
+    let live: LiveCount
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var left: Int
+        let size: Int
+        let live: LiveCount
+        mutating func next() async -> Element? {
+            guard left > 0 else { return nil }
+            left -= 1
+            return Element(storage: Storage(size: size, live: live))
+        }
+    }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(left: count, size: size, live: live) }
+}
+
+/// How many `TrackedElements` storages are alive.
+private final class LiveCount: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func add(_ delta: Int) { value.withLock { $0 += delta } }
 }

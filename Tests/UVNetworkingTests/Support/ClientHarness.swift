@@ -63,6 +63,7 @@ final class ClientHarness: @unchecked Sendable {
         baselineHandles = EventLoop.shared.openHandleCountFromOutside()
         _ = WorkerPool.shared
         Self.warmUpDispatch()
+        DispatchTimerWarmUp.openTimerDescriptors()
         baselineFileDescriptors = openFileDescriptorCount()
         baselineDescriptorTargets = fileDescriptorTargets()
         var configuration = SessionConfiguration()
