@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "UVNetworking", targets: ["UVNetworking"]),
+        // An OpenAPI ClientTransport over a SessionManager: its own product, so that only its
+        // users build swift-openapi-runtime.
+        .library(name: "UVNetworkingOpenAPI", targets: ["UVNetworkingOpenAPI"]),
         .executable(name: "uvfetch", targets: ["uvfetch"]),
         // The scripted DNS server, for the benchmarks' package.
         .library(name: "LoopbackDNSServer", targets: ["LoopbackDNSServer"]),
@@ -15,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -34,6 +38,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
+        ),
+        .target(
+            name: "UVNetworkingOpenAPI",
+            dependencies: [
+                "UVNetworking",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // A client of httpbin made by swift-openapi-generator, committed (see its README.md) so
+        // that no build runs the generator; the OpenAPI transport's tests drive it.
+        .target(
+            name: "HTTPBinOpenAPIClient",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            path: "Tests/HTTPBinOpenAPIClient",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml", "README.md"]
         ),
         // A small HTTP/1.1 server on loopback with its own libuv loop and thread: `uvfetch demo`
         // fetches from it, the tests use it as a fast server that needs nothing installed.
@@ -75,6 +95,8 @@ let package = Package(
             name: "UVNetworkingTests",
             dependencies: [
                 "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
+                "UVNetworkingOpenAPI", "HTTPBinOpenAPIClient",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
