@@ -27,6 +27,11 @@ public protocol RequestBodyStream: AnyObject {
 /// so again when an idempotent request is retried on a fresh connection (see `Request`), and later
 /// for redirects. Each call must return a new stream positioned at the body's first byte.
 /// The factory runs on a worker thread, like the reads.
+///
+/// **From an AsyncSequence.** `init(length:bufferLimit:makeSequence:)` and
+/// `init(length:bufferLimit:oneShot:)` make a body whose bytes come from an `AsyncSequence`,
+/// iterated in a Swift task with a bounded buffer, without holding a worker thread; the same
+/// length, framing and replay rules apply (see StreamedBody+AsyncSequence.swift).
 public struct StreamedBody: Sendable, Equatable {
     /// The body's exact length in bytes, or nil to send it chunked.
     public let length: Int64?
@@ -36,10 +41,19 @@ public struct StreamedBody: Sendable, Equatable {
     public var pacing: BandwidthThrottle?
     private let source: Source
 
-    /// Holds the factory; its identity is the body's identity.
+    /// Holds the factory; its identity is the body's identity. A body made from an
+    /// `AsyncSequence` has `async` instead (see StreamedBody+AsyncSequence.swift).
     private final class Source: Sendable {
         let makeStream: @Sendable () throws -> any RequestBodyStream
-        init(_ makeStream: @escaping @Sendable () throws -> any RequestBodyStream) { self.makeStream = makeStream }
+        let async: AsyncBodyOrigin?
+        init(_ makeStream: @escaping @Sendable () throws -> any RequestBodyStream) {
+            self.makeStream = makeStream
+            self.async = nil
+        }
+        init(async origin: AsyncBodyOrigin) {
+            self.makeStream = { throw AsyncBodyOrigin.NoBlockingStream() }
+            self.async = origin
+        }
     }
 
     /// A body read from the streams `makeStream` returns. `length`: the exact number of bytes every
@@ -56,13 +70,24 @@ public struct StreamedBody: Sendable, Equatable {
         self.init(length: length) { InputStreamBodyStream(try makeStream()) }
     }
 
+    /// A body whose bytes come from an async sequence, iterated in a Swift task.
+    init(length: Int64?, async origin: AsyncBodyOrigin) {
+        precondition(length.map { $0 >= 0 } ?? true, "a body length cannot be negative")
+        self.length = length
+        self.source = Source(async: origin)
+    }
+
+    /// Where an async body's bytes come from; nil for a body read from `RequestBodyStream`s.
+    var asyncOrigin: AsyncBodyOrigin? { source.async }
+
     private init(length: Int64?, source: Source, pacing: BandwidthThrottle?) {
         self.length = length
         self.source = source
         self.pacing = pacing
     }
 
-    /// A new stream positioned at the body's first byte (calls the factory).
+    /// A new stream positioned at the body's first byte (calls the factory). A body made from an
+    /// `AsyncSequence` has no blocking stream: this throws for it (the session sends it itself).
     public func makeStream() throws -> any RequestBodyStream {
         try source.makeStream()
     }

@@ -13,6 +13,8 @@ enum RequestBodyError: Error {
     case endedEarly(bodyRead: Int64, declared: Int64)
     /// The stream holds more than its `declared` bytes.
     case longerThanDeclared(declared: Int64)
+    /// A one-shot async body was needed again (a retry, a 307/308 redirect): it cannot be replayed.
+    case notReplayable
     /// The connection's machine failed the body without a recorded cause (not expected).
     case unexplained
 }

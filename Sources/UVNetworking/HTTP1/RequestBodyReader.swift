@@ -10,7 +10,9 @@ import Synchronization
 /// caught), or in chunked framing, the last chunk carrying the terminating `0` chunk.
 ///
 /// The loop-side methods are loop-confined; the stream itself is touched only by worker jobs,
-/// and is released on a worker too.
+/// and is released on a worker too. A body made from an `AsyncSequence` has no stream and uses
+/// no worker: its chunks come from an `AsyncBodyPump` (a Swift task iterating the sequence),
+/// framed the same way and handed to the loop the same way.
 final class RequestBodyReader {
     /// The most body bytes one chunk carries (fewer when the body is paced).
     static let chunkSize = 64 * 1024
@@ -28,6 +30,8 @@ final class RequestBodyReader {
     private let loop: EventLoop
     private let workers: WorkerPool
     private let shared: Shared
+    /// A body made from an `AsyncSequence`: chunks come from its pump instead of worker reads.
+    private let pump: AsyncBodyPump?
     /// Loop side: true once `cancel()` ran; later results are dropped.
     @exclusivity(unchecked) private var cancelled = false
     @exclusivity(unchecked) private var readInFlight = false
@@ -42,6 +46,7 @@ final class RequestBodyReader {
         self.loop = loop
         self.workers = workers
         self.shared = Shared(body: body)
+        self.pump = body.asyncOrigin.map { AsyncBodyPump(origin: $0, length: body.length) }
     }
 
     /// Whether the body is sent with chunked framing (no declared length).
@@ -70,6 +75,11 @@ final class RequestBodyReader {
         let shared = self.shared
         let me = LoopBound(self, loop: loop)
         let loop = self.loop
+        if let pump {
+            // Delivered through the loop even when ready at once: `onChunk` is never re-entered.
+            pump.requestChunk(max: shared.chunkSize) { chunk in loop.execute { me.value.delivered(chunk) } }
+            return
+        }
         workers.run {
             let chunk = shared.readChunk()
             loop.execute { me.value.delivered(chunk) }
@@ -95,6 +105,7 @@ final class RequestBodyReader {
         onChunk = nil
         pacingTimer?.close()
         pacingTimer = nil
+        pump?.cancel()
         if !readInFlight { releaseStream() }
     }
 

@@ -51,6 +51,8 @@ extension NetworkingError {
             self.init(.bodyStreamFailed, "the body stream ended after \(bodyRead) of its declared \(declared) bytes")
         case .longerThanDeclared(let declared):
             self.init(.bodyStreamFailed, "the body stream has more than its declared \(declared) bytes")
+        case .notReplayable:
+            self.init(.bodyStreamFailed, "the body is a one-shot AsyncSequence already iterated by an earlier attempt: it cannot be replayed for a retry or a 307/308 redirect (make the body with a factory, StreamedBody(length:makeSequence:), to allow it)")
         case .unexplained:
             self.init(.bodyStreamFailed, "the request body failed")
         }
