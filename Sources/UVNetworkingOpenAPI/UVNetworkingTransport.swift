@@ -10,8 +10,16 @@ import UVNetworking
 /// let client = Client(serverURL: try Servers.server1(), transport: UVNetworkingTransport())
 /// ```
 ///
-/// Streaming: `send` returns as soon as the response head arrives. The response body is an
-/// `HTTPBody` read from the connection as it is consumed (`SessionManager.bytes(for:)`): at most
+/// Streaming, both ways. The request body is read from its `HTTPBody` as the connection takes it
+/// (`StreamedBody(length:bufferLimit:makeSequence:)`): at most
+/// `Configuration.requestBodyBufferLimit` bytes ahead of the socket, with Content-Length when its
+/// length is known and chunked otherwise. A body that can be iterated again is sent again when
+/// the request must be (a retry on a fresh connection, a 307 or 308 redirect); a single-pass one
+/// fails such a second attempt with `bodyStreamFailed`. Small bodies of known length (up to
+/// 64 KiB, a generated client's JSON) are gathered first and leave with the head in one write.
+///
+/// `send` returns as soon as the response head arrives. The response body is an `HTTPBody` read
+/// from the connection as it is consumed (`SessionManager.bytes(for:)`): at most
 /// `AsyncBodyStream.highWaterMark` bytes wait for a slow consumer, its length is the
 /// Content-Length when the body arrives as sent, and it can be iterated once. Not consuming it to
 /// its end (or dropping it) cancels the request and closes its connection.

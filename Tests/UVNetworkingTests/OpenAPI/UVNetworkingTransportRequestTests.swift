@@ -55,3 +55,47 @@ import UVNetworking
         #expect(ResponseBody.length(of: response) == .unknown)
     }
 }
+
+/// A sequence of one element, [1, 2, 3].
+private func threeBytes() -> AsyncStream<[UInt8]> {
+    AsyncStream { continuation in
+        continuation.yield([1, 2, 3])
+        continuation.finish()
+    }
+}
+
+/// Which bodies are gathered and which stream.
+@Suite struct UVNetworkingTransportBodyTests {
+    private let transport = UVNetworkingTransport()
+    private let put = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/put")
+    private let base = URL(string: "http://127.0.0.1:1")!
+
+    @Test func aSmallBodyOfKnownLengthGoesWithTheHead() async throws {
+        let request = try await transport.makeRequest(put, body: HTTPBody(#"{"name": "x"}"#), baseURL: base)
+        #expect(request.body == Data(#"{"name": "x"}"#.utf8))
+        #expect(request.bodyStream == nil)
+    }
+
+    @Test func largeSinglePassAndUnknownLengthBodiesStream() async throws {
+        let large = try await transport.makeRequest(put, body: HTTPBody([UInt8](repeating: 7, count: 64 << 10 + 1)), baseURL: base)
+        #expect(large.body == nil)
+        #expect(large.bodyStream?.length == Int64(64 << 10 + 1))
+        #expect(large.bodyStream?.isAsyncSequence == true)
+        let single = try await transport.makeRequest(
+            put, body: HTTPBody(threeBytes(), length: .known(3), iterationBehavior: .single), baseURL: base)
+        #expect(single.bodyStream?.length == 3)
+        let unknown = try await transport.makeRequest(
+            put, body: HTTPBody(threeBytes(), length: .unknown, iterationBehavior: .multiple), baseURL: base)
+        #expect(unknown.bodyStream != nil)
+        #expect(unknown.bodyStream?.length == nil)
+    }
+
+    @Test func aGatheredBodyMustHaveItsDeclaredLength() async throws {
+        await #expect { try await transport.makeRequest(put, body: HTTPBody([1, 2, 3], length: .known(5)), baseURL: base) } throws: {
+            ($0 as? NetworkingError)?.code == .bodyStreamFailed
+        }
+        await #expect { try await transport.makeRequest(put, body: HTTPBody([1, 2, 3], length: .known(2)), baseURL: base) } throws: {
+            ($0 as? NetworkingError)?.code == .bodyStreamFailed
+        }
+    }
+}
