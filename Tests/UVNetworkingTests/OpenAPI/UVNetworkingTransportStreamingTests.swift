@@ -52,6 +52,29 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func leavingTheBodyEarlyCancelsTheRequest() async throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequest()
+                try connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(Self.largeSize)\r\n\r\n")
+                let piece = [UInt8](repeating: 1, count: 64 << 10)
+                for _ in 0..<(Self.largeSize / piece.count) { try connection.write(piece) }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness()
+            let client = Client(serverURL: URL(string: "http://127.0.0.1:\(server.port)")!,
+                                transport: UVNetworkingTransport(manager: harness.manager))
+            let body = try await client.streamBytes(path: .init(n: Self.largeSize)).ok.body.binary
+            let task = try #require(harness.manager.tasks.first)
+            for try await chunk in body {
+                #expect(!chunk.isEmpty)
+                break
+            }
+            #expect(waitUntil(timeout: 5) { task.state == .completed })
+            #expect((task.error as? NetworkingError)?.code == .cancelled)
+            #expect(waitUntil(timeout: 5) { harness.manager.openConnectionCount == 0 })
+            harness.finish()
+        }
+
         @Test func responsesWithoutABodyLeaveTheConnectionToTheNext() async throws {
             let server = try ScriptedServer { connection in
                 try connection.serveKeepAlive { request in

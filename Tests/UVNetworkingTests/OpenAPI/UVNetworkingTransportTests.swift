@@ -148,6 +148,19 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func theConfiguredTimeoutApplies() async throws {
+            let httpbin = try TestServers.httpbin()
+            let harness = ClientHarness()
+            let client = makeClient(harness, baseURL: httpbin.baseURL, configuration: .init(timeoutInterval: 0.3))
+            do {
+                _ = try await client.getDelayed(path: .init(seconds: 3))
+                Issue.record("the response came in spite of the timeout")
+            } catch let error as ClientError {
+                #expect((error.underlyingError as? NetworkingError)?.code == .requestTimeout)
+            }
+            harness.finish()
+        }
+
         @Test func cancellingTheCallingTaskCancelsTheRequest() async throws {
             let httpbin = try TestServers.httpbin()
             try await Task.sleep(for: .milliseconds(1))  // the runtime's timer descriptor, before the baseline
