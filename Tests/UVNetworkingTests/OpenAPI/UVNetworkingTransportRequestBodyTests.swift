@@ -59,6 +59,14 @@ extension EndToEnd {
                 try connection.write(bodyEcho(data: head == first && tail == rest ? "as produced" : "mixed up"))
             }
             defer { server.stop() }
+            // A client that waited for the whole body before sending would wait forever: end the
+            // body short after a while, so that such a client fails rather than hang.
+            try await Task.sleep(for: .milliseconds(1))  // the runtime's timer descriptor, before the baseline
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(10))
+                continuation.finish()
+            }
+            defer { watchdog.cancel() }
             let harness = ClientHarness()
             let client = Client(serverURL: URL(string: "http://127.0.0.1:\(server.port)")!,
                                 transport: UVNetworkingTransport(manager: harness.manager))
