@@ -31,6 +31,9 @@ import UVNetworking
 /// `.undocumented`). Errors while the response body is read (a reset, a truncated body) are
 /// thrown by the body's iteration, as `NetworkingError` too.
 ///
+/// Redirects are followed as the session's configuration says (`maximumRedirects`; with 0 every
+/// 3xx is a response, for a document that describes its redirects).
+///
 /// Cancellation: cancelling the Swift task that awaits `send` (or iterates the body) cancels the
 /// request; it then throws `NetworkingError` with code `.cancelled`, as the library's async API
 /// does.

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPBinOpenAPIClient
+@testable import HTTPBinOpenAPIClient
 import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
