@@ -109,6 +109,36 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// A 307 sends the body again: an HTTPBody that can be iterated again is, a single-pass
+        /// one fails the call rather than send a partial or empty body.
+        @Test func aRedirectResendsAReplayableBodyOnly() async throws {
+            let server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    if request.target == "/put" {
+                        return "HTTP/1.1 307 Temporary Redirect\r\nLocation: /put?again=1\r\nContent-Length: 0\r\n\r\n"
+                    }
+                    return bodyEcho(data: "\(request.target) \(request.body.count)")
+                }
+            }
+            defer { server.stop() }
+            let harness = ClientHarness()
+            let client = Client(serverURL: URL(string: "http://127.0.0.1:\(server.port)")!,
+                                transport: UVNetworkingTransport(manager: harness.manager))
+            let size = 100 << 10  // past what is gathered: it streams
+            let replayable = HTTPBody([UInt8](repeating: 5, count: size))
+            #expect(try await client.putBytes(body: .binary(replayable)).ok.body.json.data == "/put?again=1 \(size)")
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+            continuation.yield([UInt8](repeating: 5, count: size))
+            continuation.finish()
+            do {
+                _ = try await client.putBytes(body: .binary(HTTPBody(stream, length: .known(Int64(size)), iterationBehavior: .single)))
+                Issue.record("a single-pass body was sent twice")
+            } catch let error as ClientError {
+                #expect((error.underlyingError as? NetworkingError)?.code == .bodyStreamFailed)
+            }
+            harness.finish()
+        }
+
         @Test func aBodyThatThrowsFailsTheCallWithBodyStreamFailed() async throws {
             let server = try ScriptedServer { connection in
                 _ = try? connection.readRequest()
