@@ -11,9 +11,10 @@ import Synchronization
 /// **Backpressure.** At most `bufferLimit` bytes wait between the sequence and the connection:
 /// the sequence's `next()` is called only while fewer than `bufferLimit` bytes are held, and is
 /// not called again until the connection has written enough to go below it. So at most
-/// `bufferLimit - 1` bytes plus the one element that crossed the limit are held, besides the
-/// chunk of at most 64 KiB being written. An upload is never further ahead of the socket
-/// than that, whatever the body's size.
+/// `bufferLimit - 1` bytes plus the one element that crossed the limit are held, besides at most
+/// two chunks of up to 64 KiB in the connection (one being written, the next ready). An upload
+/// is never further ahead of the socket than that, whatever the body's size; an element is held
+/// whole, so a sequence of huge elements holds one of them.
 ///
 /// **Length.** With a `length` the request carries `Content-Length` and the sequence must produce
 /// exactly that many bytes: one that ends early, or has more, fails the task with
@@ -83,34 +84,15 @@ struct AsyncBodyOrigin: Sendable {
     let bufferLimit: Int
     /// Tests: records the pumps' high-water marks.
     let gauge: AsyncBodyGauge?
-    /// Iterates a new sequence into `pump`, and tells it how the sequence ended.
-    let produce: @Sendable (AsyncBodyPump) async -> Void
+    /// Iterates a new sequence into a pump, and tells it how the sequence ended.
+    let producer: any AsyncBodyProducing
 
     init<Bytes: AsyncSequence>(bufferLimit: Int, gauge: AsyncBodyGauge?, makeSequence: @escaping @Sendable () throws -> Bytes)
     where Bytes.Element: Sequence<UInt8> {
         precondition(bufferLimit >= 1, "an async body's buffer limit must be at least 1 byte")
         self.bufferLimit = bufferLimit
         self.gauge = gauge
-        produce = { pump in
-            let sequence: Bytes
-            do {
-                sequence = try makeSequence()
-            } catch is NotReplayable {
-                pump.finish(.notReplayable)
-                return
-            } catch {
-                pump.finish(.factoryFailed(error))
-                return
-            }
-            do {
-                for try await element in sequence {
-                    guard await pump.push(Self.bytes(of: element)) else { return }
-                }
-                pump.finish(nil)
-            } catch {
-                pump.finish(.readFailed(bodyRead: pump.produced, error))
-            }
-        }
+        producer = AsyncSequenceProducer(makeSequence: makeSequence)
     }
 
     init<Bytes: AsyncSequence & Sendable>(bufferLimit: Int, gauge: AsyncBodyGauge?, oneShot sequence: Bytes)
@@ -122,18 +104,52 @@ struct AsyncBodyOrigin: Sendable {
         }
     }
 
-    /// One element's bytes as an array: an array as it is, anything else copied once.
-    static func bytes<Element: Sequence<UInt8>>(of element: Element) -> [UInt8] {
-        if let array = element as? [UInt8] { return array }
-        return element.withContiguousStorageIfAvailable { Array($0) } ?? Array(element)
-    }
-
     /// A one-shot sequence was asked for a second time.
     struct NotReplayable: Error {}
 
     /// `makeStream()` was called on a body made from an `AsyncSequence`.
     struct NoBlockingStream: Error, CustomStringConvertible {
         var description: String { "this body's bytes come from an AsyncSequence: it has no blocking stream" }
+    }
+}
+
+/// Iterates a new sequence into a pump for each attempt. (A protocol, not a closure: a closure
+/// generic over the sequence would carry its metatypes across tasks.)
+protocol AsyncBodyProducing: Sendable {
+    /// Makes the sequence, hands its elements to `pump` and tells it how the sequence ended.
+    func produce(into pump: AsyncBodyPump) async
+}
+
+/// The producer of `StreamedBody(length:bufferLimit:makeSequence:)` (and, with a factory that
+/// hands its one sequence out once, of `oneShot:`).
+struct AsyncSequenceProducer<Bytes: AsyncSequence>: AsyncBodyProducing where Bytes.Element: Sequence<UInt8> {
+    let makeSequence: @Sendable () throws -> Bytes
+
+    func produce(into pump: AsyncBodyPump) async {
+        let sequence: Bytes
+        do {
+            sequence = try makeSequence()
+        } catch is AsyncBodyOrigin.NotReplayable {
+            pump.finish(.notReplayable)
+            return
+        } catch {
+            pump.finish(.factoryFailed(error))
+            return
+        }
+        do {
+            for try await element in sequence {
+                guard await pump.push(Self.bytes(of: element)) else { return }
+            }
+            pump.finish(nil)
+        } catch {
+            pump.finish(.readFailed(bodyRead: pump.produced, error))
+        }
+    }
+
+    /// One element's bytes as an array: an array as it is, anything else copied once.
+    static func bytes(of element: Bytes.Element) -> [UInt8] {
+        if let array = element as? [UInt8] { return array }
+        return element.withContiguousStorageIfAvailable { Array($0) } ?? Array(element)
     }
 }
 

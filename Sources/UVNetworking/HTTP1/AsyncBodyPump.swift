@@ -75,9 +75,9 @@ final class AsyncBodyPump: Sendable {
     }
 
     private func startProducing() {
-        let origin = self.origin
+        let producer = origin.producer
         let task = Task { [self] in
-            await origin.produce(self)
+            await producer.produce(into: self)
             state.withLock { $0.task = nil }
         }
         let cancelled = state.withLock { state in
@@ -116,7 +116,7 @@ final class AsyncBodyPump: Sendable {
         }
     }
 
-    /// The sequence ended (`error` nil) or threw; `bodyRead` is what it had produced.
+    /// The sequence ended (`error` nil), or it or its factory failed (`error` says how).
     func finish(_ error: RequestBodyError?) {
         let delivery = state.withLock { state in
             let chunk = error.map { state.buffer.fail($0) } ?? state.buffer.finish()

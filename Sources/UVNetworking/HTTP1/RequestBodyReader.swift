@@ -109,6 +109,11 @@ final class RequestBodyReader {
         if !readInFlight { releaseStream() }
     }
 
+    deinit {
+        // A reader dropped without `cancel()` (not expected) must not leave a producer waiting.
+        pump?.cancel()
+    }
+
     private func releaseStream() {
         // The job takes the stream itself: a reference held here, even briefly, could make the
         // loop thread the one that releases it.

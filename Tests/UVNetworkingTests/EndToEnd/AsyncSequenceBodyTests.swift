@@ -239,6 +239,30 @@ extension EndToEnd {
             harness.finish()
         }
 
+        /// async/await: cancelling the Swift task that awaits `upload(for:body:)` cancels the
+        /// request, which ends the sequence's iteration.
+        @Test func cancellingTheAwaitingTaskEndsTheIteration() async throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                _ = try? connection.readUntilClose(timeout: 10)
+            }
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            let body = GeneratedBytes.body(.init(produce: 1 << 30, hangAfter: 50_000), declaredLength: nil, log: log)
+            let manager = harness.manager
+            let upload = Task {
+                try await manager.upload(for: Request(url: URL(string: "http://127.0.0.1:\(server.port)/")!, method: .post), body: body)
+            }
+            #expect(waitUntil(timeout: 10) { log.bytes == 50_000 })
+            upload.cancel()
+            var thrown: (any Error)?
+            do { _ = try await upload.value } catch { thrown = error }
+            #expect((thrown as? NetworkingError)?.code == .cancelled)
+            #expect(waitUntil(timeout: 5) { log.cancelledInNext == 1 && log.iterationsEnded == 1 })
+            server.stop()
+            harness.finish()
+        }
+
         /// Cancelled while the producer waits for room (the server reads nothing): the producer's
         /// wait ends and so does its iteration.
         @Test func cancelWhileTheProducerWaitsForRoomEndsTheIteration() throws {
@@ -300,6 +324,26 @@ extension EndToEnd {
             #expect(outcome.status == 200)
             #expect(outcome.text == NginxServer.helloBody)
             #expect(waitUntil(timeout: 5) { log.iterationsEnded == 1 })
+            harness.finish()
+        }
+
+        /// `Expect: 100-continue` answered with a final response: the body is never sent, and its
+        /// sequence is never even made (the producer starts at the first chunk asked for).
+        @Test func aRefusedExpectContinueNeverMakesTheSequence() throws {
+            let server = try ScriptedServer { connection in
+                _ = try connection.readRequestHead()
+                try connection.write("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 2\r\n\r\nno")
+                _ = try? connection.readUntilClose(timeout: 5)
+            }
+            let harness = ClientHarness()
+            let log = GeneratedBytesLog()
+            var request = request("http://127.0.0.1:\(server.port)/",
+                                  body: StreamedBody(length: 1_000) { GeneratedBytes(.init(produce: 1_000), log: log) })
+            request.setValue("100-continue", forHTTPHeaderField: "Expect")
+            let outcome = harness.fetch(request)
+            #expect(outcome.status == 417)
+            #expect(log.sequencesMade == 0)
+            server.stop()
             harness.finish()
         }
 

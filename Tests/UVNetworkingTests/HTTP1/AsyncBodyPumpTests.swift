@@ -82,6 +82,35 @@ import Testing
         pump.cancel()
     }
 
+    /// An `AsyncThrowingStream` of slices (what OpenAPI's HTTPBody is like): its elements arrive,
+    /// and cancelling the pump terminates the stream as cancelled.
+    @Test func cancelTerminatesAnAsyncThrowingStream() {
+        let (stream, continuation) = AsyncThrowingStream<ArraySlice<UInt8>, any Error>.makeStream()
+        let termination = Mutex<String?>(nil)
+        continuation.onTermination = { reason in
+            termination.withLock { $0 = if case .cancelled = reason { "cancelled" } else { "finished" } }
+        }
+        let body = StreamedBody(length: nil, oneShot: stream)
+        let pump = AsyncBodyPump(origin: body.asyncOrigin!, length: nil)
+        continuation.yield([1, 2, 3, 4][1...2])
+        let first = Mutex<RequestBodyReader.Chunk?>(nil)
+        let arrived = DispatchSemaphore(value: 0)
+        pump.requestChunk(max: 1_024) { chunk in
+            first.withLock { $0 = chunk }
+            arrived.signal()
+        }
+        #expect(arrived.wait(timeout: .now() + 5) == .success)
+        guard case .data(let bytes, 2, false, nil)? = first.withLock({ $0 }) else {
+            Issue.record("not the first element")
+            return
+        }
+        #expect(bytes == Array("2\r\n".utf8) + [2, 3] + Array("\r\n".utf8))
+        // The next chunk waits on the stream; cancelling ends the wait and the iteration.
+        pump.requestChunk(max: 1_024) { _ in Issue.record("a chunk after cancel") }
+        pump.cancel()
+        #expect(waitUntil(timeout: 5) { termination.withLock { $0 } == "cancelled" })
+    }
+
     @Test func anAsyncBodyHasNoBlockingStream() {
         let body = StreamedBody(length: nil, oneShot: AsyncStream<[UInt8]> { $0.finish() })
         #expect(body.isAsyncSequence)
