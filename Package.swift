@@ -8,6 +8,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "UVNetworking", targets: ["UVNetworking"]),
+        // An OpenAPI ClientTransport over a SessionManager: its own product, so that only its
+        // users build swift-openapi-runtime.
+        .library(name: "UVNetworkingOpenAPI", targets: ["UVNetworkingOpenAPI"]),
         .executable(name: "uvfetch", targets: ["uvfetch"]),
         // The scripted DNS server, for the benchmarks' package.
         .library(name: "LoopbackDNSServer", targets: ["LoopbackDNSServer"]),
@@ -27,6 +30,7 @@ let package = Package(
         // Only for `swift package generate-documentation` (`make docs`): a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -49,6 +53,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
+        ),
+        .target(
+            name: "UVNetworkingOpenAPI",
+            dependencies: [
+                "UVNetworking",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // A client of httpbin made by swift-openapi-generator, committed (see its README.md) so
+        // that no build runs the generator; the OpenAPI transport's tests drive it.
+        .target(
+            name: "HTTPBinOpenAPIClient",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            path: "Tests/HTTPBinOpenAPIClient",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml", "README.md"]
         ),
         // A small HTTP/1.1 server on loopback with its own libuv loop and thread: `uvfetch demo`
         // fetches from it, the tests use it as a fast server that needs nothing installed.
@@ -124,6 +144,8 @@ let package = Package(
             dependencies: [
                 "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
                 "UVNetworkingServiceLifecycle", "uvnetworking-service-probe", "uvnetworking-example-service",
+                "UVNetworkingOpenAPI", "HTTPBinOpenAPIClient",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
