@@ -138,7 +138,15 @@ let package = Package(
         // Every ```swift block of README.md and of the DocC articles, written out by
         // scripts/extract-snippets.py (`make snippets`) so that the build compiles them; `make test`
         // fails when they differ from the documents. Compiled, never run, and not a product.
-        .target(name: "DocSnippets", dependencies: ["UVNetworking"], path: "Examples/DocSnippets"),
+        .target(
+            name: "DocSnippets",
+            dependencies: [
+                "UVNetworking", "UVNetworkingServiceLifecycle",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Examples/DocSnippets"
+        ),
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [

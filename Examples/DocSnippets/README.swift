@@ -3,6 +3,9 @@
 
 import Foundation
 import UVNetworking
+import Logging
+import ServiceLifecycle
+import UVNetworkingServiceLifecycle
 
 // README.md, swift block 1
 func readme_1() {
@@ -127,7 +130,7 @@ func readme_7() async throws {
 // README.md, swift block 8
 func readme_8() async {
     let manager = SessionManager()
-    await manager.shutdown()          // no new tasks; waits for running ones and closes connections
+    await manager.shutdown(gracePeriod: .seconds(10)) // no new tasks; running ones get 10 s, then are cancelled
     await EventLoop.shared.shutdown() // ends what still runs with .loopShutDown, stops the thread
     await WorkerPool.shared.shutdown()
     _ = manager
@@ -143,7 +146,47 @@ func readme_9() async throws {
 }
 
 // README.md, swift block 10
-func readme_10() {
+func readme_10() async throws {
+    let worker = SessionManagerService(manager: SessionManager()) // stands for your own services
+    let logger = Logger(label: "my-service")
+    var configuration = SessionConfiguration()
+    configuration.backgroundActivityLogger = logger // nil (the default): the library logs nothing
+    // configuration.metricsFactory and .tracer: nil means MetricsSystem's and InstrumentationSystem's
+    let manager = SessionManager(configuration: configuration)
+
+    var perRequest = Request(url: URL(string: "http://127.0.0.1:8080/get")!)
+    perRequest.logger = logger // this task's lines go to its own logger, with its task id
+
+    let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+        services: [SessionManagerService(manager: manager, gracePeriod: .seconds(10)), worker],
+        gracefulShutdownSignals: [.sigterm],
+        logger: logger))
+    try await group.run() // on SIGTERM: the manager takes no new task and lets running ones finish
+    _ = worker
+    _ = logger
+    _ = configuration
+    _ = manager
+    _ = perRequest
+    _ = group
+}
+
+// README.md, swift block 11
+func readme_11() async throws {
+    let manager = SessionManager()
+    @Sendable func chunks() -> AsyncStream<[UInt8]> { AsyncStream { $0.finish() } }
+    let upload = Request(url: URL(string: "http://127.0.0.1:8080/upload")!, method: .post)
+    // The factory runs once per attempt, so a retry or a 307 sends the body again from its start.
+    let body = StreamedBody(length: nil) { chunks() } // no length: sent chunked
+    let uploaded = try await manager.upload(for: upload, body: body)
+    print(uploaded.statusCode)
+    _ = manager
+    _ = upload
+    _ = body
+    _ = uploaded
+}
+
+// README.md, swift block 12
+func readme_12() {
     let manager = SessionManager()
     manager.dataTaskDidReceiveResponse = { task, response in response.status == .ok ? .allow : .cancel }
     manager.dataTaskDidReceiveData = { task, chunk in print(chunk.count) }        // in order, before completion
@@ -154,8 +197,8 @@ func readme_10() {
     _ = manager
 }
 
-// README.md, swift block 11
-func readme_11() {
+// README.md, swift block 13
+func readme_13() {
     var configuration = SessionConfiguration()
     configuration.delayPerHost = 1                      // wget --wait=1, per origin
     configuration.maximumConnectionsPerHost = 1         // and one request at a time
@@ -164,8 +207,8 @@ func readme_11() {
     _ = manager
 }
 
-// README.md, swift block 12
-func readme_12() throws {
+// README.md, swift block 14
+func readme_14() throws {
     var configuration = SessionConfiguration()
     configuration.maximumConnections = 512              // across every origin
     configuration.dnsServers = ["127.0.0.1:5353"]       // instead of resolv.conf's
@@ -177,8 +220,8 @@ func readme_12() throws {
     _ = manager
 }
 
-// README.md, swift block 13
-func readme_13() {
+// README.md, swift block 15
+func readme_15() {
     var configuration = SessionConfiguration()
     configuration.cookieStore = CookieStore()           // or CookieStore.shared, NSHTTPCookieStorage's role
     let manager = SessionManager(configuration: configuration)
@@ -189,8 +232,8 @@ func readme_13() {
     _ = request
 }
 
-// README.md, swift block 14
-func readme_14() {
+// README.md, swift block 16
+func readme_16() {
     let manager = SessionManager()
     let upload = Request(url: URL(string: "http://127.0.0.1:8080/put")!, method: .put)
     manager.uploadTask(with: upload, fromFile: URL(fileURLWithPath: "big.iso"), progress: { print($0.fractionCompleted) }) { response, _, error in
@@ -214,8 +257,8 @@ func readme_14() {
     _ = download
 }
 
-// README.md, swift block 15
-func readme_15() throws {
+// README.md, swift block 17
+func readme_17() throws {
     var configuration = SessionConfiguration()
     configuration.tls.additionalTrustedCAFiles = ["/etc/myorg/ca.pem"]                  // curl's --cacert
     configuration.tls.clientIdentity = try ClientIdentity.pkcs12(file: "me.p12", password: "secret") // mutual TLS

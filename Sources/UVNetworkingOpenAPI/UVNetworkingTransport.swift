@@ -43,9 +43,11 @@ public struct UVNetworkingTransport: ClientTransport {
     /// Settings applied to every request.
     public var configuration: Configuration
 
-    /// A transport over `manager`, by default a session of its own with the default
-    /// configuration on the shared loop and worker pool.
-    public init(manager: SessionManager = SessionManager(), configuration: Configuration = Configuration()) {
+    /// A transport over `manager`, by default `SessionManager.shared` (the process's session on
+    /// the shared loop and worker pool, which no user can shut down), so that clients made
+    /// per request share one pool of connections; pass a manager of your own to configure it
+    /// or to shut it down with your service.
+    public init(manager: SessionManager = .shared, configuration: Configuration = Configuration()) {
         self.manager = manager
         self.configuration = configuration
     }

@@ -206,7 +206,8 @@ final class ConnectionPool {
     @inline(__always)
     private func park(_ connection: HTTP1Connection) {
         guard set.parked(budgetNodes[machine.slot(of: connection.id)]) else {
-            connection.observation?.noteCloseReason("closed instead of idling: a request waits for the connection budget")
+            connection.observation?.noteCloseReason(set.closesIdleConnections
+                ? "the session is shutting down" : "closed instead of idling: a request waits for the connection budget")
             connection.close()
             return
         }
@@ -309,7 +310,11 @@ final class ConnectionPool {
 
     /// Closes the idle connections (the session drains); those in use stay for their task.
     func closeIdleConnections() {
-        for id in machine.takeIdleConnections() { connection(id)?.close() }
+        for id in machine.takeIdleConnections() {
+            guard let connection = connection(id) else { continue }
+            connection.observation?.noteCloseReason("the session is shutting down")
+            connection.close()
+        }
     }
 
     private func perform(_ action: ConnectionPoolStateMachine.Action, error: HTTP1Error? = nil) {
