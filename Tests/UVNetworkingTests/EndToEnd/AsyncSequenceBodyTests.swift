@@ -4,7 +4,7 @@ import HTTPTypes
 import LoopbackHTTPServer
 import Synchronization
 import Testing
-@testable import UVNetworking
+@_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
     /// Request bodies from an AsyncSequence: framing, backpressure and its bound, length faults,
