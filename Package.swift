@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        // Only the example service's metrics backend: never a dependency of the library.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -125,13 +127,16 @@ let package = Package(
             path: "Tests/ServiceProbe"
         ),
         // An example service (no web framework): a ServiceGroup that fetches URLs periodically,
-        // logs, and drains its session on SIGTERM. Built and run by the tests; not a product.
+        // logs, traces, measures (Prometheus) and drains its session on SIGTERM. Built and run by the tests; not a product.
         .executableTarget(
             name: "uvnetworking-example-service",
             dependencies: [
                 "UVNetworking", "UVNetworkingServiceLifecycle",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Examples/ExampleService"
         ),

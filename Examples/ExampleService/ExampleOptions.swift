@@ -1,12 +1,14 @@
 import Foundation
 
-/// The example's command line: `[--interval SECONDS] [--grace SECONDS] URL...`.
+/// The example's command line: `[--verbose] [--interval SECONDS] [--grace SECONDS] URL...`.
 struct ExampleOptions {
     var urls: [URL] = []
     /// Time between rounds of fetches.
     var interval: Duration = .seconds(5)
     /// How long requests in flight may take to finish at shutdown.
     var gracePeriod: Duration = .seconds(10)
+    /// Log at `.debug`, so the library's lines about connections, pools and tasks show.
+    var verbose = false
 
     struct UsageError: Error, CustomStringConvertible {
         var description: String
@@ -16,6 +18,8 @@ struct ExampleOptions {
         var rest = arguments[...]
         while let argument = rest.popFirst() {
             switch argument {
+            case "--verbose":
+                verbose = true
             case "--interval", "--grace":
                 guard let text = rest.popFirst(), let seconds = Double(text), seconds >= 0 else {
                     throw UsageError(description: "\(argument) needs a number of seconds")

@@ -1,5 +1,8 @@
+import CoreMetrics
 import Foundation
 import Logging
+import Prometheus
+import Tracing
 import UVNetworking
 
 /// Where the example wires its instruments into the library: the process-wide backends once at
@@ -7,22 +10,47 @@ import UVNetworking
 /// function is the one place its kind of instrument is set, so the example shows all of them
 /// side by side.
 enum Observability {
-    /// Process-wide bootstraps that can run only once: the metrics backend
-    /// (`MetricsSystem.bootstrap`) and the tracer (`InstrumentationSystem.bootstrap`), after
-    /// `LoggingSystem.bootstrap`, which main does first. The example bootstraps none yet: the
-    /// library then records nothing and costs nothing for it.
+    /// The Prometheus registry every metric of the process goes to; main prints it at exit.
+    static let registry = PrometheusCollectorRegistry()
+
+    /// Process-wide bootstraps that can run only once, after `LoggingSystem.bootstrap` (main
+    /// does it first) and before the session is made (a session reads the global metrics
+    /// factory and tracer when it is made): Prometheus as the metrics backend, and the
+    /// example's logging tracer.
     static func bootstrap(logger: Logger) {
-        logger.debug("no metrics or tracing backend bootstrapped")
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        InstrumentationSystem.bootstrap(LoggingTracer(logger: logger))
     }
 
-    /// The session's instruments: its background logger, metrics factory and tracer go in the
-    /// configuration (nil: the global one, or none). The example sets none yet: the session
-    /// logs, measures and traces nothing.
-    static func configure(_ configuration: inout SessionConfiguration, logger: Logger) {}
+    /// The session's instruments. Its background logger gets the connection and pool lines
+    /// (at `.debug`, so only with `--verbose`). `metricsFactory` and `tracer` stay nil: the
+    /// session uses the ones bootstrapped above.
+    static func configure(_ configuration: inout SessionConfiguration, logger: Logger) {
+        configuration.backgroundActivityLogger = logger
+    }
 
-    /// A fetch's request, with what belongs to that task alone (its own logger, so its log lines
-    /// carry the fetcher's metadata).
+    /// A fetch's request, with what belongs to that task alone: its own logger, so the library's
+    /// lines about this task carry the fetcher's metadata (the round) next to `uv.task.id`.
     static func request(for url: URL, logger: Logger) -> Request {
-        Request(url: url)
+        var request = Request(url: url)
+        request.logger = logger
+        return request
+    }
+
+    /// The Prometheus text exposition of every metric, as a scrape of `/metrics` would get it.
+    static func metricsText() -> String {
+        registry.emitToString()
+    }
+}
+
+extension URL {
+    /// The URL without its user and password, for the example's own log lines (the library
+    /// never logs them; the example must not either).
+    var withoutCredentials: String {
+        guard user != nil || password != nil, var components = URLComponents(url: self, resolvingAgainstBaseURL: false)
+        else { return absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.string ?? "(url)"
     }
 }

@@ -3,9 +3,14 @@
 // the session up and drains it at shutdown, and PeriodicFetcher, which fetches URLs over and
 // over and logs what it got. SIGTERM or SIGINT shut it down gracefully: the fetcher stops after
 // the round in flight, the session lets running requests finish within the grace period, and the
-// process exits 0.
+// process exits 0, printing its metrics in Prometheus' text format on the way out.
 //
-//     uvnetworking-example-service [--interval SECONDS] [--grace SECONDS] URL...
+// It shows the library's instruments together: swift-log (the session's background logger and a
+// logger per request; `--verbose` shows the library's debug lines), swift-metrics with a
+// Prometheus backend, and swift-distributed-tracing with a small tracer that logs its spans
+// (Observability.swift wires them, LoggingTracer.swift is the tracer).
+//
+//     uvnetworking-example-service [--verbose] [--interval SECONDS] [--grace SECONDS] URL...
 
 import Foundation
 import Logging
@@ -17,13 +22,13 @@ let options: ExampleOptions
 do {
     options = try ExampleOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 } catch {
-    FileHandle.standardError.write(Data("\(error)\nusage: uvnetworking-example-service [--interval SECONDS] [--grace SECONDS] URL...\n".utf8))
+    FileHandle.standardError.write(Data("\(error)\nusage: uvnetworking-example-service [--verbose] [--interval SECONDS] [--grace SECONDS] URL...\n".utf8))
     exit(64)
 }
 
 LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
 var logger = Logger(label: "uvnetworking.example-service")
-logger.logLevel = .info
+logger.logLevel = options.verbose ? .debug : .info
 Observability.bootstrap(logger: logger)
 
 var configuration = SessionConfiguration()
@@ -48,3 +53,5 @@ do {
     exit(1)
 }
 logger.info("stopped", metadata: ["tasks-left": "\(manager.tasks.count)", "fetches": "\(fetcher.fetchCount)"])
+// What a Prometheus scrape would have got: a service would serve this on /metrics instead.
+print(Observability.metricsText(), terminator: "")

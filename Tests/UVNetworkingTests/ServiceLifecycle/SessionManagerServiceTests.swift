@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import LoopbackHTTPServer
 import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Synchronization
@@ -9,7 +8,8 @@ import UVNetworking
 @testable import UVNetworkingServiceLifecycle
 
 /// The swift-service-lifecycle adapter: in a service group stopped by SIGTERM in a child
-/// process (the probe and the example service), and in this process with a test trigger.
+/// process (the probe; ExampleServiceTests runs the example service), and in this process with
+/// a test trigger.
 @Suite struct SessionManagerServiceTests {
     /// Runs the probe's `scenario`, sends SIGTERM once its requests are in flight, and returns
     /// its exit status and output.
@@ -33,27 +33,6 @@ import UVNetworking
         let (status, output) = try runProbe("deadline")
         #expect(status == 0, "\(output)")
         #expect(output.contains("completed=0 cancelled=4 other=0 calls=4 connections=0"), "\(output)")
-    }
-
-    @Test func theExampleServiceFetchesLogsAndStopsOnSigterm() throws {
-        let server = LoopbackHTTPServer()
-        let port = try server.start()
-        defer { server.stop() }
-        let example = try ChildProcess("uvnetworking-example-service",
-                                       arguments: ["--interval", "0.05", "--grace", "5", "http://127.0.0.1:\(port)/items/1"])
-        let fetched = example.waitForOutput("fetched", timeout: 30)
-        #expect(fetched, "\(example.text)")
-        example.send(SIGTERM)
-        let status = example.waitForExit(timeout: 15)
-        #expect(status == 0, "\(example.text)")
-        #expect(example.text.contains("status=200"), "\(example.text)")
-        #expect(example.text.contains("fetcher stopped"), "\(example.text)")
-        #expect(example.text.contains("stopped") && example.text.contains("tasks-left=0"), "\(example.text)")
-    }
-
-    @Test func theExampleServiceRefusesABadCommandLine() throws {
-        let example = try ChildProcess("uvnetworking-example-service", arguments: ["not a url"])
-        #expect(example.waitForExit(timeout: 15) == 64)
     }
 
     /// Set by a task, read by the test.
