@@ -149,6 +149,47 @@ import Testing
         harness.expectNothingLeft()
     }
 
+    @Test func aLoopShutDownDuringTheDrainOfADownloadEndsTheWait() async throws {
+        // A download's task ends once its file is closed on a worker; with the loop gone it ends
+        // off the loop, and the waiting shutdown must be told all the same.
+        let server = try slowServer(delay: 30)
+        defer { server.stop() }
+        let loop = try EventLoop()
+        let manager = SessionManager(loop: loop)
+        manager.completionQueue = DispatchQueue(label: "test.shutdown.deadline.loop")
+        let ended = Mutex<(error: NetworkingError.Code?, calls: Int)?>(nil)
+        manager.downloadTask(with: ClientHarness.request(url(server)), completionHandler: { _, _, error in
+            ended.withLock { $0 = ((error as? NetworkingError)?.code, ($0?.calls ?? 0) + 1) }
+        }).resume()
+        try await Task.sleep(for: .milliseconds(50))
+        let returned = Atomic(false)
+        let shutdown = Task {
+            await manager.shutdown(gracePeriod: .seconds(60))
+            returned.store(true, ordering: .releasing)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        await loop.shutdown()
+        #expect(waitUntil(timeout: 5) { returned.load(ordering: .acquiring) }, "shutdown(gracePeriod:) still waits")
+        #expect(waitUntil(timeout: 5) { ended.withLock { $0 } != nil })
+        #expect(ended.withLock { $0?.error } == .loopShutDown && ended.withLock { $0?.calls } == 1)
+        if returned.load(ordering: .acquiring) { await shutdown.value }
+    }
+
+    @Test func sessionDidBecomeInvalidRunsOnceAfterTheLoopShutDown() async throws {
+        let loop = try EventLoop()
+        let manager = SessionManager(loop: loop)
+        let queue = DispatchQueue(label: "test.shutdown.deadline.invalid")
+        manager.completionQueue = queue
+        let invalidations = Mutex(0)
+        manager.sessionDidBecomeInvalid = { invalidations.withLock { $0 += 1 } }
+        await loop.shutdown()
+        await manager.shutdown()
+        await manager.shutdown(gracePeriod: .zero)
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        queue.sync {}
+        #expect(invalidations.withLock { $0 } == 1)
+    }
+
     @Test func callingTwiceAtOnceReturnsBothWithTheEarlierDeadline() async throws {
         let server = try slowServer(delay: 30)
         defer { server.stop() }
