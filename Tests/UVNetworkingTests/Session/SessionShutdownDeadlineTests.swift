@@ -287,6 +287,64 @@ import Testing
         await loop.shutdown()
     }
 
+    @Test func aTaskInTheTLSHandshakeIsCancelledOnceAtTheDeadline() async throws {
+        // Takes the ClientHello and never answers.
+        let server = try ScriptedServer { connection in
+            _ = try? connection.readUntilClose(timeout: 30)
+        }
+        defer { server.stop() }
+        let harness = ClientHarness()
+        let (task, wait) = harness.makeTask(ClientHarness.request("https://127.0.0.1:\(server.port)/"))
+        task.resume()
+        try await Task.sleep(for: .milliseconds(100))
+        let returned = Atomic(false)
+        let manager = harness.manager
+        let shutdown = Task {
+            await manager.shutdown(gracePeriod: .milliseconds(100))
+            returned.store(true, ordering: .releasing)
+        }
+        #expect(waitUntil(timeout: 5) { returned.load(ordering: .acquiring) }, "shutdown(gracePeriod:) still waits")
+        let outcome = wait(5)
+        #expect(outcome?.code == .cancelled && outcome?.calls == 1, "\(String(describing: outcome))")
+        if returned.load(ordering: .acquiring) { await shutdown.value }
+        #expect(harness.manager.openConnectionCount == 0)
+        server.stop()
+        harness.expectNothingLeft()
+    }
+
+    @Test func tasksResumedWhileTheShutdownBeginsEndOnceEachWay() async throws {
+        // Either the loop takes the resume first (the task runs, then is cancelled or finishes)
+        // or the invalidation (it fails with .sessionInvalidated): never twice, never neither.
+        let server = try slowServer(delay: 0.05)
+        defer { server.stop() }
+        let loops = try EventLoopGroup(loopCount: 2)
+        for round in 0..<5 {
+            let manager = SessionManager(group: loops)
+            manager.completionQueue = DispatchQueue(label: "test.shutdown.deadline.resume")
+            manager.responseSerializer = AcceptAllSerializer()
+            let outcomes = Mutex<[Int: [NetworkingError.Code?]]>([:])
+            let tasks = (0..<40).map { index in
+                manager.dataTask(with: ClientHarness.request(url(server, "/\(index % 2 == 0 ? "fast" : "slow")?\(index)")),
+                                 completionHandler: { _, _, error in
+                    outcomes.withLock { $0[index, default: []].append((error as? NetworkingError)?.code) }
+                })
+            }
+            let shutdown = Task { await manager.shutdown(gracePeriod: .milliseconds(round * 10)) }
+            DispatchQueue.concurrentPerform(iterations: 4) { part in
+                for index in stride(from: part, to: tasks.count, by: 4) { tasks[index].resume() }
+            }
+            await shutdown.value
+            #expect(waitUntil(timeout: 5) { outcomes.withLock { $0.count } == tasks.count })
+            try await Task.sleep(for: .milliseconds(50))
+            for (index, codes) in outcomes.withLock({ $0 }) {
+                #expect(codes.count == 1, "task \(index): \(codes)")
+                #expect(codes.allSatisfy { $0 == nil || $0 == .cancelled || $0 == .sessionInvalidated }, "task \(index): \(codes)")
+            }
+            #expect(manager.openConnectionCounts == [0, 0])
+        }
+        await loops.shutdown()
+    }
+
     @Test func sessionDidBecomeInvalidRunsOnceAfterTheLoopShutDown() async throws {
         let loop = try EventLoop()
         let manager = SessionManager(loop: loop)
@@ -300,6 +358,26 @@ import Testing
         manager.invalidateSessionCancelingTasks(true, resetSession: false)
         queue.sync {}
         #expect(invalidations.withLock { $0 } == 1)
+    }
+
+    /// A group of two loops, one of them shut down already: shutdown returns, and the session
+    /// is reported invalid once however many calls end it.
+    @Test(arguments: [0, 1])
+    func aGroupWithOneLoopShutDownDrainsAndReportsOnce(down: Int) async throws {
+        let loops = try EventLoopGroup(loopCount: 2)
+        let manager = SessionManager(group: loops)
+        let queue = DispatchQueue(label: "test.shutdown.deadline.half")
+        manager.completionQueue = queue
+        let invalidations = Mutex(0)
+        manager.sessionDidBecomeInvalid = { invalidations.withLock { $0 += 1 } }
+        await loops.loops[down].shutdown()
+        await manager.shutdown(gracePeriod: .seconds(60))
+        await manager.shutdown()
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        try await Task.sleep(for: .milliseconds(50))
+        queue.sync {}
+        #expect(invalidations.withLock { $0 } == 1)
+        await loops.shutdown()
     }
 
     @Test func callingTwiceAtOnceReturnsBothWithTheEarlierDeadline() async throws {
