@@ -345,6 +345,34 @@ import Testing
         await loops.shutdown()
     }
 
+    @Test func anUploadFromAHungSequenceIsCancelledAtTheDeadline() async throws {
+        let server = try ScriptedServer { connection in
+            _ = try connection.readRequestHead()
+            _ = try? connection.readUntilClose(timeout: 10)
+        }
+        defer { server.stop() }
+        let harness = ClientHarness()
+        let log = GeneratedBytesLog()
+        var request = ClientHarness.request(url(server), method: .post)
+        request.bodyStream = GeneratedBytes.body(.init(produce: 1 << 30, hangAfter: 100_000), declaredLength: nil, log: log)
+        let (task, wait) = harness.makeTask(request)
+        task.resume()
+        #expect(waitUntil(timeout: 10) { task.countOfBytesSent == 100_000 })
+        let returned = Atomic(false)
+        let manager = harness.manager
+        let shutdown = Task {
+            await manager.shutdown(gracePeriod: .milliseconds(100))
+            returned.store(true, ordering: .releasing)
+        }
+        #expect(waitUntil(timeout: 5) { returned.load(ordering: .acquiring) }, "shutdown(gracePeriod:) still waits")
+        let outcome = wait(5)
+        #expect(outcome?.code == .cancelled && outcome?.calls == 1, "\(String(describing: outcome))")
+        #expect(waitUntil(timeout: 5) { log.cancelledInNext == 1 && log.iterationsEnded == 1 })
+        if returned.load(ordering: .acquiring) { await shutdown.value }
+        server.stop()
+        harness.expectNothingLeft()
+    }
+
     @Test func sessionDidBecomeInvalidRunsOnceAfterTheLoopShutDown() async throws {
         let loop = try EventLoop()
         let manager = SessionManager(loop: loop)
