@@ -443,7 +443,7 @@ public class SessionManager: @unchecked Sendable {
     }
 
     /// Runs its action when `arrive()` has been called `count` times, on the last caller's thread.
-    /// Its action is told whether `started()` was called (some engine's invalidation began).
+    /// Its action is told whether `started()` was called (this call reports the session invalid).
     private final class Countdown: Sendable {
         private let left: Atomic<Int>
         private let began = Atomic(false)
