@@ -84,10 +84,14 @@ struct SessionDrain: Equatable {
         return Action(cancelRunningTasks: true)
     }
 
-    /// The loop is shutting down: its own path ends the tasks and closes everything; the drain
-    /// only stops waiting for a deadline.
-    mutating func loopShuttingDown() {
-        if phase == .open { phase = .draining }
+    /// The loop is shutting down: its own path ends the tasks and closes everything, and the
+    /// drain is over at once. Waiters are told now rather than by the last task's end: a task
+    /// may end off the loop (a download whose file closes on a worker finds the loop gone), and
+    /// would never report here.
+    mutating func loopShuttingDown() -> Action {
+        let waiting = phase == .draining
+        phase = .drained
         deadline = 0
+        return Action(finish: waiting)
     }
 }

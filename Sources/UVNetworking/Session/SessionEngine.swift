@@ -363,6 +363,11 @@ final class SessionEngine {
         closeAllConnections()
         // Tasks that come now fail at once: nothing is left for a loop shutdown to end.
         if observesLoop { loop.removeShutdownObserver(self) }
+        tellInvalidationWaiters()
+    }
+
+    /// Each waiter runs once, after I/O (a loop shutting down runs those before it stops).
+    private func tellInvalidationWaiters() {
         let waiters = invalidationWaiters
         invalidationWaiters.removeAll()
         for waiter in waiters { loop.runAfterIO(waiter) }
@@ -382,12 +387,14 @@ final class SessionEngine {
     private func loopShuttingDown() {
         loopShutDown = true
         isInvalidated = true
-        drain.loopShuttingDown()
+        let action = drain.loopShuttingDown()
         if runningCount > 0 {
             // Tasks hold the manager, so it is alive while any runs.
             for task in tasksOfThisLoop() where task.loopEngine === self { task.loopRunner?.invalidate(.loopShutDown) }
         }
         closeAllConnections()
+        // A drain in progress is over: every task has ended here or ends off the loop.
+        if action.finish { tellInvalidationWaiters() }
     }
 
     /// The manager's unfinished tasks that run on this engine's loop: a task's loop-side fields

@@ -87,6 +87,9 @@ public class SessionManager: @unchecked Sendable {
     private static let sharedCompletionGroup = DispatchGroup()
     /// Set once, on `shared` only: its shutdown and invalidation are refused.
     let sharedMark = Atomic(false)
+    /// Whether some invalidation call has claimed the current session's `sessionDidBecomeInvalid`
+    /// (`invalidate`); a reset makes a new session, unclaimed.
+    private let invalidationReported = Atomic(false)
 
     /// A replaceable engine of a loop other than the first (`otherEngines`).
     private final class EngineSlot {
@@ -422,20 +425,25 @@ public class SessionManager: @unchecked Sendable {
                     self.setEngine(SessionEngine(loop: loop, workers: self.workers, configuration: self.configuration, manager: self,
                                                  share: old.share), at: index)
                 }
-                if old.invalidate(deadline: deadline.loopMilliseconds(now: LoopTimer.now(loop)), done: { remaining.arrive() }) {
-                    remaining.started()
-                }
+                let first = old.invalidate(deadline: deadline.loopMilliseconds(now: LoopTimer.now(loop)), done: { remaining.arrive() })
+                // The first loop's engine names the session: the call that began its drain
+                // reports it. (Over several loops, two calls at once may each begin another
+                // loop's drain.)
+                guard index == 0 else { return }
+                if first && !self.invalidationReported.exchange(true, ordering: .acquiringAndReleasing) { remaining.started() }
+                if resetSession { self.invalidationReported.store(false, ordering: .releasing) }
             }
             // The loop's shutdown already ended every task and closed every connection there.
+            // The first call to find the first loop gone reports, unless a call reported before.
             if !accepted {
-                remaining.started()
+                if index == 0 && !invalidationReported.exchange(true, ordering: .acquiringAndReleasing) { remaining.started() }
                 remaining.arrive()
             }
         }
     }
 
     /// Runs its action when `arrive()` has been called `count` times, on the last caller's thread.
-    /// Its action is told whether `started()` was called (some engine's invalidation began).
+    /// Its action is told whether `started()` was called (this call reports the session invalid).
     private final class Countdown: Sendable {
         private let left: Atomic<Int>
         private let began = Atomic(false)

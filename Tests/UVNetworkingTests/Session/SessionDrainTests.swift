@@ -67,10 +67,18 @@ import Testing
     @Test func aLoopShutdownStopsWaitingForTheDeadline() {
         var drain = SessionDrain()
         _ = drain.invalidate(deadline: 10_000, now: 0, running: 2)
-        drain.loopShuttingDown()
+        // The loop's own path ends the tasks, some maybe off the loop: the drain ends now.
+        #expect(drain.loopShuttingDown() == SessionDrain.Action(finish: true))
         #expect(drain.deadline == 0)
-        // The loop's own path ends the tasks; the last one finishes the drain.
-        #expect(drain.taskEnded(running: 0) == SessionDrain.Action(finish: true))
+        #expect(drain.taskEnded(running: 0) == SessionDrain.Action())
+        #expect(drain.deadlineTimerFired(now: 20_000, running: 0) == SessionDrain.Action())
+    }
+
+    @Test func aLoopShutdownOfAnOpenSessionHasNobodyToTell() {
+        var drain = SessionDrain()
+        #expect(drain.loopShuttingDown() == SessionDrain.Action())
+        #expect(drain.isInvalidated)
+        #expect(drain.taskEnded(running: 0) == SessionDrain.Action())
     }
 
     @Test func deadlinesOnTheLoopClock() {
