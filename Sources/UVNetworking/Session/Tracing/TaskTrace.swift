@@ -26,7 +26,7 @@ final class TaskTrace: Sendable {
     /// Starts the span of a task about to send `request`, parented to the caller's current
     /// `ServiceContext`, and makes `self.request`: `request` with the span's context injected
     /// into its fields (W3C `traceparent`/`tracestate` with a W3C tracer), replacing any the
-    /// caller set. Redirects copy the fields, so every request of the task carries the context.
+    /// caller set (a caller's `tracestate` goes when ours has none). Redirects copy the fields, so every request of the task carries the context.
     init(tracer: any Tracer, request: Request) {
         let url = request.url
         let method = request.method.rawValue
@@ -44,9 +44,18 @@ final class TaskTrace: Sendable {
         for field in injected {
             request.setValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
+        // A caller's `tracestate` (fields copied from an inbound request) belongs to its
+        // `traceparent`: once ours replaces that, it must not go along (W3C Trace Context). A
+        // tracer with an empty trace state injects none.
+        if injected[Self.traceparent] != nil && injected[Self.tracestate] == nil {
+            request.setValue(nil, forHTTPHeaderField: Self.tracestate.rawName)
+        }
         self.span = span
         self.request = request
     }
+
+    private static let traceparent = HTTPField.Name("traceparent")!
+    private static let tracestate = HTTPField.Name("tracestate")!
 
     /// A redirect from a `status` response is followed to `url` (loop thread).
     func redirected(status: Int, to url: URL) {
