@@ -95,15 +95,19 @@ if [ "$callgrind" = 1 ]; then
   bare=$(per_request "-bare" --bare)
   # Logging and metrics on (a logger at .info, a metrics factory that only counts): task API.
   observed=$(per_request "-observed" --observe)
+  # A tracer that keeps nothing and injects a traceparent: a span per task (uvbench --trace).
+  traced=$(per_request "-traced" --trace)
   echo "  $task instructions per request (all threads, user space): task API"
   echo "  $onloop in the run-on-loop mode (deliversOnEventLoop)"
   echo "  $bare in the bare libuv+llhttp loop (Benchmarks/Sources/BareLoop: the design's floor)"
   echo "  $observed with a logger at .info and a metrics factory (task API, uvbench --observe)"
+  echo "  $traced with a tracer that keeps nothing (task API, uvbench --trace)"
   {
     printf '| instructions, all threads, user space (callgrind, steady state) | %d |\n' "$task"
     printf '| instructions, run-on-loop mode (callgrind) | %d |\n' "$onloop"
     printf '| instructions, bare libuv+llhttp loop (callgrind) | %d |\n' "$bare"
     printf '| instructions, logger at .info and metrics factory (callgrind) | %d |\n' "$observed"
+    printf '| instructions, a tracer that keeps nothing (callgrind) | %d |\n' "$traced"
     cat "$out/rows.md"
   } > "$out/rows.tmp" && mv "$out/rows.tmp" "$out/rows.md"
   python3 - "$out" <<'PY'

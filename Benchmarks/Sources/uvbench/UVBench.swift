@@ -76,6 +76,9 @@ struct UVBench: ParsableCommand {
     @Flag(help: "With --ours-only: give the session a logger at .info (which takes none of the library's debug and trace lines) and a metrics factory that counts (the cost of observability turned on).")
     var observe = false
 
+    @Flag(help: "With --ours-only: give the session a tracer that keeps nothing but injects a traceparent (the cost of a span per task to the library itself).")
+    var trace = false
+
     @Flag(help: "With --ours-only: run the bare libuv+llhttp loop instead of UVNetworking (e.g. under valgrind).")
     var bare = false
 
@@ -199,6 +202,7 @@ struct UVBench: ParsableCommand {
         defer { server?.stop() }
         if bare { return try runBareOnly(target) }
         if observe { ObservedRun.configure(&configuration) }
+        if trace { configuration.tracer = TracedRun.Tracer() }
         let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"

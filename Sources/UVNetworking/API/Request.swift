@@ -105,12 +105,14 @@ public struct Request: Sendable, Equatable {
 
     /// The value of the first field named `name` (case-insensitive), like URLRequest.
     public func value(forHTTPHeaderField name: String) -> String? {
-        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        // ASCII case only (names are tokens): Foundation's caseInsensitiveCompare costs some
+        // thousands of instructions per field, paid per task with a tracer (TaskTrace).
+        fields.first { RequestEncoder.sameName($0.name, name) }?.value
     }
 
     /// Replaces every field named `name` with one field, or removes them when `value` is nil.
     public mutating func setValue(_ value: String?, forHTTPHeaderField name: String) {
-        fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fields.removeAll { RequestEncoder.sameName($0.name, name) }
         if let value { fields.append((name, value)) }
     }
 

@@ -43,7 +43,7 @@ extension StreamedBody {
     /// `bodyStreamFailed`; no byte beyond the announced length goes out.
     public init(contentsOf fileURL: URL) throws(NetworkingError) {
         guard fileURL.isFileURL else {
-            throw NetworkingError(.cannotOpenFile, "expected a file URL to upload, got \(fileURL.absoluteString)")
+            throw NetworkingError(.cannotOpenFile, "expected a file URL to upload, got \(LogRedaction.url(fileURL))")
         }
         let path = fileURL.path
         guard let status = POSIXFile.status(atPath: path) else { throw .fileUnreadable(path, errno: errno) }

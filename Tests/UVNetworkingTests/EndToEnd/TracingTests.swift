@@ -166,6 +166,24 @@ extension EndToEnd {
             }
         }
 
+        /// A task made and never resumed keeps its span open: the session's invalidation leaves
+        /// such a task alone (docs/lifecycle.md), so only its resume or cancel ends the span,
+        /// once (docs/tracing.md said an invalidation would).
+        @Test func aTaskNeverResumedKeepsItsSpanOpenUntilResumedOrCancelled() throws {
+            let tracer = RecordingTracer()
+            let harness = ClientHarness { $0.tracer = tracer }
+            let (task, wait) = harness.makeTask(ClientHarness.request("http://127.0.0.1:1/never"))
+            let span = try #require(tracer.clientSpans.first)
+            harness.finish()
+            #expect(wait(0.2) == nil, "an invalidation leaves a task never resumed alone")
+            #expect(span.endCount == 0)
+            task.resume()
+            #expect(wait(10)?.code == .sessionInvalidated)
+            task.cancel()
+            #expect(span.endCount == 1)
+            #expect(span.string("error.type") == "sessionInvalidated")
+        }
+
         @Test func aRedirectIsAnEventAndBothRequestsCarryTheSpan() throws {
             let seen = Seen()
             let server = try server(seen) { request in

@@ -100,6 +100,24 @@ import Testing
         #expect(code(next(from, 302, "http://")) == .invalidURL)
     }
 
+    /// A refused Location's credentials stay out of the error: its text reaches the "task failed"
+    /// log line and the task's span (`recordError`), which must never carry a URL's password.
+    @Test(arguments: [
+        ("https://a.test/", "http://alice:s3cret@b.test/x", NetworkingError.Code.insecureRedirect),
+        ("http://a.test/", "ftp://alice:s3cret@b.test/file", .unsupportedURL),
+        ("http://a.test/", "http://alice:s3cret@b test/", .invalidURL),
+    ])
+    func refusedLocationsLeaveTheirCredentialsOut(from: String, location: String, expected: NetworkingError.Code) {
+        guard case .failure(let error) = next(request(from), 302, location) else {
+            Issue.record("\(location) was followed")
+            return
+        }
+        #expect(error.code == expected)
+        #expect(!error.description.contains("s3cret"), "\(error)")
+        #expect(!error.description.contains("alice"), "\(error)")
+        #expect(error.description.contains("b.test") || expected == .invalidURL, "\(error)")
+    }
+
     /// Servers set a cookie and redirect to the same URL, or bounce between two: a URL already
     /// visited is requested again, as curl and browsers do; only the limit ends a loop.
     @Test func revisitingAURLIsFollowedUntilTheLimit() throws {

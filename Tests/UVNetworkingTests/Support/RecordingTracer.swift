@@ -114,6 +114,13 @@ final class RecordingSpan: Span, @unchecked Sendable {
 /// one session at a time (`SessionConfiguration.tracer`): no process-wide bootstrap.
 final class RecordingTracer: Tracer, Sendable {
     private let recorded = Mutex<[RecordingSpan]>([])
+    /// false: only `traceparent` is injected, as swift-otel's W3C propagator does when the
+    /// trace state is empty.
+    private let injectsTraceState: Bool
+
+    init(injectsTraceState: Bool = true) {
+        self.injectsTraceState = injectsTraceState
+    }
 
     /// Every span started, in order.
     var spans: [RecordingSpan] { recorded.withLock { $0 } }
@@ -135,7 +142,7 @@ final class RecordingTracer: Tracer, Sendable {
         where Inject.Carrier == Carrier {
         guard let ids = context.recordedSpanIDs else { return }
         injector.inject(ids.traceparent, forKey: "traceparent", into: &carrier)
-        injector.inject("rec=\(ids.spanID)", forKey: "tracestate", into: &carrier)
+        if injectsTraceState { injector.inject("rec=\(ids.spanID)", forKey: "tracestate", into: &carrier) }
     }
 
     func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)

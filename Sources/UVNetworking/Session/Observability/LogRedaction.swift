@@ -11,3 +11,15 @@ enum LogRedaction {
         return components.string ?? "<url>"
     }
 }
+
+extension LogRedaction {
+    /// `text`, a URL as a server or caller wrote it (it may not parse), without any user and
+    /// password: what precedes the last "@" of its authority is cut. For error details, which
+    /// reach log lines and spans (`recordError`).
+    static func urlText(_ text: String) -> String {
+        let start = text.range(of: "//")?.upperBound ?? text.startIndex
+        let end = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        guard let at = text[start..<end].lastIndex(of: "@") else { return text }
+        return String(text[..<start]) + text[text.index(after: at)...]
+    }
+}

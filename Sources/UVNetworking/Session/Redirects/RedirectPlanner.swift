@@ -52,13 +52,13 @@ enum RedirectPlanner {
         }
         // RFC 9110 §10.2.2: a relative reference resolves against the request's URL.
         guard var target = URL(string: location, relativeTo: from)?.absoluteURL, target.host != nil else {
-            return .failure(NetworkingError(.invalidURL, "the redirect's Location \"\(location)\" is not a URL", failingURL: from))
+            return .failure(NetworkingError(.invalidURL, "the redirect's Location \"\(LogRedaction.urlText(location))\" is not a URL", failingURL: from))
         }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            return .failure(NetworkingError(.unsupportedURL, "a redirect to \"\(location)\", which is not http or https", failingURL: from))
+            return .failure(NetworkingError(.unsupportedURL, "a redirect to \"\(LogRedaction.urlText(location))\", which is not http or https", failingURL: from))
         }
         if from.scheme?.lowercased() == "https" && scheme == "http" && !limits.allowsHTTPSToHTTP {
-            return .failure(NetworkingError(.insecureRedirect, "a redirect from https to \(target.absoluteString) was refused: it would send the request in clear", failingURL: from))
+            return .failure(NetworkingError(.insecureRedirect, "a redirect from https to \(LogRedaction.url(target)) was refused: it would send the request in clear", failingURL: from))
         }
         // RFC 9110 §10.2.2: a Location without a fragment keeps the request's.
         if target.fragment == nil, let fragment = from.fragment,

@@ -26,7 +26,7 @@ final class TaskTrace: Sendable {
     /// Starts the span of a task about to send `request`, parented to the caller's current
     /// `ServiceContext`, and makes `self.request`: `request` with the span's context injected
     /// into its fields (W3C `traceparent`/`tracestate` with a W3C tracer), replacing any the
-    /// caller set. Redirects copy the fields, so every request of the task carries the context.
+    /// caller set (a caller's `tracestate` goes when ours has none). Redirects copy the fields, so every request of the task carries the context.
     init(tracer: any Tracer, request: Request) {
         let url = request.url
         let method = request.method.rawValue
@@ -41,12 +41,26 @@ final class TaskTrace: Sendable {
         var injected = HTTPFields()
         tracer.inject(span.context, into: &injected, using: HTTPFieldsInjector())
         var request = request
+        // Noted as the fields go by: a look-up in `HTTPFields` by name costs thousands of
+        // instructions.
+        var wroteParent = false
+        var wroteState = false
         for field in injected {
             request.setValue(field.value, forHTTPHeaderField: field.name.rawName)
+            if field.name == Self.traceparent { wroteParent = true } else if field.name == Self.tracestate { wroteState = true }
+        }
+        // A caller's `tracestate` (fields copied from an inbound request) belongs to its
+        // `traceparent`: once ours replaces that, it must not go along (W3C Trace Context). A
+        // tracer with an empty trace state injects none.
+        if wroteParent && !wroteState {
+            request.setValue(nil, forHTTPHeaderField: Self.tracestate.rawName)
         }
         self.span = span
         self.request = request
     }
+
+    private static let traceparent = HTTPField.Name("traceparent")!
+    private static let tracestate = HTTPField.Name("tracestate")!
 
     /// A redirect from a `status` response is followed to `url` (loop thread).
     func redirected(status: Int, to url: URL) {

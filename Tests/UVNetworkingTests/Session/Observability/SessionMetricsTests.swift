@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import LoopbackHTTPServer
 import MetricsTestKit
+import Synchronization
 import Testing
 @testable import UVNetworking
 
@@ -63,6 +64,54 @@ import Testing
         #expect(try metrics.expectMeter("http.client.active_requests", [("http.request.method", "GET")] + origin(port)).lastValue == 0)
         #expect(metrics.meters(label: "http.client.open_connections").allSatisfy { ($0.lastValue ?? 0) == 0 },
                 "a connection that never opened never counted")
+    }
+
+    /// The gauges come back to 0 whatever ends a request or a connection: an idle connection
+    /// evicted for the connection budget, a task cancelled while it waits for the budget, one
+    /// cancelled while it waits for its response, and the session's close. None goes below 0.
+    @Test func theGaugesReturnToZeroAfterEvictionsCancelsAndTheClose() throws {
+        let server = LoopbackHTTPServer()
+        let port = try server.start()
+        defer { server.stop() }
+        let other = LoopbackHTTPServer()
+        let otherPort = try other.start()
+        defer { other.stop() }
+        let arrived = Mutex(0)
+        let silent = try ScriptedServer { connection in
+            _ = try connection.readRequestHead()
+            arrived.withLock { $0 += 1 }
+            _ = connection.waitForPeerClose(timeout: 10)
+        }
+        defer { silent.stop() }
+        let metrics = TestMetrics()
+        let harness = ClientHarness {
+            $0.metricsFactory = metrics
+            $0.maximumConnections = 1
+        }
+        #expect(harness.fetch("http://127.0.0.1:\(port)/items/1").status == 200)
+        // The budget's one unit: the first origin's idle connection gives way.
+        #expect(harness.fetch("http://127.0.0.1:\(otherPort)/items/1").status == 200)
+        let (held, waitHeld) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(silent.port)/slow"))
+        held.resume()
+        #expect(waitUntil(timeout: 5) { arrived.withLock { $0 } == 1 })
+        // Waits for the budget, held by the silent connection, and is cancelled there.
+        let (queued, waitQueued) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(port)/items/2"))
+        queued.resume()
+        queued.cancel()
+        #expect(waitQueued(10)?.code == .cancelled)
+        held.cancel()
+        #expect(waitHeld(10)?.code == .cancelled)
+        #expect(harness.fetch("http://127.0.0.1:\(port)/items/3").status == 200)
+        harness.finish()
+
+        let gauges = metrics.meters(label: "http.client.active_requests") + metrics.meters(label: "http.client.open_connections")
+        #expect(gauges.count >= 7)
+        for gauge in gauges {
+            #expect(gauge.lastValue ?? 0 == 0, "\(gauge.label) \(dimensions(gauge.dimensions))")
+            #expect(gauge.values.allSatisfy { $0 >= 0 }, "\(gauge.label) \(dimensions(gauge.dimensions)): \(gauge.values)")
+        }
+        let lifetimes = try metrics.expectTimer("http.client.connection.duration", origin(port))
+        #expect(lifetimes.values.count == 2, "the evicted connection and the last one")
     }
 
     @Test func withoutAFactoryOrABootstrapNothingIsMeasured() {

@@ -55,6 +55,25 @@ import Tracing
         #expect(span.endCount == 0)
     }
 
+    /// A request that carries an inbound request's `traceparent` and `tracestate` (a proxy
+    /// forwarding fields): the tracer replaces the `traceparent` but, its own state being empty,
+    /// writes no `tracestate`. The caller's `tracestate` describes another parent and must not
+    /// go with the new `traceparent` (W3C Trace Context: it is the companion of its traceparent).
+    @Test func aCallersTraceStateDoesNotOutliveItsTraceparent() throws {
+        let tracer = RecordingTracer(injectsTraceState: false)
+        var request = Request(url: URL(string: "http://127.0.0.1:1/x")!)
+        request.setValue("00-00000000000000000000000000000001-0000000000000001-01", forHTTPHeaderField: "traceparent")
+        request.setValue("other=inbound", forHTTPHeaderField: "TraceState")
+        let sent = TaskTrace(tracer: tracer, request: request).request
+        let span = try #require(tracer.clientSpans.first)
+        #expect(sent.value(forHTTPHeaderField: "traceparent") == span.ids.traceparent)
+        #expect(sent.value(forHTTPHeaderField: "tracestate") == nil)
+        // A caller's tracestate alone goes too: it sits beside a traceparent that is ours.
+        var stateOnly = Request(url: URL(string: "http://127.0.0.1:1/x")!)
+        stateOnly.setValue("other=inbound", forHTTPHeaderField: "tracestate")
+        #expect(TaskTrace(tracer: tracer, request: stateOnly).request.value(forHTTPHeaderField: "tracestate") == nil)
+    }
+
     @Test func endsOnceWithErrorStatusFromA4xx() throws {
         let tracer = RecordingTracer()
         let trace = TaskTrace(tracer: tracer, request: Request(url: URL(string: "http://127.0.0.1:1/")!))
