@@ -27,10 +27,18 @@ enum FormParameters {
         case let url as URL: node.kind = .leaf(url.absoluteString)
         case let data as Data: node.kind = .leaf(data.base64EncodedString())
         case let decimal as Decimal: node.kind = .leaf(decimal.description)
+        case is any UnorderedParameters:
+            // QueryString writes a set's elements under the key itself, sorted: not as an array.
+            try value.encode(to: NodeEncoder(node: node, codingPath: codingPath))
+            if case .unkeyed(let children) = node.kind { node.kind = .set(children) }
         default: try value.encode(to: NodeEncoder(node: node, codingPath: codingPath))
         }
     }
 }
+
+/// A `Set`, whose elements have no order: flattened as `QueryString` flattens a set.
+private protocol UnorderedParameters {}
+extension Set: UnorderedParameters {}
 
 /// One value being encoded; containers hold their children's nodes until the end.
 private final class Node {
@@ -39,6 +47,8 @@ private final class Node {
         case leaf(Any)
         case keyed([String: Node])
         case unkeyed([Node])
+        /// A `Set`'s elements: written as QueryString writes a set when they are all hashable.
+        case set([Node])
     }
     var kind = Kind.empty
 
@@ -49,6 +59,10 @@ private final class Node {
         case .leaf(let value): return value
         case .keyed(let children): return children.mapValues { $0.object }
         case .unkeyed(let children): return children.map { $0.object }
+        case .set(let children):
+            let elements = children.map { $0.object }
+            let hashable = elements.compactMap { $0 as? AnyHashable }
+            return hashable.count == elements.count ? Set(hashable) : elements
         }
     }
 
