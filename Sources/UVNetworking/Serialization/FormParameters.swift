@@ -6,12 +6,13 @@ import Foundation
 ///
 /// The value is encoded as its `encode(to:)` says, with its coding keys: a keyed container
 /// becomes a dictionary (so `key[sub]=…` when nested), an unkeyed one an array (`key[]=…` per
-/// element), `encodeNil` a bare `key`, a property left out (`encodeIfPresent` of nil, as the
+/// element; a `Set`'s elements sorted under the key itself, as `QueryString` writes a set),
+/// `encodeNil` a bare `key`, a property left out (`encodeIfPresent` of nil, as the
 /// synthesized conformance does) nothing. Values are written as `QueryString` writes them: a
 /// `Bool` is "1" or "0", a number its Swift description. A `Date` is an ISO 8601 string (UTC,
 /// whole seconds), a `URL` its absolute string, `Data` its base64 text, a `Decimal` its
 /// description. So a dictionary literal gives the same query string whichever overload of a verb
-/// takes it.
+/// takes it, but for a `Date` or `Data` value, which the `Any?` forms send as its description.
 enum FormParameters {
     /// The dictionary, array or value `value` encodes to.
     static func object<T: Encodable>(from value: T) throws -> Any {

@@ -49,14 +49,11 @@ extension EndToEnd {
             try await sendAll(readingBodies: true)
         }
 
-        /// A known defect below the transport (`SessionManager.bytes(for:)` shows it too): with
-        /// hundreds of streams dropped unread at once, now and then every connection of the pool
-        /// stays taken after its task ended (6 open, the other tasks queued with nothing sent),
-        /// and the queued requests wait until their timeout. Intermittent: about 3 runs in 4.
-        @Test func hundredsOfResponsesDroppedUnreadAllComplete() async throws {
-            await withKnownIssue("a dropped body stream can leave its connection taken", isIntermittent: true) {
-                try await sendAll(readingBodies: false, timeout: 3)
-            }
+        /// Dropped streams whose last bytes made reading pause left their connections, back in
+        /// the pool, not reading (StreamPausedAtItsEndTests): the requests sent on them next
+        /// waited until their timeout.
+        @Test(arguments: 0..<4) func hundredsOfResponsesDroppedUnreadAllComplete(round: Int) async throws {
+            try await sendAll(readingBodies: false, timeout: 10)
         }
     }
 }
