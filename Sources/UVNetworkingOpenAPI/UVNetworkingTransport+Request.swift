@@ -63,15 +63,24 @@ extension UVNetworkingTransport {
 
     /// `baseURL` followed by the request's path. The generator's paths start with "/" and are
     /// already percent-encoded (with their query); a base URL's own path is kept, so
-    /// `https://host/v1` and `/pets` make `https://host/v1/pets`.
+    /// `https://host/v1` and `/pets` make `https://host/v1/pets`. A base URL's query (an API key
+    /// in a server URL) stays the query, the request's own added after it; a fragment is dropped.
     static func url(for request: HTTPRequest, baseURL: URL) throws -> URL {
-        let path = request.path ?? ""
-        var base = baseURL.absoluteString
+        let (path, query) = splitQuery(request.path ?? "")
+        var whole = baseURL.absoluteString
+        if let fragment = whole.firstIndex(of: "#") { whole = String(whole[..<fragment]) }
+        var (base, baseQuery) = splitQuery(whole)
         while base.hasSuffix("/") { base.removeLast() }
-        let joined = path.isEmpty || path.hasPrefix("/") ? base + path : base + "/" + path
-        guard let url = URL(string: joined) else {
-            throw NetworkingError(.invalidURL, "\(request.method) \(path) relative to \(baseURL.absoluteString) is not a URL")
-        }
+        var joined = path.isEmpty || path.hasPrefix("/") ? base + path : base + "/" + path
+        let queries = [baseQuery, query].compactMap { $0 }.filter { !$0.isEmpty }
+        if !queries.isEmpty { joined += "?" + queries.joined(separator: "&") }
+        guard let url = URL(string: joined) else { throw NetworkingError(.invalidURL, "\(request.method) \(request.path ?? "") relative to \(baseURL.absoluteString) is not a URL") }
         return url
+    }
+
+    /// `target` before its first "?", and what follows it (nil without a "?").
+    private static func splitQuery(_ target: String) -> (String, String?) {
+        guard let mark = target.firstIndex(of: "?") else { return (target, nil) }
+        return (String(target[..<mark]), String(target[target.index(after: mark)...]))
     }
 }

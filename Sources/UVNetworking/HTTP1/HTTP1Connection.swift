@@ -338,6 +338,9 @@ final class HTTP1Connection {
             endRequestBody()
             delegate?.exchangeFinished()
             if reusable {
+                // Idle, it reads (to notice a close), and its next exchange needs reading on:
+                // a consumer's pause may have stopped it in the read that ended the response.
+                transport.startReading()
                 owner.connectionReleased(self)
             } else {
                 observation?.noteCloseReason("the response did not allow keep-alive")

@@ -6,12 +6,13 @@ import Foundation
 ///
 /// The value is encoded as its `encode(to:)` says, with its coding keys: a keyed container
 /// becomes a dictionary (so `key[sub]=…` when nested), an unkeyed one an array (`key[]=…` per
-/// element), `encodeNil` a bare `key`, a property left out (`encodeIfPresent` of nil, as the
+/// element; a `Set`'s elements sorted under the key itself, as `QueryString` writes a set),
+/// `encodeNil` a bare `key`, a property left out (`encodeIfPresent` of nil, as the
 /// synthesized conformance does) nothing. Values are written as `QueryString` writes them: a
 /// `Bool` is "1" or "0", a number its Swift description. A `Date` is an ISO 8601 string (UTC,
 /// whole seconds), a `URL` its absolute string, `Data` its base64 text, a `Decimal` its
 /// description. So a dictionary literal gives the same query string whichever overload of a verb
-/// takes it.
+/// takes it, but for a `Date` or `Data` value, which the `Any?` forms send as its description.
 enum FormParameters {
     /// The dictionary, array or value `value` encodes to.
     static func object<T: Encodable>(from value: T) throws -> Any {
@@ -27,10 +28,18 @@ enum FormParameters {
         case let url as URL: node.kind = .leaf(url.absoluteString)
         case let data as Data: node.kind = .leaf(data.base64EncodedString())
         case let decimal as Decimal: node.kind = .leaf(decimal.description)
+        case is any UnorderedParameters:
+            // QueryString writes a set's elements under the key itself, sorted: not as an array.
+            try value.encode(to: NodeEncoder(node: node, codingPath: codingPath))
+            if case .unkeyed(let children) = node.kind { node.kind = .set(children) }
         default: try value.encode(to: NodeEncoder(node: node, codingPath: codingPath))
         }
     }
 }
+
+/// A `Set`, whose elements have no order: flattened as `QueryString` flattens a set.
+private protocol UnorderedParameters {}
+extension Set: UnorderedParameters {}
 
 /// One value being encoded; containers hold their children's nodes until the end.
 private final class Node {
@@ -39,6 +48,8 @@ private final class Node {
         case leaf(Any)
         case keyed([String: Node])
         case unkeyed([Node])
+        /// A `Set`'s elements: written as QueryString writes a set when they are all hashable.
+        case set([Node])
     }
     var kind = Kind.empty
 
@@ -49,6 +60,10 @@ private final class Node {
         case .leaf(let value): return value
         case .keyed(let children): return children.mapValues { $0.object }
         case .unkeyed(let children): return children.map { $0.object }
+        case .set(let children):
+            let elements = children.map { $0.object }
+            let hashable = elements.compactMap { $0 as? AnyHashable }
+            return hashable.count == elements.count ? Set(hashable) : elements
         }
     }
 

@@ -32,9 +32,9 @@ open class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
     }
 
     /// For methods that encode parameters in the URI, the query string of the superclass's rule;
-    /// otherwise a body written by `JSONEncoder` (its default strategies; `writingOptions`'
-    /// pretty printing, sorted keys and unescaped slashes carried over) with Content-Type
-    /// `application/json` unless one is set.
+    /// otherwise a body written by `JSONEncoder` (its default strategies, but dates as ISO 8601
+    /// strings as in a query; `writingOptions`' pretty printing, sorted keys and unescaped slashes
+    /// carried over) with Content-Type `application/json` unless one is set.
     open override func serialize<Parameters: Encodable & Sendable>(_ request: Request, encoding parameters: Parameters) throws -> Request {
         if encodesParametersInURI(request.method) { return try super.serialize(request, encoding: parameters) }
         let encoder = JSONEncoder()
@@ -44,6 +44,9 @@ open class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
         if options.contains(.sortedKeys) { formatting.insert(.sortedKeys) }
         if options.contains(.withoutEscapingSlashes) { formatting.insert(.withoutEscapingSlashes) }
         encoder.outputFormatting = formatting
+        // A date as the query and form encodings write it (ISO 8601, UTC, whole seconds), not
+        // the default's seconds since 2001, so one struct sends one text wherever it goes.
+        encoder.dateEncodingStrategy = .iso8601
         return try serializingBody(request, parameters: parameters, contentType: "application/json",
                                    invalidMessage: "The `parameters` argument does not encode as JSON.") { _ in
             try encoder.encode(parameters)

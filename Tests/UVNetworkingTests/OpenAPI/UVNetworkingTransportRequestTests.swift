@@ -22,6 +22,16 @@ import UVNetworking
         #expect(try url("", "https://example.com/api") == "https://example.com/api")
     }
 
+    /// A base URL with a query of its own (an API key in the server URL): the path goes before
+    /// it, and the request's query is added to it, not appended after "?".
+    @Test func aBaseURLsQueryStaysAQuery() throws {
+        #expect(try url("/pets", "https://example.com/api?key=k") == "https://example.com/api/pets?key=k")
+        #expect(try url("/pets?limit=2", "https://example.com/api/?key=k") == "https://example.com/api/pets?key=k&limit=2")
+        #expect(try url("/pets", "https://example.com?key=k") == "https://example.com/pets?key=k")
+        #expect(try url("/pets", "https://example.com/api#top") == "https://example.com/api/pets")
+        #expect(try url("/pets", "https://u:p@example.com/api") == "https://u:p@example.com/api/pets")
+    }
+
     @Test func theFieldsMethodAndTimeoutsAreCarriedOver() async throws {
         var fields = HTTPFields()
         fields[.accept] = "application/json"
