@@ -129,8 +129,9 @@ import Testing
     /// The loop shut down under a monitoring manager: no handle left, the socket closed, the
     /// status unknown (reported once), the reason kept; a later start says the same.
     @Test func loopShutDownWhileMonitoring() async throws {
-        let loop = try EventLoop(name: "reachability.shutdown")
+        // Before the loop: its own descriptors close with it.
         let descriptors = openFileDescriptorCount()
+        let loop = try EventLoop(name: "reachability.shutdown")
         let manager = NetworkReachabilityManager(address: "127.0.0.1", loop: loop, workers: .shared)!
         manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
         let seen = Seen()
