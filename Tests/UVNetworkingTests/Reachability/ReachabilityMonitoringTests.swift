@@ -63,6 +63,19 @@ import Testing
         #expect(lateStreamed == [.reachable(.other)])
     }
 
+    /// `shared` watches the default route on the shared loop: some reading (this machine's
+    /// network decides which), then nothing held after stop.
+    @Test func sharedGivesAReading() {
+        let manager = NetworkReachabilityManager.shared
+        manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
+        defer { manager.statusChangeQueue = nil }
+        manager.startMonitoring()
+        let status = reading(of: manager)
+        manager.stopMonitoring()
+        #expect(status != .unknown, "\(String(describing: manager.monitoringError))")
+        #expect(!manager.isMonitoring && manager.status == .unknown)
+    }
+
     @Test func localhostResolvesAndIsReachable() {
         let manager = NetworkReachabilityManager(domain: "localhost")
         manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
