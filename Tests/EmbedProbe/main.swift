@@ -525,6 +525,12 @@ case "resolve-without-descriptors":
     // after a look-up) before the fill.
     _ = fetch(manager, "http://warm.test:9/")
     expectConnectFailedWithoutDescriptors(manager, "http://cold.test:9/") { dns.stop() }
+case "reachability-once":
+    // One reading per target, then stop (Tests/EmbedProbe/ReachabilityOnce.swift).
+    reachabilityOnce(Array(CommandLine.arguments.dropFirst(2)))
+case "reachability-without-descriptors":
+    // No descriptor for the netlink socket (Tests/EmbedProbe/ReachabilityOnce.swift).
+    reachabilityWithoutDescriptors()
 case "dns-namespace":
     // Inside a network namespace of a test's own (as root): the scripted DNS server on
     // 127.0.0.1:53 and an HTTP server on 127.0.0.1:8080, then the command after "--" (uvfetch),
