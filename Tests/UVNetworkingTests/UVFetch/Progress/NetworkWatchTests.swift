@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import Testing
 import UVNetworking
 @testable import UVFetchCore
@@ -46,6 +47,34 @@ import UVNetworking
         #expect(!watch.isMonitoring)
         #expect(!watch.isNetworkUnreachable, "unknown after the stop: the line never says it once the run ended")
         #expect(waitUntil(timeout: 5) { openNetlinkRouteSocketCount() == before }, "its socket closed at the end of the run")
+    }
+
+    /// The runner's wiring: with the progress line on, a host beyond loopback (an .invalid name:
+    /// refused by the resolver itself, nothing leaves the machine) opens the manager's socket
+    /// while the run goes on, and the end of the run closes it.
+    @Test func aRunWithTheProgressLineHoldsTheSocketOnlyWhileItRuns() throws {
+        let base = try TestServers.httpbin().baseURL
+        let before = openNetlinkRouteSocketCount()
+        var settings = FetchRunner.Settings()
+        settings.concurrency = 1
+        settings.printsLines = false
+        settings.showsProgress = true
+        let runner = FetchRunner(options: try RequestOptions.parse([]), settings: settings, writer: nil) { _ in }
+        let seen = Mutex(0)
+        let sampling = Atomic<Bool>(true)
+        let sampler = Thread {
+            while sampling.load(ordering: .relaxed) {
+                let count = openNetlinkRouteSocketCount()
+                seen.withLock { $0 = max($0, count) }
+                usleep(10_000)
+            }
+        }
+        sampler.start()
+        let outcome = try runner.run(try URLInput(arguments: ["http://nothing.invalid/", "\(base)/delay/1"], inputPath: nil))
+        sampling.store(false, ordering: .relaxed)
+        #expect(outcome.statistics.succeeded == 1)
+        #expect(seen.withLock { $0 } == before + 1, "the manager monitored during the run")
+        #expect(waitUntil(timeout: 5) { openNetlinkRouteSocketCount() == before }, "and its socket closed once the run has ended")
     }
 }
 
