@@ -9,7 +9,8 @@ import UVNetworking
 
 /// `NetworkWatch`: when uvfetch's progress line says "network unreachable", and that a run of
 /// loopback hosts never even opens the manager's netlink socket. Nothing here needs a network:
-/// the transitions themselves are tested end to end in a namespace (ReachabilityNamespace tests).
+/// the transitions themselves, and the line in a terminal, are tested end to end in network
+/// namespaces (Tests/UVNetworkingTests/Reachability).
 @Suite(.serialized) struct NetworkWatchTests {
     private let queue = DispatchQueue(label: "NetworkWatchTests")
 
