@@ -65,6 +65,7 @@ public class SessionManager: @unchecked Sendable {
         var plainValidation: HTTPResponseSerializer?
         var sessionDidBecomeInvalid: (@Sendable () -> Void)?
         var deliversOnEventLoop = false
+        var reachabilityManager: NetworkReachabilityManager?
     }
 
     private let settings = Mutex(Settings())
@@ -234,6 +235,15 @@ public class SessionManager: @unchecked Sendable {
     public var deliversOnEventLoop: Bool {
         get { settings.withLock { $0.deliversOnEventLoop } }
         set { settings.withLock { $0.deliversOnEventLoop = newValue } }
+    }
+
+    /// A reachability manager kept with the session, as AFURLSessionManager kept its
+    /// reachabilityManager; nil by default. The session neither starts nor reads it: it is
+    /// there for your code to observe (start it, set its handler). Advisory, as AFNetworking's
+    /// was: no request waits or fails because of its status.
+    public var reachabilityManager: NetworkReachabilityManager? {
+        get { settings.withLock { $0.reachabilityManager } }
+        set { settings.withLock { $0.reachabilityManager = newValue } }
     }
 
     /// Where and how finished tasks are delivered; `loop` is the loop handlers run on with
