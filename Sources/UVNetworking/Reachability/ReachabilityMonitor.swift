@@ -1,7 +1,11 @@
-import Glibc
-
-/// CONTRACT PLACEHOLDER (issue #17): the sans-I/O machine the netlink shell drives. The
-/// reach-core branch replaces this file with the real machine, keeping these names.
+/// The sans-I/O reachability machine: the netlink shell feeds it datagrams, timer firings,
+/// interface kinds and DNS answers, and performs the actions it returns, in order.
+///
+/// It keeps a `NetworkTable` from dumps and notifications and reports the target's status once
+/// per transition. Notifications arm a settle timer so that a flap of intermediate states gives
+/// one report; after a link or address change it dumps addresses and routes again before
+/// deciding, because the kernel removes IPv4 routes silently (no RTM_DELROUTE) when a link goes
+/// down or the address their nexthop needed goes away.
 struct ReachabilityMonitor {
     /// What the manager watches.
     enum Target: Sendable, Equatable {
@@ -45,13 +49,110 @@ struct ReachabilityMonitor {
         case report(NetworkReachabilityStatus)
     }
 
+    /// How long the network must stay quiet after a notification before the machine decides:
+    /// long enough to gather one change's burst of messages, well inside the one-second bound.
+    static let settleMilliseconds: UInt64 = 100
+
+    /// A host's last DNS answer.
+    enum Resolution: Equatable {
+        case none
+        case addresses([IPAddressBytes])
+        case failed
+    }
+
+    let target: Target
+    /// Links, addresses and routes as last known.
+    var table = NetworkTable()
+    /// Interface kinds from `interfaceClassified`, by index.
+    var kinds: [Int32: NetworkInterfaceKind] = [:]
+    /// The last status reported (`.unknown` before the first reading).
+    var reported: NetworkReachabilityStatus = .unknown
+    /// The dumps in flight, nil when none is.
+    var round: NetlinkDumpRound?
+    /// What must be dumped again before the next decision.
+    var pendingDumps: Set<NetlinkDumpKind> = []
+    /// Kinds dumped completely at least once: no decision before all three are.
+    var dumped: Set<NetlinkDumpKind> = []
+    var settleTimerArmed = false
+    var lastSequence: UInt32 = 0
+    var started = false
+    var resolution = Resolution.none
+    var resolving = false
+    /// A notification changed the table since the last settled decision.
+    var networkChanged = false
+
     init(target: Target) {
         self.target = target
     }
 
-    let target: Target
-
     mutating func handle(_ event: Event) -> [Action] {
-        preconditionFailure("contract placeholder: replaced by the reach-core branch")
+        var actions: [Action] = []
+        switch event {
+        case .started:
+            guard !started else { break }
+            started = true
+            if case .host(let name) = target {
+                resolving = true
+                actions.append(.resolve(host: name))
+            }
+            startRound(NetlinkDumpKind.allCases, into: &actions)
+        case .received(let datagram):
+            receive(NetlinkDecoder.decode(datagram), into: &actions)
+        case .receiveOverrun:
+            // Notifications were lost: only a full dump tells what changed.
+            dumpEverythingAgain(into: &actions)
+        case .settleTimerFired:
+            settleTimerArmed = false
+            if round == nil { settled(into: &actions) }
+        case .interfaceClassified(let index, let kind):
+            // A late answer for a link gone since is dropped.
+            guard table.links[index] != nil else { break }
+            kinds[index] = kind
+            if isQuiet { evaluate(into: &actions) }
+        case .resolved(let addresses):
+            resolving = false
+            resolution = .addresses(addresses.map(IPAddressBytes.init))
+            if isQuiet { evaluate(into: &actions) }
+        case .resolutionFailed:
+            resolving = false
+            resolution = .failed
+            if isQuiet { evaluate(into: &actions) }
+        }
+        return actions
+    }
+
+    /// No dump in flight and no change waiting to settle: the table can be trusted.
+    var isQuiet: Bool { round == nil && !settleTimerArmed }
+
+    mutating func armSettleTimer(into actions: inout [Action]) {
+        settleTimerArmed = true
+        actions.append(.armSettleTimer(milliseconds: Self.settleMilliseconds))
+    }
+
+    /// The network has been quiet for the settle time, or a round ended with nothing pending:
+    /// dump what the changes require, or decide.
+    mutating func settled(into actions: inout [Action]) {
+        if !pendingDumps.isEmpty {
+            startRound(NetlinkDumpKind.ordered(pendingDumps), into: &actions)
+            return
+        }
+        evaluate(into: &actions)
+        if networkChanged {
+            networkChanged = false
+            reresolveIfNeeded(into: &actions)
+        }
+    }
+
+    /// A host whose last answer failed or was empty is asked again after the network changed,
+    /// since the change may be what it was waiting for (one question in flight at most).
+    mutating func reresolveIfNeeded(into actions: inout [Action]) {
+        guard case .host(let name) = target, !resolving else { return }
+        switch resolution {
+        case .failed, .addresses([]):
+            resolving = true
+            actions.append(.resolve(host: name))
+        case .none, .addresses:
+            break
+        }
     }
 }

@@ -1,0 +1,42 @@
+import Glibc
+
+/// An IP address as rtnetlink carries it: the family and the address's bytes in network order.
+struct IPAddressBytes: Equatable, Hashable {
+    var family: UInt8
+    var bytes: [UInt8]
+
+    init(family: UInt8, bytes: [UInt8]) {
+        self.family = family
+        self.bytes = bytes
+    }
+
+    /// The address of a socket address (its port is ignored).
+    init(_ address: SocketAddress) {
+        if address.isIPv6 {
+            family = Netlink.Family.inet6
+            bytes = address.withSockAddr { pointer in
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
+            }
+        } else {
+            family = Netlink.Family.inet
+            bytes = address.withSockAddr { pointer in
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) } }
+            }
+        }
+    }
+
+    /// Whether the first `length` bits equal `prefix`'s (an empty prefix of length 0 matches all).
+    func hasPrefix(_ prefix: [UInt8], length: UInt8) -> Bool {
+        var bits = Int(length)
+        guard bits <= bytes.count * 8, prefix.count * 8 >= bits else { return false }
+        var index = 0
+        while bits >= 8 {
+            if bytes[index] != prefix[index] { return false }
+            index += 1
+            bits -= 8
+        }
+        guard bits > 0 else { return true }
+        let mask = UInt8(0xFF) << (8 - bits)
+        return bytes[index] & mask == prefix[index] & mask
+    }
+}
