@@ -577,6 +577,11 @@ case "dns-namespace":
     let counts = names.map { "queries \($0) \(dns.queryCount(for: $0))" }.joined(separator: "\n")
     finish(command.terminationStatus, counts)
 
+case "reachability-watch":
+    // Reachability managers printing every reading (Tests/EmbedProbe/ReachabilityWatch.swift),
+    // run by the tests inside a network namespace that they change.
+    reachabilityWatch(Array(CommandLine.arguments.dropFirst(2)))
+
 case "serve":
     // LoopbackHTTPServer on ADDRESS:PORT (an IPv4 literal, e.g. a router namespace's 192.0.2.1)
     // until standard input ends: prints "listening PORT" once it accepts.

@@ -19,6 +19,8 @@ final class NamespaceProcess: Sendable {
         let data = Mutex(Data())
         /// The pipe reached end of file.
         let ended = Atomic(false)
+        /// The process was reaped (set before `exited` is signalled).
+        let reaped = Atomic(false)
     }
 
     init(_ namespace: RouterNamespace, _ side: RouterNamespace.Side, _ command: [String]) throws {
@@ -37,7 +39,10 @@ final class NamespaceProcess: Sendable {
         process.standardError = stdout
         self.process = process
         input = Mutex(ends[0])
-        process.terminationHandler = { [exited] _ in exited.signal() }
+        process.terminationHandler = { [exited, output] _ in
+            output.reaped.store(true, ordering: .releasing)
+            exited.signal()
+        }
         stdout.fileHandleForReading.readabilityHandler = { [output] handle in
             let chunk = handle.availableData
             if chunk.isEmpty {
@@ -103,11 +108,12 @@ final class NamespaceProcess: Sendable {
         return found ?? lines.first(where: condition)
     }
 
-    /// Closes its standard input and waits for it to exit: its status, or nil when a signal
-    /// ended it or it did not exit within `timeout` seconds (then it is killed).
+    /// Closes its standard input and waits for it to exit: its status, or nil when a signal ended
+    /// it or it did not exit within `timeout` seconds (then it is killed). Idempotent.
     func finish(timeout: Double = 10) -> Int32? {
         closeInput()
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
+        // Called again (a test's finish, then deinit's): the semaphore was taken already.
+        if !output.reaped.load(ordering: .acquiring) && exited.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             exited.wait()
             return nil

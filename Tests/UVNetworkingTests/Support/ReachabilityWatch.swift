@@ -13,6 +13,22 @@ final class ReachabilityWatch: Sendable {
     /// The router by name, from the client's /etc/hosts (`RouterNamespace.hostsWithRouter`).
     static let domain = "domain=domain:router.test"
 
+    /// The label of a manager constant ("v4" of "v4=address:...").
+    static func label(_ manager: String) -> String { String(manager.prefix { $0 != "=" }) }
+
+    /// What a started manager reports first in the namespace as made: every target reachable
+    /// over the veth (an Ethernet-like link), loopback over lo (`other`).
+    static func reachable(_ managers: [String]) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: managers.map { manager in
+            (label(manager), manager == loopback ? "reachable:other" : "reachable:ethernet")
+        })
+    }
+
+    /// `status` for each of `labels`.
+    static func all(_ labels: [String], _ status: String) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: labels.map { (label($0), status) })
+    }
+
     /// One reading as the probe printed it.
     struct Reading: Equatable, CustomStringConvertible {
         /// `event` (the handler), `note` (the notification) or `stream` (`statusChanges`).
@@ -25,6 +41,7 @@ final class ReachabilityWatch: Sendable {
     }
 
     let process: NamespaceProcess
+    private let managerCount: Int
     /// Descriptors open in the probe before its managers started.
     let baselineDescriptors: Int
     /// Just before the managers were started.
@@ -32,6 +49,7 @@ final class ReachabilityWatch: Sendable {
 
     /// Starts the probe with `managers` (the constants above) in `namespace`'s client.
     init(_ namespace: RouterNamespace, managers: [String]) throws {
+        managerCount = managers.count
         process = try NamespaceProcess.probe(namespace, .client, "reachability-watch", managers)
         guard process.waitForLine(timeout: 20, { $0.hasPrefix("started ") }) != nil,
               let stamp = process.lines.first(where: { $0.hasPrefix("starting ") }).flatMap({ Int64($0.dropFirst("starting ".count)) }),
@@ -82,6 +100,39 @@ final class ReachabilityWatch: Sendable {
             }
         }
         return delays
+    }
+
+    /// Asks the probe for every manager's `status` and `isMonitoring`: label to "STATUS BOOL".
+    func statuses() -> [String: String] {
+        let before = process.lines.count
+        process.send("status")
+        _ = waitUntil(timeout: 10) { process.lines.dropFirst(before).filter { $0.hasPrefix("status ") }.count >= managerCount }
+        var result: [String: String] = [:]
+        for line in process.lines.dropFirst(before) where line.hasPrefix("status ") {
+            let fields = line.split(separator: " ", maxSplits: 2).map(String.init)
+            if fields.count == 3 { result[fields[1]] = fields[2] }
+        }
+        return result
+    }
+
+    /// Asks the probe for its open descriptors: the count, and what each one is.
+    func descriptors() -> (count: Int, targets: String) {
+        let before = process.lines.count
+        process.send("fds")
+        _ = waitUntil(timeout: 10) { process.lines.dropFirst(before).contains { $0.hasPrefix("fds ") } }
+        // The per-descriptor lines follow the count; give them a moment.
+        usleep(100_000)
+        let lines = process.lines.dropFirst(before)
+        let count = lines.first { $0.hasPrefix("fds ") }.flatMap { Int($0.dropFirst(4)) } ?? -1
+        return (count, lines.filter { $0.hasPrefix("fd ") }.joined(separator: "; "))
+    }
+
+    /// Sends a command and waits for the line that answers it (`stopped MS`, `started MS`): its stamp.
+    func command(_ command: String, answer: String) -> Int64? {
+        let before = process.lines.count
+        process.send(command)
+        _ = waitUntil(timeout: 10) { process.lines.dropFirst(before).contains { $0.hasPrefix(answer + " ") } }
+        return process.lines.dropFirst(before).first { $0.hasPrefix(answer + " ") }.flatMap { Int64($0.dropFirst(answer.count + 1)) }
     }
 
     /// Stops the probe (end of its input); its exit status.
