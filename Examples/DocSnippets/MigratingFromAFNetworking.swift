@@ -3,6 +3,15 @@
 
 import Foundation
 import UVNetworking
+import Dispatch
+
+// Sources/UVNetworking/UVNetworking.docc/MigratingFromAFNetworking.md, swift block 3
+func retryWhenTheNetworkReturns(_ reachability: NetworkReachabilityManager, retry: () async -> Void) async {
+    reachability.startMonitoring()
+    for await status in reachability.statusChanges {
+        if case .reachable = status { await retry() }
+    }
+}
 
 // Sources/UVNetworking/UVNetworking.docc/MigratingFromAFNetworking.md, swift block 1
 func migrating_from_afnetworking_1() {
@@ -12,4 +21,15 @@ func migrating_from_afnetworking_1() {
                  success: { task, object in print(object ?? "no body") },
                  failure: { task, error in print(error) })
     _ = manager
+}
+
+// Sources/UVNetworking/UVNetworking.docc/MigratingFromAFNetworking.md, swift block 2
+func migrating_from_afnetworking_2() {
+    let reachability = NetworkReachabilityManager.shared
+    reachability.statusChangeQueue = DispatchQueue(label: "reachability")   // nil: the main queue
+    reachability.setReachabilityStatusChangeHandler { status in
+        print(status.localizedDescription)                  // a hint: never hold requests back on it
+    }
+    reachability.startMonitoring()
+    _ = reachability
 }

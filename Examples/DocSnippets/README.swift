@@ -272,3 +272,12 @@ func readme_17() throws {
     _ = manager
     _ = policy
 }
+
+// README.md, swift block 18
+func readme_18() {
+    let reachability = NetworkReachabilityManager.shared       // a default route? (or init(domain:), init?(address:))
+    reachability.statusChangeQueue = DispatchQueue(label: "reachability")   // nil: the main queue, as in AFNetworking
+    reachability.setReachabilityStatusChangeHandler { status in print(status.localizedDescription) }
+    reachability.startMonitoring()                             // one netlink socket until stopMonitoring()
+    _ = reachability
+}

@@ -130,7 +130,12 @@ public final class FetchRunner: Sendable {
         let template = options.makeRequest(for: URL(string: "http://localhost/")!, body: body)
         let manager = try makeManager()
         let started = DispatchTime.now()
-        let progress = settings.showsProgress ? makeProgressLine(started: started, count: count) : nil
+        // Only for the progress line: a run without one opens no netlink socket.
+        let network = settings.showsProgress
+            ? NetworkWatch(loop: manager.loop, workers: manager.workers, queue: queue,
+                           loopback: LoopbackHosts(overrides: manager.configuration.hostAddressOverrides))
+            : nil
+        let progress = settings.showsProgress ? makeProgressLine(started: started, count: count, network: network) : nil
         current.withLock { $0 = (started, progress, manager) }
         progress?.start()
         let finished = DispatchSemaphore(value: 0)
@@ -157,6 +162,7 @@ public final class FetchRunner: Sendable {
                 statistics.withLock { $0.addMalformed() }
                 report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
             case .url(let url, let text, let bytes):
+                network?.note(url)
                 // Waits only while the feed is full; false once the run stops.
                 guard driver.feed.push(RunDriver.Pending(url: url, text: text, bytes: bytes)) else { break reading }
             }
@@ -169,6 +175,8 @@ public final class FetchRunner: Sendable {
         queue.sync { flushLines() }
         driverInUse.withLock { $0 = nil }
         progress?.stop()
+        // After the last tick: its netlink socket closed, nothing left open by the run.
+        network?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
@@ -250,7 +258,7 @@ public final class FetchRunner: Sendable {
         stop(settleSeconds: 2) { [onWriteFailure] outcome in onWriteFailure?(outcome) }
     }
 
-    private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?) -> ProgressLine {
+    private func makeProgressLine(started: DispatchTime, count: (@Sendable () -> Int?)?, network: NetworkWatch?) -> ProgressLine {
         if let count {
             DispatchQueue.global(qos: .utility).async { [self] in
                 // Only if the input has not ended first: then the total is already exact.
@@ -263,7 +271,8 @@ public final class FetchRunner: Sendable {
             let (done, errors) = statistics.withLock { ($0.total + $0.malformed, $0.failed + $0.malformed) }
             let total = expectedTotal.load(ordering: .relaxed)
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            return ProgressSnapshot(done: done, errors: errors, total: total >= 0 ? total : nil, elapsed: elapsed)
+            return ProgressSnapshot(done: done, errors: errors, total: total >= 0 ? total : nil, elapsed: elapsed,
+                                    isNetworkUnreachable: network?.isNetworkUnreachable ?? false)
         }
     }
 

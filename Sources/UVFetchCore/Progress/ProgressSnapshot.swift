@@ -13,13 +13,18 @@ public struct ProgressSnapshot: Equatable, Sendable {
     public var total: Int?
     /// Seconds since the run started.
     public var elapsed: Double
+    /// Whether the network is unreachable for this run: no default route while some URL's host
+    /// is not loopback. The line then says so in place of the rate and the ETA, which would
+    /// only show a run slowing down without saying why.
+    public var isNetworkUnreachable: Bool
 
     /// Creates a snapshot.
-    public init(done: Int, errors: Int, total: Int?, elapsed: Double) {
+    public init(done: Int, errors: Int, total: Int?, elapsed: Double, isNetworkUnreachable: Bool = false) {
         self.done = done
         self.errors = errors
         self.total = total
         self.elapsed = elapsed
+        self.isNetworkUnreachable = isNetworkUnreachable
     }
 
     /// Finished URLs per second over the whole run so far. The whole run rather than the last
@@ -32,13 +37,15 @@ public struct ProgressSnapshot: Equatable, Sendable {
         return Double(max(0, total - done)) / rate
     }
 
-    /// The line, e.g. `41,200/100,000 done  30,512/s  3 errors  ETA 0:02`, cut to `width`
-    /// columns so it never wraps (a wrapped line cannot be redrawn in place with `\r`).
+    /// The line, e.g. `41,200/100,000 done  30,512/s  3 errors  ETA 0:02`, or
+    /// `41,200/100,000 done  network unreachable  3 errors` while the network is unreachable,
+    /// cut to `width` columns so it never wraps (a wrapped line cannot be redrawn in place with
+    /// `\r`).
     public func line(width: Int = 80) -> String {
         var parts = [total.map { "\(Self.grouped(done))/\(Self.grouped($0)) done" } ?? "\(Self.grouped(done)) done"]
-        parts.append("\(Self.grouped(Int(rate.rounded())))/s")
+        parts.append(isNetworkUnreachable ? "network unreachable" : "\(Self.grouped(Int(rate.rounded())))/s")
         parts.append(errors == 1 ? "1 error" : "\(Self.grouped(errors)) errors")
-        if let secondsLeft { parts.append("ETA " + Self.clock(secondsLeft)) }
+        if !isNetworkUnreachable, let secondsLeft { parts.append("ETA " + Self.clock(secondsLeft)) }
         let text = parts.joined(separator: "  ")
         return text.count <= width ? text : String(text.prefix(max(0, width)))
     }

@@ -22,6 +22,7 @@ extension ReachabilityMonitor {
     }
 
     mutating func receive(_ datagram: NetlinkDatagram, into actions: inout [Action]) {
+        var changed = false
         for message in datagram.messages {
             if let round, message.sequence == round.sequence,
                message.isDumpPart || message.type == Netlink.MessageType.error || message.type == Netlink.MessageType.done {
@@ -29,12 +30,18 @@ extension ReachabilityMonitor {
             } else if message.isDumpPart || message.type == Netlink.MessageType.done {
                 continue  // The tail of a dump abandoned after an error: stale.
             } else {
-                notify(message.body, into: &actions)
+                changed = notify(message.body, into: &actions) || changed
             }
         }
         if datagram.framingError != nil {
             // The rest of the datagram is lost, and with it whatever it said.
-            dumpEverythingAgain(into: &actions)
+            pendingDumps = Set(NetlinkDumpKind.allCases)
+            changed = true
+        }
+        if changed {
+            // Once per datagram: a burst restarts the quiet period instead of deciding mid-way.
+            networkChanged = true
+            armSettleTimer(into: &actions)
         }
     }
 
@@ -103,7 +110,8 @@ extension ReachabilityMonitor {
     /// A notification: the table changes at once; the decision waits for the settle timer and,
     /// after a link or address change, for fresh address and route dumps (the kernel drops
     /// routes without telling when a link goes down or an address goes away).
-    private mutating func notify(_ body: NetlinkMessage.Body, into actions: inout [Action]) {
+    /// True when the table changed or must be dumped again.
+    private mutating func notify(_ body: NetlinkMessage.Body, into actions: inout [Action]) -> Bool {
         switch body {
         case .newLink(let link):
             let previous = table.links[link.index]
@@ -127,15 +135,14 @@ extension ReachabilityMonitor {
         case .malformed:
             pendingDumps = Set(NetlinkDumpKind.allCases)
         case .error, .done, .other:
-            return  // Not ours, or nothing reachability depends on.
+            return false  // Not ours, or nothing reachability depends on.
         }
         if let round {
             // The dump in flight may already have passed what changed, and its answer would
             // then overwrite the change: dump that kind again after it.
             pendingDumps.insert(round.kind)
         }
-        networkChanged = true
-        armSettleTimer(into: &actions)
+        return true
     }
 
     /// A link seen for the first time or renamed is classified (its kind comes from sysfs, by

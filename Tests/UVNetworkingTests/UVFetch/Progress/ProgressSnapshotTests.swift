@@ -33,6 +33,32 @@ import Testing
         #expect(snapshot.line(width: 0) == "")
     }
 
+    @Test func saysNetworkUnreachableInPlaceOfTheRateAndETA() {
+        let snapshot = ProgressSnapshot(done: 41_200, errors: 3, total: 100_000, elapsed: 2, isNetworkUnreachable: true)
+        #expect(snapshot.line() == "41,200/100,000 done  network unreachable  3 errors")
+        // The figures stay what they are; only the line leaves them out.
+        #expect(snapshot.rate == 20_600)
+    }
+
+    @Test func unreachableWithoutATotalOrBeforeAnythingFinished() {
+        #expect(ProgressSnapshot(done: 1, errors: 1, total: nil, elapsed: 0.5, isNetworkUnreachable: true).line()
+                == "1 done  network unreachable  1 error")
+        #expect(ProgressSnapshot(done: 0, errors: 0, total: 10, elapsed: 0, isNetworkUnreachable: true).line()
+                == "0/10 done  network unreachable  0 errors")
+    }
+
+    @Test func theRateAndETAComeBackWithTheNetwork() {
+        var snapshot = ProgressSnapshot(done: 41_200, errors: 3, total: 100_000, elapsed: 2, isNetworkUnreachable: true)
+        snapshot.isNetworkUnreachable = false
+        #expect(snapshot.line() == "41,200/100,000 done  20,600/s  3 errors  ETA 0:03")
+        #expect(ProgressSnapshot(done: 41_200, errors: 3, total: 100_000, elapsed: 2) == snapshot, "reachable by default")
+    }
+
+    @Test func anUnreachableLineIsCutToTheTerminalWidthToo() {
+        let snapshot = ProgressSnapshot(done: 41_200, errors: 3, total: 100_000, elapsed: 2, isNetworkUnreachable: true)
+        #expect(snapshot.line(width: 29) == "41,200/100,000 done  network ")
+    }
+
     @Test func groupsDigitsInThousands() {
         #expect(ProgressSnapshot.grouped(0) == "0")
         #expect(ProgressSnapshot.grouped(999) == "999")

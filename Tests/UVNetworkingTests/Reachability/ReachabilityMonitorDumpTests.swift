@@ -1,0 +1,97 @@
+import Testing
+@testable import UVNetworking
+
+/// When the machine dumps again: lost notifications, interrupted dumps, a refused dump, and
+/// the classification of new and renamed links.
+@Suite struct ReachabilityMonitorDumpTests {
+    typealias R = MonitorReplay
+    private let initial = RecordedNetlink.initial
+
+    @Test func anOverrunDumpsEverythingAgain() {
+        var replay = R(.general)
+        _ = replay.startAndClassify()
+        #expect(replay.handle(.receiveOverrun) == [R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6)])
+    }
+
+    @Test func anOverrunDuringADumpDumpsEverythingAgainAfterIt() {
+        var replay = R(.general)
+        #expect(replay.machine.handle(.started) == [R.send(.links, 1)])
+        #expect(replay.machine.handle(.receiveOverrun) == [])  // one dump at a time per socket
+        #expect(replay.handle(.received(renumbered(initial.links[0].bytes, sequence: 1))) == [])
+        #expect(replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1))) ==
+            [.classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"), R.send(.addresses, 2), R.send(.routes, 3),
+             R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6)])
+    }
+
+    @Test func anInterruptedDumpIsDoneAgain() {
+        var replay = R(.general)
+        _ = replay.machine.handle(.started)
+        var interrupted = renumbered(initial.links[0].bytes, sequence: 1)
+        interrupted[6] |= UInt8(Netlink.Flag.dumpInterrupted)
+        _ = replay.handle(.received(interrupted))
+        let actions = replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1)))
+        #expect(actions == [.classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"), R.send(.addresses, 2),
+                            R.send(.routes, 3), R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6)])
+        #expect(replay.handle(.interfaceClassified(index: 3, kind: .ethernet)) == [.report(.reachable(.ethernet))])
+    }
+
+    @Test func aRefusedDumpIsRetriedAfterTheSettleTime() {
+        var replay = R(.general)
+        _ = replay.machine.handle(.started)
+        let busy = NetlinkBytes.message(type: Netlink.MessageType.error, sequence: 1,
+                                        payload: NetlinkBytes.int32(-Netlink.ebusy) + R.send(.links, 1).request[0..<16])
+        #expect(replay.handle(.received(busy)) == [R.settle])
+        // The old dump's tail, should it come, is ignored.
+        #expect(replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1))) == [])
+        #expect(replay.handle(.settleTimerFired) == [R.send(.links, 2), .classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"),
+                                                     R.send(.addresses, 3), R.send(.routes, 4)])
+    }
+
+    @Test func aNotificationDuringADumpDumpsThatKindAgain() {
+        var replay = R(.general)
+        _ = replay.machine.handle(.started)
+        // veth0 goes down while its up state is being dumped: the dump must not have the last word.
+        #expect(replay.handle(.received(RecordedNetlink.linkDown.notifications[0].bytes)) == [.classify(index: 3, name: "veth0"), R.settle])
+        _ = replay.handle(.received(renumbered(initial.links[0].bytes, sequence: 1)))
+        #expect(replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1))) ==
+            [.classify(index: 2, name: "veth1"), R.send(.addresses, 2), R.send(.routes, 3)])
+        replay.answers = RecordedNetlink.linkDown
+        #expect(replay.handle(.settleTimerFired) == [R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6), .report(.notReachable)])
+        #expect(replay.machine.table.links[3]?.isUp == false)
+    }
+
+    @Test func newAndRenamedLinksAreClassifiedAndGoneLinksForgotten() {
+        var replay = R(.general)
+        _ = replay.startAndClassify()
+        let renamed = Self.newLink(index: 3, name: "wan0", flags: 0x11043)
+        #expect(replay.handle(.received(renamed)) == [.classify(index: 3, name: "wan0"), R.settle])
+        #expect(replay.handle(.received(renamed)) == [R.settle])  // same name: nothing to ask
+        #expect(replay.handle(.received(Self.newLink(index: 9, name: "wlan0", flags: 0x1003))) == [.classify(index: 9, name: "wlan0"), R.settle])
+        var gone = Self.newLink(index: 9, name: "wlan0", flags: 0)
+        gone[4] = UInt8(Netlink.MessageType.delLink)
+        _ = replay.handle(.received(gone))
+        #expect(replay.machine.table.links[9] == nil)
+        // A late answer for a link gone since is dropped.
+        #expect(replay.handle(.interfaceClassified(index: 9, kind: .wifi)) == [])
+        #expect(replay.machine.kinds[9] == nil)
+    }
+
+    /// An RTM_NEWLINK notification for `index`.
+    static func newLink(index: Int32, name: String, flags: UInt32) -> [UInt8] {
+        let header = [0, 0] + NetlinkBytes.uint16(1) + NetlinkBytes.int32(index) + NetlinkBytes.uint32(flags) + NetlinkBytes.uint32(0)
+        return NetlinkBytes.message(type: Netlink.MessageType.newLink, sequence: 0,
+                                    payload: header + NetlinkBytes.attribute(type: Netlink.LinkAttribute.name, value: Array(name.utf8) + [0]))
+    }
+}
+
+extension String {
+    /// The hex fixture as bytes.
+    var bytes: [UInt8] { UVNetworkingTests.bytes(hex: self) }
+}
+
+extension ReachabilityMonitor.Action {
+    /// The datagram of a `.send`.
+    var request: [UInt8] {
+        if case .send(let bytes) = self { bytes } else { [] }
+    }
+}

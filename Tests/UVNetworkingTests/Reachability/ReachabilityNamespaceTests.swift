@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// Managers in a child process: in a network namespace of the test's own with only a loopback
+/// that is down (unshare -n, as root), and with no descriptor left for the socket.
+@Suite struct ReachabilityNamespaceTests {
+    /// Runs the probe's `reachability-once` for `targets` under `unshare -n`: nothing is up.
+    private func runInEmptyNamespace(_ targets: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--net", EmbedProbe.executable.path, "reachability-once"] + targets
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    /// No default route, loopback down: the general manager, loopback's address and "localhost"
+    /// (it resolves from the hosts file, but no route leads there) are not reachable; a name
+    /// that cannot resolve neither. Stopping closed every descriptor.
+    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
+    func nothingIsReachableWithLoopbackDown() throws {
+        let (status, output) = try runInEmptyNamespace(["general", "127.0.0.1", "::1", "domain:localhost", "domain:name.invalid"])
+        #expect(status == 0, "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        for target in ["general", "127.0.0.1", "::1", "domain:localhost", "domain:name.invalid"] {
+            #expect(lines.contains { $0.hasPrefix("\(target): Not Reachable in ") }, "\(target): \(output)")
+        }
+        #expect(lines.last == "fds ok")
+    }
+
+    /// No descriptor for the netlink socket: unknown, not monitoring, EMFILE said; a later start works.
+    @Test(.timeLimit(.minutes(1)))
+    func noDescriptorForTheSocket() throws {
+        let result = try EmbedProbe.run("reachability-without-descriptors", timeout: 30)
+        #expect(result.succeeded, "\(result)")
+    }
+}
