@@ -75,10 +75,13 @@ final class ReachabilityWatch: Sendable {
     /// since `since` with its status, then `quiet` seconds more for anything that should not come;
     /// then checks the handler's readings since `since`: exactly one per expected label, with its
     /// status, at most `bound` ms after `since`, none for any other label; the notifications and
-    /// the streams said the same. Returns the delays, for the record.
+    /// the streams said the same. The bound counts from `published` when given: when the kernel
+    /// published a change it deferred (carrier, see `RouterNamespace.clientOperstateChanged`).
+    /// Returns the delays, for the record.
     @discardableResult
-    func expectReadings(since: Int64, _ expected: [String: String], bound: Int64 = 1000, timeout: Double = 10, quiet: Double = 1.5,
-                        _ comment: String, sourceLocation: SourceLocation = #_sourceLocation) -> [Int64] {
+    func expectReadings(since: Int64, published: Int64? = nil, _ expected: [String: String], bound: Int64 = 1000, timeout: Double = 10,
+                        quiet: Double = 1.5, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation) -> [Int64] {
+        let from = max(since, published ?? since)
         _ = waitUntil(timeout: timeout) {
             let got = readings(since: since)
             return expected.allSatisfy { label, status in got.contains { $0.label == label && $0.status == status } }
@@ -91,14 +94,18 @@ final class ReachabilityWatch: Sendable {
             let want = expected[label].map { [$0] } ?? []
             #expect(mine.map(\.status) == want, "\(comment): \(label) reported \(mine), expected \(want); all since \(since): \(got)", sourceLocation: sourceLocation)
             for reading in mine {
-                delays.append(reading.milliseconds - since)
-                #expect(reading.milliseconds - since <= bound, "\(comment): \(label) reported \(reading.milliseconds - since) ms after the change", sourceLocation: sourceLocation)
+                delays.append(reading.milliseconds - from)
+                #expect(reading.milliseconds - from <= bound, "\(comment): \(label) reported \(reading.milliseconds - from) ms after the change (\(from - since) ms after the command)",
+                        sourceLocation: sourceLocation)
             }
             for source in ["note", "stream"] {
                 let echoed = readings(source, since: since).filter { $0.label == label }.map(\.status)
                 #expect(echoed == want, "\(comment): \(label)'s \(source) readings \(echoed), expected \(want)", sourceLocation: sourceLocation)
             }
         }
+        let each = got.map { "\($0.label) \($0.milliseconds - from) ms" }.joined(separator: ", ")
+        let kernel = from > since ? " (the kernel published it \(from - since) ms after the command)" : ""
+        FileHandle.standardError.write(Data("reachability readings (\(comment))\(kernel): \(each.isEmpty ? "none" : each)\n".utf8))
         return delays
     }
 

@@ -180,6 +180,23 @@ final class RouterNamespace: @unchecked Sendable {
         ["route \(verb) default via \(Self.routerIPv4)", "route \(verb) default via \(Self.routerIPv6)"]
     }
 
+    /// Waits until the client's link reports operational state `state` ("UP", "DOWN") and
+    /// returns the earliest moment it can have changed (the start of the last poll that still saw
+    /// the old state), on `monotonicMilliseconds()`'s clock; nil after `timeout` seconds. The
+    /// kernel publishes carrier changes (RTM_NEWLINK) from its link-watch work, which it runs
+    /// at most about once a second: a carrier change can reach netlink up to a second after the
+    /// command that caused it, and "within a second" is the library's part, counted from there.
+    func clientOperstateChanged(to state: String, timeout: Double = 10) -> Int64? {
+        let deadline = monotonicMilliseconds() + Int64(timeout * 1000)
+        var lastOld = monotonicMilliseconds()
+        while monotonicMilliseconds() < deadline {
+            let pollStart = monotonicMilliseconds()
+            if let line = try? ip(.client, "-o", "link", "show", Self.interface), line.contains(" state \(state) ") { return lastOld }
+            lastOld = pollStart
+        }
+        return nil
+    }
+
     // MARK: Running commands
 
     /// Runs argv to its end; throws with its output when it fails.
