@@ -33,8 +33,15 @@ struct UVFetchUnreachableLineTests {
         // ends within its timeout.
         let uvfetch = namespace.execArguments(.client, [uvfetchExecutable.path, "--noproxy", "*", "--rate-per-host", "20",
                                                         "--concurrency", "4", "--timeout", "3", "-i", list.path])
-        let command = uvfetch.map { "'\($0)'" }.joined(separator: " ") + "; echo EXIT=$?; sleep 60"
+        // The pause lets pipe-pane attach before uvfetch prints anything.
+        let command = "sleep 1; " + uvfetch.map { "'\($0)'" }.joined(separator: " ") + "; echo EXIT=$?; sleep 60"
         let session = try TmuxSession(width: 120, command: command)
+        // The raw bytes too: the screen shows the line only between a redraw and the next
+        // per-URL line, so the bytes say sooner when it first read "network unreachable".
+        let raw = temporaryFile("unreachable-line.log").path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        try session.recordRawOutput(to: raw)
+        func rawOutput() -> String { (try? String(contentsOfFile: raw, encoding: .utf8)) ?? "" }
 
         // Fetching: the rate is on the line.
         let fetching = try session.waitForScreen { screen in self.progressRow(screen).map { $0.contains("/s") && (self.doneCount($0) ?? 0) >= 10 } ?? false }
@@ -44,6 +51,8 @@ struct UVFetchUnreachableLineTests {
         // The link goes down: the words replace the rate and the ETA, nothing else changes.
         let down = monotonicMilliseconds()
         try namespace.setClientLink(up: false)
+        _ = waitUntil(timeout: 20) { rawOutput().contains("network unreachable") }
+        let drawnDown = monotonicMilliseconds() - down
         let unreachable = try session.waitForScreen { self.progressRow($0)?.contains("network unreachable") == true }
         let seenDown = monotonicMilliseconds() - down
         let row = try #require(progressRow(unreachable), "no progress line: \(unreachable)")
@@ -52,7 +61,10 @@ struct UVFetchUnreachableLineTests {
 
         // The link returns (default routes re-added): the rate comes back, and fetching goes on.
         let up = monotonicMilliseconds()
+        let drawnBefore = rawOutput().count
         try namespace.setClientLink(up: true)
+        _ = waitUntil(timeout: 20) { rawOutput().dropFirst(drawnBefore).contains { $0 == "/" } && rawOutput().dropFirst(drawnBefore).contains("/s  ") }
+        let drawnUp = monotonicMilliseconds() - up
         let back = try session.waitForScreen { self.progressRow($0).map { !$0.contains("network unreachable") && $0.contains("/s  ") } ?? false }
         let seenUp = monotonicMilliseconds() - up
         let rowBack = try #require(progressRow(back), "no progress line: \(back)")
@@ -61,7 +73,7 @@ struct UVFetchUnreachableLineTests {
         let later = try session.waitForScreen { self.progressRow($0).flatMap(self.doneCount).map { $0 >= resumedFrom + 10 } ?? false }
         #expect(progressRow(later).flatMap(doneCount).map { $0 >= resumedFrom + 10 } == true, "fetching goes on after the link returns: \(later)")
         #expect(progressRow(later)?.contains("network unreachable") == false)
-        FileHandle.standardError.write(Data("uvfetch line: unreachable shown \(seenDown) ms after link down, rate back \(seenUp) ms after link up\n".utf8))
+        FileHandle.standardError.write(Data("uvfetch line: \"network unreachable\" drawn \(drawnDown) ms after link down (on screen at \(seenDown) ms), the rate drawn \(drawnUp) ms after link up (on screen at \(seenUp) ms)\n".utf8))
 
         try session.sendKeys("C-c")
         let after = try session.waitForScreen { $0.contains("EXIT=") }
