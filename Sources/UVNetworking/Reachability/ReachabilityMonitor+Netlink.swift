@@ -1,5 +1,7 @@
 /// The machine's netlink side: dump rounds, their answers, and notifications.
 extension ReachabilityMonitor {
+    /// Sends the first of `kinds`' dump requests; the others follow, each on the previous one's
+    /// NLMSG_DONE.
     mutating func startRound(_ kinds: [NetlinkDumpKind], into actions: inout [Action]) {
         pendingDumps.subtract(kinds)
         let next = nextSequence()
@@ -15,6 +17,7 @@ extension ReachabilityMonitor {
         if isQuiet { startRound(NetlinkDumpKind.allCases, into: &actions) }
     }
 
+    /// A fresh sequence number, so a dump's answer is told from older dumps' and notifications.
     mutating func nextSequence() -> UInt32 {
         // 0 is what kernel-made notifications carry; never use it for a dump.
         lastSequence = lastSequence == UInt32.max ? 1 : lastSequence + 1

@@ -17,8 +17,8 @@ import Testing
         var replay = R(.general)
         #expect(replay.machine.handle(.started) == [R.send(.links, 1)])
         #expect(replay.machine.handle(.receiveOverrun) == [])  // one dump at a time per socket
-        #expect(replay.handle(.received(renumbered(initial.links[0].bytes, sequence: 1))) == [])
-        #expect(replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1))) ==
+        #expect(replay.handle(.received(renumbered(initial.links[0].hexBytes, sequence: 1))) == [])
+        #expect(replay.handle(.received(renumbered(initial.links[1].hexBytes, sequence: 1))) ==
             [.classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"), R.send(.addresses, 2), R.send(.routes, 3),
              R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6)])
     }
@@ -26,10 +26,10 @@ import Testing
     @Test func anInterruptedDumpIsDoneAgain() {
         var replay = R(.general)
         _ = replay.machine.handle(.started)
-        var interrupted = renumbered(initial.links[0].bytes, sequence: 1)
+        var interrupted = renumbered(initial.links[0].hexBytes, sequence: 1)
         interrupted[6] |= UInt8(Netlink.Flag.dumpInterrupted)
         _ = replay.handle(.received(interrupted))
-        let actions = replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1)))
+        let actions = replay.handle(.received(renumbered(initial.links[1].hexBytes, sequence: 1)))
         #expect(actions == [.classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"), R.send(.addresses, 2),
                             R.send(.routes, 3), R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6)])
         #expect(replay.handle(.interfaceClassified(index: 3, kind: .ethernet)) == [.report(.reachable(.ethernet))])
@@ -42,7 +42,7 @@ import Testing
                                         payload: NetlinkBytes.int32(-Netlink.ebusy) + R.send(.links, 1).request[0..<16])
         #expect(replay.handle(.received(busy)) == [R.settle])
         // The old dump's tail, should it come, is ignored.
-        #expect(replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1))) == [])
+        #expect(replay.handle(.received(renumbered(initial.links[1].hexBytes, sequence: 1))) == [])
         #expect(replay.handle(.settleTimerFired) == [R.send(.links, 2), .classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"),
                                                      R.send(.addresses, 3), R.send(.routes, 4)])
     }
@@ -51,9 +51,9 @@ import Testing
         var replay = R(.general)
         _ = replay.machine.handle(.started)
         // veth0 goes down while its up state is being dumped: the dump must not have the last word.
-        #expect(replay.handle(.received(RecordedNetlink.linkDown.notifications[0].bytes)) == [.classify(index: 3, name: "veth0"), R.settle])
-        _ = replay.handle(.received(renumbered(initial.links[0].bytes, sequence: 1)))
-        #expect(replay.handle(.received(renumbered(initial.links[1].bytes, sequence: 1))) ==
+        #expect(replay.handle(.received(RecordedNetlink.linkDown.notifications[0].hexBytes)) == [.classify(index: 3, name: "veth0"), R.settle])
+        _ = replay.handle(.received(renumbered(initial.links[0].hexBytes, sequence: 1)))
+        #expect(replay.handle(.received(renumbered(initial.links[1].hexBytes, sequence: 1))) ==
             [.classify(index: 2, name: "veth1"), R.send(.addresses, 2), R.send(.routes, 3)])
         replay.answers = RecordedNetlink.linkDown
         #expect(replay.handle(.settleTimerFired) == [R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6), .report(.notReachable)])
@@ -86,7 +86,7 @@ import Testing
 
 extension String {
     /// The hex fixture as bytes.
-    var bytes: [UInt8] { UVNetworkingTests.bytes(hex: self) }
+    var hexBytes: [UInt8] { UVNetworkingTests.bytes(hex: self) }
 }
 
 extension ReachabilityMonitor.Action {

@@ -63,6 +63,19 @@ import Testing
         #expect(lateStreamed == [.reachable(.other)])
     }
 
+    /// `shared` watches the default route on the shared loop: some reading (this machine's
+    /// network decides which), then nothing held after stop.
+    @Test func sharedGivesAReading() {
+        let manager = NetworkReachabilityManager.shared
+        manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
+        defer { manager.statusChangeQueue = nil }
+        manager.startMonitoring()
+        let status = reading(of: manager)
+        manager.stopMonitoring()
+        #expect(status != .unknown, "\(String(describing: manager.monitoringError))")
+        #expect(!manager.isMonitoring && manager.status == .unknown)
+    }
+
     @Test func localhostResolvesAndIsReachable() {
         let manager = NetworkReachabilityManager(domain: "localhost")
         manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
@@ -129,8 +142,9 @@ import Testing
     /// The loop shut down under a monitoring manager: no handle left, the socket closed, the
     /// status unknown (reported once), the reason kept; a later start says the same.
     @Test func loopShutDownWhileMonitoring() async throws {
-        let loop = try EventLoop(name: "reachability.shutdown")
+        // Before the loop: its own descriptors close with it.
         let descriptors = openFileDescriptorCount()
+        let loop = try EventLoop(name: "reachability.shutdown")
         let manager = NetworkReachabilityManager(address: "127.0.0.1", loop: loop, workers: .shared)!
         manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
         let seen = Seen()
