@@ -583,6 +583,23 @@ case "dns-namespace":
     let counts = names.map { "queries \($0) \(dns.queryCount(for: $0))" }.joined(separator: "\n")
     finish(command.terminationStatus, counts)
 
+case "reachability-watch":
+    // Reachability managers printing every reading (Tests/EmbedProbe/ReachabilityWatch.swift),
+    // run by the tests inside a network namespace that they change.
+    reachabilityWatch(Array(CommandLine.arguments.dropFirst(2)))
+
+case "serve":
+    // LoopbackHTTPServer on ADDRESS:PORT (an IPv4 literal, e.g. a router namespace's 192.0.2.1)
+    // until standard input ends: prints "listening PORT" once it accepts.
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    guard arguments.count == 2, let port = Int(arguments[1]) else { finish(64, "usage: serve ADDRESS PORT") }
+    let server = LoopbackHTTPServer(address: arguments[0], port: port)
+    do { try server.start() } catch { finish(1, "cannot listen on \(arguments[0]):\(port): \(error)") }
+    FileHandle.standardOutput.write(Data("listening \(port)\n".utf8))
+    while readLine() != nil {}
+    server.stop()
+    finish(0, "ok")
+
 default:
     finish(64, "unknown scenario \(scenario)")
 }

@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A process started inside one side of a `RouterNamespace` (`ip netns exec`, which execs it in
+/// place, so the pid is the process's own) whose standard input is a socket the test holds: the
+/// test sends it lines, and closing the socket, or the test process dying, ends its input. A
+/// socket rather than a pipe: a line sent after the process died is EPIPE (MSG_NOSIGNAL), not a
+/// SIGPIPE that would end the test run. Its standard output and error are read together.
+final class NamespaceProcess: Sendable {
+    private let process: Process
+    /// The test's end of the standard-input socket; -1 once closed.
+    private let input: Mutex<Int32>
+    private let output = Output()
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// What it wrote, filled by the pipe's handler.
+    private final class Output: Sendable {
+        let data = Mutex(Data())
+        /// The pipe reached end of file.
+        let ended = Atomic(false)
+        /// The process was reaped (set before `exited` is signalled).
+        let reaped = Atomic(false)
+    }
+
+    init(_ namespace: RouterNamespace, _ side: RouterNamespace.Side, _ command: [String]) throws {
+        let process = Process()
+        let arguments = namespace.execArguments(side, command)
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        // Close-on-exec, so no child that another test spawns meanwhile keeps the input open.
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw RouterNamespaceError("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        let stdout = Pipe()
+        process.standardInput = FileHandle(fileDescriptor: ends[1], closeOnDealloc: false)
+        process.standardOutput = stdout
+        process.standardError = stdout
+        self.process = process
+        input = Mutex(ends[0])
+        process.terminationHandler = { [exited, output] _ in
+            output.reaped.store(true, ordering: .releasing)
+            exited.signal()
+        }
+        stdout.fileHandleForReading.readabilityHandler = { [output] handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+                output.ended.store(true, ordering: .releasing)
+            } else {
+                output.data.withLock { $0.append(chunk) }
+            }
+        }
+        defer { close(ends[1]) }
+        do { try process.run() } catch {
+            closeInput()
+            throw error
+        }
+    }
+
+    /// Starts the embed probe's `scenario` with `arguments` inside `side`.
+    static func probe(_ namespace: RouterNamespace, _ side: RouterNamespace.Side, _ scenario: String, _ arguments: [String]) throws -> NamespaceProcess {
+        try NamespaceProcess(namespace, side, [EmbedProbe.executable.path, scenario] + arguments)
+    }
+
+    deinit {
+        closeInput()
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    private func closeInput() {
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    /// Everything it wrote so far.
+    var text: String { output.data.withLock { String(decoding: $0, as: UTF8.self) } }
+
+    /// Its complete lines so far.
+    var lines: [String] {
+        let text = self.text
+        let complete = text.hasSuffix("\n") ? text : String(text[..<(text.lastIndex(of: "\n") ?? text.startIndex)])
+        return complete.split(separator: "\n").map(String.init)
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Sends one line to its standard input.
+    func send(_ line: String) {
+        input.withLock { fd in
+            guard fd >= 0 else { return }
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
+    /// Waits until a line satisfies `condition`; the line, or nil after `timeout` seconds or once
+    /// it exited without writing one.
+    func waitForLine(timeout: Double, _ condition: (String) -> Bool) -> String? {
+        var found: String?
+        _ = waitUntil(timeout: timeout) {
+            found = lines.first(where: condition)
+            return found != nil || !process.isRunning
+        }
+        return found ?? lines.first(where: condition)
+    }
+
+    /// Closes its standard input and waits for it to exit: its status, or nil when a signal ended
+    /// it or it did not exit within `timeout` seconds (then it is killed). Idempotent.
+    func finish(timeout: Double = 10) -> Int32? {
+        closeInput()
+        // Called again (a test's finish, then deinit's): the semaphore was taken already.
+        if !output.reaped.load(ordering: .acquiring) && exited.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            exited.wait()
+            return nil
+        }
+        _ = waitUntil(timeout: 2) { output.ended.load(ordering: .acquiring) }
+        return process.terminationReason == .exit ? process.terminationStatus : nil
+    }
+}
