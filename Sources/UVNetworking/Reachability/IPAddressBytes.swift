@@ -25,6 +25,15 @@ struct IPAddressBytes: Equatable, Hashable {
         }
     }
 
+    /// fe80::/10 or 169.254.0.0/16. Such a source reaches only its own link: IPv6 never routes
+    /// it (RFC 4291), and routers must not forward IPv4 packets from 169.254/16 (RFC 3927 §7).
+    /// Linux would still pick a 169.254 source for an on-link global destination; that rare
+    /// case is given up so that an interface with only a self-assigned address (no DHCP answer)
+    /// does not count as a way out.
+    var isLinkLocal: Bool {
+        family == Netlink.Family.inet6 ? hasPrefix([0xFE, 0x80], length: 10) : hasPrefix([169, 254], length: 16)
+    }
+
     /// Whether the first `length` bits equal `prefix`'s (an empty prefix of length 0 matches all).
     func hasPrefix(_ prefix: [UInt8], length: UInt8) -> Bool {
         var bits = Int(length)

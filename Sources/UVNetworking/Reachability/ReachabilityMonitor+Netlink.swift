@@ -33,7 +33,7 @@ extension ReachabilityMonitor {
             } else if message.isDumpPart || message.type == Netlink.MessageType.done {
                 continue  // The tail of a dump abandoned after an error: stale.
             } else {
-                changed = notify(message.body, into: &actions) || changed
+                changed = notify(message, into: &actions) || changed
             }
         }
         if datagram.framingError != nil {
@@ -44,7 +44,7 @@ extension ReachabilityMonitor {
         if changed {
             // Once per datagram: a burst restarts the quiet period instead of deciding mid-way.
             networkChanged = true
-            armSettleTimer(into: &actions)
+            settleAfterChange(into: &actions)
         }
     }
 
@@ -114,8 +114,8 @@ extension ReachabilityMonitor {
     /// after a link or address change, for fresh address and route dumps (the kernel drops
     /// routes without telling when a link goes down or an address goes away).
     /// True when the table changed or must be dumped again.
-    private mutating func notify(_ body: NetlinkMessage.Body, into actions: inout [Action]) -> Bool {
-        switch body {
+    private mutating func notify(_ message: NetlinkMessage, into actions: inout [Action]) -> Bool {
+        switch message.body {
         case .newLink(let link):
             let previous = table.links[link.index]
             table.insert(link)
@@ -131,10 +131,16 @@ extension ReachabilityMonitor {
         case .delAddress(let address):
             table.remove(address)
             pendingDumps.formUnion([.addresses, .routes])
+        case .newRoute(let route) where message.flags & Netlink.Flag.replace != 0:
+            // IPv4 replaces the first of several routes sharing the identity; which one that
+            // is only a dump tells.
+            if !table.replace(route) { pendingDumps.insert(.routes) }
         case .newRoute(let route):
             table.insert(route)
         case .delRoute(let route):
-            table.remove(route)
+            // A deletion naming no route held (another nexthop of a multipath route, a route
+            // missed) leaves the table unsure: dump routes.
+            if !table.remove(route) { pendingDumps.insert(.routes) }
         case .malformed:
             pendingDumps = Set(NetlinkDumpKind.allCases)
         case .error, .done, .other:

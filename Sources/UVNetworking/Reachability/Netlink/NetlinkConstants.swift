@@ -34,6 +34,8 @@ enum Netlink {
         static let request: UInt16 = 0x01
         static let multi: UInt16 = 0x02
         static let dumpInterrupted: UInt16 = 0x10
+        /// NLM_F_REPLACE: on RTM_NEWROUTE, the route replaced one of the same identity.
+        static let replace: UInt16 = 0x100
         /// NLM_F_ROOT | NLM_F_MATCH.
         static let dump: UInt16 = 0x300
     }

@@ -124,7 +124,8 @@ enum NetlinkDecoder {
         let destinationLength = reader.uint8(at: 1)!
         guard Int(destinationLength) <= size * 8 else { throw .truncatedPayload(type: type) }
         var route = NetlinkRoute(family: family, destinationLength: destinationLength, destination: [],
-                                 table: UInt32(reader.uint8(at: 4)!), type: reader.uint8(at: 7)!, priority: 0, nexthops: [])
+                                 table: UInt32(reader.uint8(at: 4)!), type: reader.uint8(at: 7)!, priority: 0, nexthops: [],
+                                 tos: reader.uint8(at: 3)!)
         let flags = reader.uint32(at: 8)!
         var single = NetlinkNexthop(interfaceIndex: 0, gateway: nil, flags: flags)
         var multipath: [NetlinkNexthop]?

@@ -56,6 +56,8 @@ struct NetlinkRoute: Equatable, Hashable {
     var priority: UInt32
     /// RTA_OIF/RTA_GATEWAY with rtm_flags as one nexthop, or RTA_MULTIPATH's nexthops.
     var nexthops: [NetlinkNexthop]
+    /// rtm_tos: part of an IPv4 route's identity (0 for IPv6).
+    var tos: UInt8 = 0
 }
 
 /// One decoded netlink message, with the header fields the machine needs.
