@@ -47,6 +47,19 @@ import Testing
                                                      R.send(.addresses, 3), R.send(.routes, 4)])
     }
 
+    /// NLMSG_DONE with a negative errno: the dump stopped short; its answer must not replace the
+    /// table, and it is retried like a refused dump.
+    @Test func aDumpEndingInAnErrorIsRetried() {
+        var replay = R(.general)
+        _ = replay.machine.handle(.started)
+        _ = replay.machine.handle(.received(renumbered(initial.links[0].hexBytes, sequence: 1)))
+        let failed = NetlinkBytes.message(type: Netlink.MessageType.done, flags: Netlink.Flag.multi, sequence: 1,
+                                          payload: NetlinkBytes.int32(-90))
+        #expect(replay.machine.handle(.received(failed)) == [R.settle])
+        #expect(replay.machine.table.links.isEmpty)
+        #expect(replay.handle(.settleTimerFired).first == R.send(.links, 2))
+    }
+
     @Test func aNotificationDuringADumpDumpsThatKindAgain() {
         var replay = R(.general)
         _ = replay.machine.handle(.started)

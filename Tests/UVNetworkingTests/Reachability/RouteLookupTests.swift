@@ -81,6 +81,11 @@ import Testing
         #expect(verdict(target, [defaultRoute], eth0Flags: Self.up & ~Netlink.InterfaceFlag.lowerUp) == .notReachable)
         #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.tentative) == .notReachable)
         #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.dadFailed) == .notReachable)
+        // Optimistic DAD (RFC 4429): tentative, yet the kernel already picks it as a source.
+        #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.tentative | Netlink.AddressFlag.optimistic)
+            == .reachable(interfaceIndex: 2))
+        #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.dadFailed | Netlink.AddressFlag.optimistic)
+            == .notReachable)
         // An IPv6 target needs an IPv6 address on the way out.
         var v6 = route([], 0)
         v6.family = Netlink.Family.inet6

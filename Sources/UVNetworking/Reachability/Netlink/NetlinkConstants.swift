@@ -69,6 +69,8 @@ enum Netlink {
     }
 
     enum AddressFlag {
+        /// Optimistic DAD (RFC 4429): usable as a source while still tentative.
+        static let optimistic: UInt32 = 0x04
         static let dadFailed: UInt32 = 0x08
         static let tentative: UInt32 = 0x40
     }

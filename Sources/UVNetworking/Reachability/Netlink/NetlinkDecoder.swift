@@ -50,6 +50,9 @@ enum NetlinkDecoder {
         typealias T = Netlink.MessageType
         switch type {
         case T.done:
+            // A dump the kernel stopped short ends in NLMSG_DONE carrying a negative errno
+            // (netlink_dump's dump_done_errno): a refusal, not the end of a complete answer.
+            if let code = NetlinkReader(payload).int32(at: 0), code < 0 { return .error(code: code) }
             return .done
         case T.error:
             guard let code = NetlinkReader(payload).int32(at: 0) else { throw .truncatedPayload(type: type) }

@@ -26,9 +26,11 @@ struct NetlinkAddress: Equatable, Hashable {
     var address: [UInt8]
 
     /// Tentative (duplicate address detection still running) and DAD-failed addresses cannot
-    /// be used as a source, so they do not make an interface usable.
+    /// be used as a source, so they do not make an interface usable; an optimistic one (RFC
+    /// 4429) can while tentative, as the kernel's source selection allows.
     var isUsable: Bool {
-        flags & (Netlink.AddressFlag.tentative | Netlink.AddressFlag.dadFailed) == 0
+        guard flags & Netlink.AddressFlag.dadFailed == 0 else { return false }
+        return flags & Netlink.AddressFlag.tentative == 0 || flags & Netlink.AddressFlag.optimistic != 0
     }
 }
 
@@ -71,7 +73,8 @@ struct NetlinkMessage: Equatable {
         case delRoute(NetlinkRoute)
         /// NLMSG_DONE: the end of a dump.
         case done
-        /// NLMSG_ERROR: a negative errno, or 0 for an acknowledgement.
+        /// NLMSG_ERROR: a negative errno, or 0 for an acknowledgement; also an NLMSG_DONE that
+        /// ended a dump with a negative errno.
         case error(code: Int32)
         /// A message the machine ignores (NLMSG_NOOP, other rtnetlink families), kept by type.
         case other(type: UInt16)
