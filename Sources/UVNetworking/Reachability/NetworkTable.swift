@@ -61,6 +61,16 @@ struct NetworkTable: Equatable {
 
     mutating func insert(_ link: NetlinkLink) { links[link.index] = link }
 
+    /// Whether a RTM_NEW* notification says exactly what the table holds already.
+    func holds(_ body: NetlinkMessage.Body) -> Bool {
+        switch body {
+        case .newLink(let link): links[link.index] == link
+        case .newAddress(let address): addresses[AddressKey(address)] == address
+        case .newRoute(let route): routes[RouteKey(route)] == route
+        default: false
+        }
+    }
+
     /// Removes the link and its addresses (the kernel sends their RTM_DELADDR too, but not always
     /// before the link's own message).
     mutating func remove(_ link: NetlinkLink) {

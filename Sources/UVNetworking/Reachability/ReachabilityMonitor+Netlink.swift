@@ -115,6 +115,11 @@ extension ReachabilityMonitor {
     /// routes without telling when a link goes down or an address goes away).
     /// True when the table changed or must be dumped again.
     private mutating func notify(_ message: NetlinkMessage, into actions: inout [Action]) -> Bool {
+        // Router advertisements refresh addresses and routes, wireless events repeat links: what
+        // the table already holds changes nothing. (With a dump in flight it still counts, since
+        // that dump may answer with an older state; and a replace may have displaced another
+        // route of the same identity.)
+        if round == nil, message.flags & Netlink.Flag.replace == 0, table.holds(message.body) { return false }
         switch message.body {
         case .newLink(let link):
             let previous = table.links[link.index]
