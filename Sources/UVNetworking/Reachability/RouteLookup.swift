@@ -16,11 +16,13 @@ enum RouteLookup {
     /// The verdict for one address: the longest matching prefix first, then the lowest metric;
     /// a unicast route whose every nexthop is dead or unusable is passed over for the next
     /// match, as the kernel passes over dead nexthops; a drop ends the lookup; a throw route
-    /// sends it on to the next table.
+    /// sends it on to the next table. A route for a TOS other than 0 is left out: it matches
+    /// only packets of that TOS, and a client's carry none.
     static func verdict(for address: IPAddressBytes, in table: NetworkTable) -> RouteVerdict {
         for id in tables {
             let candidates = table.routes.values
-                .filter { $0.table == id && $0.family == address.family && address.hasPrefix($0.destination, length: $0.destinationLength) }
+                .filter { $0.table == id && $0.family == address.family && $0.tos == 0
+                    && address.hasPrefix($0.destination, length: $0.destinationLength) }
                 .sorted(by: preferred)
             switch firstVerdict(candidates, family: address.family, linkLocal: address.isLinkLocal, in: table) {
             case .some(let verdict): return verdict
@@ -35,7 +37,7 @@ enum RouteLookup {
     static func defaultRouteVerdict(in table: NetworkTable) -> RouteVerdict {
         for family in [Netlink.Family.inet, Netlink.Family.inet6] {
             let candidates = table.routes.values
-                .filter { $0.table == Netlink.Table.main && $0.family == family && $0.destinationLength == 0 }
+                .filter { $0.table == Netlink.Table.main && $0.family == family && $0.destinationLength == 0 && $0.tos == 0 }
                 .sorted(by: preferred)
             if case .reachable(let index)? = firstVerdict(candidates, family: family, linkLocal: false, in: table) {
                 return .reachable(interfaceIndex: index)

@@ -60,6 +60,17 @@ import Testing
             == .reachable(interfaceIndex: 1))  // local addresses are delivered over loopback
     }
 
+    /// An IPv4 route with a TOS matches only packets of that TOS; a client's carry none.
+    @Test func routesForAnotherTOSAreNotTaken() {
+        var tosRoute = route([203, 0, 113, 0], 24, via: [3])
+        tosRoute.tos = 0x10
+        #expect(verdict(target, [tosRoute, defaultRoute]) == .reachable(interfaceIndex: 2))
+        #expect(verdict(target, [tosRoute]) == .notReachable)
+        var tosDefault = route([], 0, via: [3])
+        tosDefault.tos = 0x10
+        #expect(RouteLookup.defaultRouteVerdict(in: table(routes: [tosDefault])) == .notReachable)
+    }
+
     @Test func deadNexthopsArePassedOverForAShorterPrefix() {
         let specific = route([203, 0, 113, 0], 24, via: [2], flags: Netlink.NexthopFlag.linkDown)
         #expect(verdict(target, [specific, route([], 0, via: [3])]) == .reachable(interfaceIndex: 3))
