@@ -10,12 +10,19 @@ struct IPAddressBytes: Equatable, Hashable {
         self.bytes = bytes
     }
 
-    /// The address of a socket address (its port is ignored).
+    /// The address of a socket address (its port is ignored). An IPv4-mapped IPv6 address
+    /// (::ffff:a.b.c.d) is its IPv4 address: a dual-stack socket sends to it over IPv4.
     init(_ address: SocketAddress) {
         if address.isIPv6 {
-            family = Netlink.Family.inet6
-            bytes = address.withSockAddr { pointer in
+            let raw = address.withSockAddr { pointer in
                 pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
+            }
+            if raw[0..<10].allSatisfy({ $0 == 0 }), raw[10] == 0xFF, raw[11] == 0xFF {
+                family = Netlink.Family.inet
+                bytes = Array(raw[12...])
+            } else {
+                family = Netlink.Family.inet6
+                bytes = raw
             }
         } else {
             family = Netlink.Family.inet
