@@ -3,7 +3,9 @@
 ///
 /// It keeps a `NetworkTable` from dumps and notifications and reports the target's status once
 /// per transition. Notifications arm a settle timer so that a flap of intermediate states gives
-/// one report; after a link or address change it dumps addresses and routes again before
+/// one report (a few times at most before a decision, so a network that never goes quiet is
+/// still read within `maxSettleArms` settle times); after a link or address change it dumps
+/// addresses and routes again before
 /// deciding, because the kernel removes IPv4 routes silently (no RTM_DELROUTE) when a link goes
 /// down or the address their nexthop needed goes away.
 struct ReachabilityMonitor {
