@@ -10,12 +10,19 @@ struct IPAddressBytes: Equatable, Hashable {
         self.bytes = bytes
     }
 
-    /// The address of a socket address (its port is ignored).
+    /// The address of a socket address (its port is ignored). An IPv4-mapped IPv6 address
+    /// (::ffff:a.b.c.d) is its IPv4 address: a dual-stack socket sends to it over IPv4.
     init(_ address: SocketAddress) {
         if address.isIPv6 {
-            family = Netlink.Family.inet6
-            bytes = address.withSockAddr { pointer in
+            let raw = address.withSockAddr { pointer in
                 pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
+            }
+            if raw[0..<10].allSatisfy({ $0 == 0 }), raw[10] == 0xFF, raw[11] == 0xFF {
+                family = Netlink.Family.inet
+                bytes = Array(raw[12...])
+            } else {
+                family = Netlink.Family.inet6
+                bytes = raw
             }
         } else {
             family = Netlink.Family.inet
@@ -23,6 +30,15 @@ struct IPAddressBytes: Equatable, Hashable {
                 pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) } }
             }
         }
+    }
+
+    /// fe80::/10 or 169.254.0.0/16. Such a source reaches only its own link: IPv6 never routes
+    /// it (RFC 4291), and routers must not forward IPv4 packets from 169.254/16 (RFC 3927 §7).
+    /// Linux would still pick a 169.254 source for an on-link global destination; that rare
+    /// case is given up so that an interface with only a self-assigned address (no DHCP answer)
+    /// does not count as a way out.
+    var isLinkLocal: Bool {
+        family == Netlink.Family.inet6 ? hasPrefix([0xFE, 0x80], length: 10) : hasPrefix([169, 254], length: 16)
     }
 
     /// Whether the first `length` bits equal `prefix`'s (an empty prefix of length 0 matches all).

@@ -33,7 +33,7 @@ extension ReachabilityMonitor {
             } else if message.isDumpPart || message.type == Netlink.MessageType.done {
                 continue  // The tail of a dump abandoned after an error: stale.
             } else {
-                changed = notify(message.body, into: &actions) || changed
+                changed = notify(message, into: &actions) || changed
             }
         }
         if datagram.framingError != nil {
@@ -44,7 +44,7 @@ extension ReachabilityMonitor {
         if changed {
             // Once per datagram: a burst restarts the quiet period instead of deciding mid-way.
             networkChanged = true
-            armSettleTimer(into: &actions)
+            settleAfterChange(into: &actions)
         }
     }
 
@@ -114,8 +114,13 @@ extension ReachabilityMonitor {
     /// after a link or address change, for fresh address and route dumps (the kernel drops
     /// routes without telling when a link goes down or an address goes away).
     /// True when the table changed or must be dumped again.
-    private mutating func notify(_ body: NetlinkMessage.Body, into actions: inout [Action]) -> Bool {
-        switch body {
+    private mutating func notify(_ message: NetlinkMessage, into actions: inout [Action]) -> Bool {
+        // Router advertisements refresh addresses and routes, wireless events repeat links: what
+        // the table already holds changes nothing. (With a dump in flight it still counts, since
+        // that dump may answer with an older state; and a replace may have displaced another
+        // route of the same identity.)
+        if round == nil, message.flags & Netlink.Flag.replace == 0, table.holds(message.body) { return false }
+        switch message.body {
         case .newLink(let link):
             let previous = table.links[link.index]
             table.insert(link)
@@ -131,10 +136,16 @@ extension ReachabilityMonitor {
         case .delAddress(let address):
             table.remove(address)
             pendingDumps.formUnion([.addresses, .routes])
+        case .newRoute(let route) where message.flags & Netlink.Flag.replace != 0:
+            // IPv4 replaces the first of several routes sharing the identity; which one that
+            // is only a dump tells.
+            if !table.replace(route) { pendingDumps.insert(.routes) }
         case .newRoute(let route):
             table.insert(route)
         case .delRoute(let route):
-            table.remove(route)
+            // A deletion naming no route held (another nexthop of a multipath route, a route
+            // missed) leaves the table unsure: dump routes.
+            if !table.remove(route) { pendingDumps.insert(.routes) }
         case .malformed:
             pendingDumps = Set(NetlinkDumpKind.allCases)
         case .error, .done, .other:

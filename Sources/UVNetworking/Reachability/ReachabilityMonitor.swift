@@ -3,7 +3,9 @@
 ///
 /// It keeps a `NetworkTable` from dumps and notifications and reports the target's status once
 /// per transition. Notifications arm a settle timer so that a flap of intermediate states gives
-/// one report; after a link or address change it dumps addresses and routes again before
+/// one report (a few times at most before a decision, so a network that never goes quiet is
+/// still read within `maxSettleArms` settle times); after a link or address change it dumps
+/// addresses and routes again before
 /// deciding, because the kernel removes IPv4 routes silently (no RTM_DELROUTE) when a link goes
 /// down or the address their nexthop needed goes away.
 struct ReachabilityMonitor {
@@ -53,6 +55,16 @@ struct ReachabilityMonitor {
     /// long enough to gather one change's burst of messages, well inside the one-second bound.
     static let settleMilliseconds: UInt64 = 100
 
+    /// How many times the settle timer is armed before a decision: a network that never goes
+    /// quiet (a flapping link, a chatty router) still gets one within this many settle times
+    /// of its first change.
+    static let maxSettleArms = 5
+
+    /// How many dump rounds may follow one another before a decision: notifications arriving
+    /// during every round would otherwise keep asking for one more forever. The table is kept
+    /// current by the notifications themselves; the rounds only catch silent route removals.
+    static let maxRoundsBeforeDecision = 3
+
     /// A host's last DNS answer.
     enum Resolution: Equatable {
         case none
@@ -80,6 +92,9 @@ struct ReachabilityMonitor {
     var resolving = false
     /// A notification changed the table since the last settled decision.
     var networkChanged = false
+    /// Settle timers armed for changes, and dump rounds started, since the last settled decision.
+    var settleArms = 0
+    var roundsSinceDecision = 0
 
     init(target: Target) {
         self.target = target
@@ -132,15 +147,31 @@ struct ReachabilityMonitor {
     /// The network has been quiet for the settle time, or a round ended with nothing pending:
     /// dump what the changes require, or decide.
     mutating func settled(into actions: inout [Action]) {
-        if !pendingDumps.isEmpty {
+        if !pendingDumps.isEmpty, roundsSinceDecision < Self.maxRoundsBeforeDecision {
+            roundsSinceDecision += 1
             startRound(NetlinkDumpKind.ordered(pendingDumps), into: &actions)
             return
         }
+        settleArms = 0
+        roundsSinceDecision = 0
         evaluate(into: &actions)
         if networkChanged {
             networkChanged = false
             reresolveIfNeeded(into: &actions)
         }
+        // Decided on the table as notifications left it; the dumps still owed follow, and
+        // their end decides again.
+        if !pendingDumps.isEmpty {
+            startRound(NetlinkDumpKind.ordered(pendingDumps), into: &actions)
+        }
+    }
+
+    /// A change restarts the quiet period, but only `maxSettleArms` times before a decision;
+    /// after that the timer already armed, or the round in flight, leads to one.
+    mutating func settleAfterChange(into actions: inout [Action]) {
+        guard settleArms < Self.maxSettleArms else { return }
+        settleArms += 1
+        armSettleTimer(into: &actions)
     }
 
     /// A host whose last answer failed or was empty is asked again after the network changed,

@@ -16,13 +16,15 @@ enum RouteLookup {
     /// The verdict for one address: the longest matching prefix first, then the lowest metric;
     /// a unicast route whose every nexthop is dead or unusable is passed over for the next
     /// match, as the kernel passes over dead nexthops; a drop ends the lookup; a throw route
-    /// sends it on to the next table.
+    /// sends it on to the next table. A route for a TOS other than 0 is left out: it matches
+    /// only packets of that TOS, and a client's carry none.
     static func verdict(for address: IPAddressBytes, in table: NetworkTable) -> RouteVerdict {
         for id in tables {
             let candidates = table.routes.values
-                .filter { $0.table == id && $0.family == address.family && address.hasPrefix($0.destination, length: $0.destinationLength) }
+                .filter { $0.table == id && $0.family == address.family && $0.tos == 0
+                    && address.hasPrefix($0.destination, length: $0.destinationLength) }
                 .sorted(by: preferred)
-            switch firstVerdict(candidates, family: address.family, in: table) {
+            switch firstVerdict(candidates, family: address.family, linkLocal: address.isLinkLocal, in: table) {
             case .some(let verdict): return verdict
             case .none: continue
             }
@@ -35,9 +37,9 @@ enum RouteLookup {
     static func defaultRouteVerdict(in table: NetworkTable) -> RouteVerdict {
         for family in [Netlink.Family.inet, Netlink.Family.inet6] {
             let candidates = table.routes.values
-                .filter { $0.table == Netlink.Table.main && $0.family == family && $0.destinationLength == 0 }
+                .filter { $0.table == Netlink.Table.main && $0.family == family && $0.destinationLength == 0 && $0.tos == 0 }
                 .sorted(by: preferred)
-            if case .reachable(let index)? = firstVerdict(candidates, family: family, in: table) {
+            if case .reachable(let index)? = firstVerdict(candidates, family: family, linkLocal: false, in: table) {
                 return .reachable(interfaceIndex: index)
             }
         }
@@ -52,8 +54,9 @@ enum RouteLookup {
     }
 
     /// Walks routes in preference order. Nil: nothing decided in this table (no route, only
-    /// dead ones, or a throw) and the next table is asked.
-    private static func firstVerdict(_ routes: [NetlinkRoute], family: UInt8, in table: NetworkTable) -> RouteVerdict? {
+    /// dead ones, or a throw) and the next table is asked. `linkLocal`: the destination is
+    /// link-local, so a link-local source will do.
+    private static func firstVerdict(_ routes: [NetlinkRoute], family: UInt8, linkLocal: Bool, in table: NetworkTable) -> RouteVerdict? {
         for route in routes {
             switch route.type {
             case Netlink.RouteType.blackhole, Netlink.RouteType.unreachable, Netlink.RouteType.prohibit:
@@ -68,7 +71,7 @@ enum RouteLookup {
                 }
             case Netlink.RouteType.unicast, Netlink.RouteType.broadcast, Netlink.RouteType.anycast, Netlink.RouteType.multicast:
                 // Multipath: any usable nexthop will do.
-                if let nexthop = route.nexthops.first(where: { $0.isAlive && table.isUsable(interface: $0.interfaceIndex, family: family) }) {
+                if let nexthop = route.nexthops.first(where: { $0.isAlive && table.isUsable(interface: $0.interfaceIndex, family: family, linkLocalDestination: linkLocal) }) {
                     return .reachable(interfaceIndex: nexthop.interfaceIndex)
                 }
             default:

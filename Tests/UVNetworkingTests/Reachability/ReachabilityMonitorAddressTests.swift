@@ -49,6 +49,13 @@ import Testing
                                            .notReachable, .reachable(.ethernet)])  // carrier lost, back
     }
 
+    /// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) leaves as IPv4, by IPv4's routes.
+    @Test func anIPv4MappedAddressFollowsIPv4() {
+        #expect(reports("::ffff:192.0.2.77") == reports("192.0.2.77"))
+        #expect(reports("::ffff:203.0.113.9") == reports("203.0.113.9"))
+        #expect(reports("::ffff:127.0.0.1") == [.reachable(.other)])
+    }
+
     @Test func anIPv6AddressUsesTheIPv6DefaultRoute() {
         var replay = replay("2001:db8:1::9")
         #expect(replay.startAndClassify().last == .report(.reachable(.ethernet)))

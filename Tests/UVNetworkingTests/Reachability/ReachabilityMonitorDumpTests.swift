@@ -47,6 +47,19 @@ import Testing
                                                      R.send(.addresses, 3), R.send(.routes, 4)])
     }
 
+    /// NLMSG_DONE with a negative errno: the dump stopped short; its answer must not replace the
+    /// table, and it is retried like a refused dump.
+    @Test func aDumpEndingInAnErrorIsRetried() {
+        var replay = R(.general)
+        _ = replay.machine.handle(.started)
+        _ = replay.machine.handle(.received(renumbered(initial.links[0].hexBytes, sequence: 1)))
+        let failed = NetlinkBytes.message(type: Netlink.MessageType.done, flags: Netlink.Flag.multi, sequence: 1,
+                                          payload: NetlinkBytes.int32(-90))
+        #expect(replay.machine.handle(.received(failed)) == [R.settle])
+        #expect(replay.machine.table.links.isEmpty)
+        #expect(replay.handle(.settleTimerFired).first == R.send(.links, 2))
+    }
+
     @Test func aNotificationDuringADumpDumpsThatKindAgain() {
         var replay = R(.general)
         _ = replay.machine.handle(.started)
@@ -65,7 +78,7 @@ import Testing
         _ = replay.startAndClassify()
         let renamed = Self.newLink(index: 3, name: "wan0", flags: 0x11043)
         #expect(replay.handle(.received(renamed)) == [.classify(index: 3, name: "wan0"), R.settle])
-        #expect(replay.handle(.received(renamed)) == [R.settle])  // same name: nothing to ask
+        #expect(replay.handle(.received(renamed)) == [])  // nothing new: nothing to ask, nothing to settle
         #expect(replay.handle(.received(Self.newLink(index: 9, name: "wlan0", flags: 0x1003))) == [.classify(index: 9, name: "wlan0"), R.settle])
         var gone = Self.newLink(index: 9, name: "wlan0", flags: 0)
         gone[4] = UInt8(Netlink.MessageType.delLink)
@@ -77,6 +90,30 @@ import Testing
     }
 
     /// An RTM_NEWLINK notification for `index`.
+    /// Router advertisements refresh addresses and routes, wireless events repeat links: a
+    /// notification that says what the table already holds changes nothing, so it neither
+    /// arms the timer nor asks for dumps.
+    @Test func notificationsRepeatingTheTableChangeNothing() {
+        var replay = R(.general)
+        _ = replay.startAndClassify()
+        for datagram in RecordedNetlink.initial.links + RecordedNetlink.initial.addresses + RecordedNetlink.initial.routes {
+            #expect(replay.handle(.received(Self.asNotifications(datagram.hexBytes))) == [])
+        }
+        #expect(replay.machine.pendingDumps.isEmpty)
+    }
+
+    /// A recorded dump answer as the kernel would multicast it: NLM_F_MULTI cleared, sequence 0.
+    static func asNotifications(_ datagram: [UInt8]) -> [UInt8] {
+        var bytes = renumbered(datagram, sequence: 0)
+        var offset = 0
+        while offset + 16 <= bytes.count {
+            let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            bytes[offset + 6] &= ~UInt8(Netlink.Flag.multi)
+            offset += (length + 3) & ~3
+        }
+        return bytes
+    }
+
     static func newLink(index: Int32, name: String, flags: UInt32) -> [UInt8] {
         let header = [0, 0] + NetlinkBytes.uint16(1) + NetlinkBytes.int32(index) + NetlinkBytes.uint32(flags) + NetlinkBytes.uint32(0)
         return NetlinkBytes.message(type: Netlink.MessageType.newLink, sequence: 0,

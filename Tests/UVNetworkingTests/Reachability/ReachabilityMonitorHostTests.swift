@@ -41,6 +41,22 @@ import Testing
         #expect(replay.handle(.resolved([address("2001:db8:1::9")])) == [.report(.reachable(.ethernet))])
     }
 
+    /// An answer that arrives while a dump round is in flight waits for the round's end: the
+    /// decision is made once, on the whole table.
+    @Test func anAnswerDuringADumpRoundWaitsForItsEnd() {
+        var replay = R(.host("service.test"))
+        _ = replay.startAndClassify()
+        _ = replay.change(to: RecordedNetlink.linkDown)
+        let fired = replay.machine.handle(.settleTimerFired)
+        #expect(fired == [R.send(.addresses, 4)])
+        #expect(replay.machine.handle(.resolved([address("192.0.2.77")])) == [])
+        var actions: [ReachabilityMonitor.Action] = []
+        for datagram in RecordedNetlink.linkDown.addresses {
+            actions += replay.handle(.received(renumbered(datagram.hexBytes, sequence: 4)))
+        }
+        #expect(actions == [R.send(.routes, 5), .report(.notReachable)])
+    }
+
     @Test func aGoodAnswerIsNotAskedAgain() {
         var replay = R(.host("service.test"))
         _ = replay.startAndClassify()

@@ -60,6 +60,17 @@ import Testing
             == .reachable(interfaceIndex: 1))  // local addresses are delivered over loopback
     }
 
+    /// An IPv4 route with a TOS matches only packets of that TOS; a client's carry none.
+    @Test func routesForAnotherTOSAreNotTaken() {
+        var tosRoute = route([203, 0, 113, 0], 24, via: [3])
+        tosRoute.tos = 0x10
+        #expect(verdict(target, [tosRoute, defaultRoute]) == .reachable(interfaceIndex: 2))
+        #expect(verdict(target, [tosRoute]) == .notReachable)
+        var tosDefault = route([], 0, via: [3])
+        tosDefault.tos = 0x10
+        #expect(RouteLookup.defaultRouteVerdict(in: table(routes: [tosDefault])) == .notReachable)
+    }
+
     @Test func deadNexthopsArePassedOverForAShorterPrefix() {
         let specific = route([203, 0, 113, 0], 24, via: [2], flags: Netlink.NexthopFlag.linkDown)
         #expect(verdict(target, [specific, route([], 0, via: [3])]) == .reachable(interfaceIndex: 3))
@@ -81,6 +92,11 @@ import Testing
         #expect(verdict(target, [defaultRoute], eth0Flags: Self.up & ~Netlink.InterfaceFlag.lowerUp) == .notReachable)
         #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.tentative) == .notReachable)
         #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.dadFailed) == .notReachable)
+        // Optimistic DAD (RFC 4429): tentative, yet the kernel already picks it as a source.
+        #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.tentative | Netlink.AddressFlag.optimistic)
+            == .reachable(interfaceIndex: 2))
+        #expect(verdict(target, [defaultRoute], eth0AddressFlags: 0x80 | Netlink.AddressFlag.dadFailed | Netlink.AddressFlag.optimistic)
+            == .notReachable)
         // An IPv6 target needs an IPv6 address on the way out.
         var v6 = route([], 0)
         v6.family = Netlink.Family.inet6
@@ -104,5 +120,50 @@ import Testing
         #expect(address.hasPrefix([], length: 0))
         #expect(address.hasPrefix([192, 0, 3, 0], length: 23))
         #expect(!address.hasPrefix([192, 0, 2], length: 32))  // a short prefix never matches
+    }
+}
+
+/// A link-local source reaches only its link: an interface whose only address of the family is
+/// link-local serves link-local destinations, not global ones.
+@Suite struct RouteLookupLinkLocalTests {
+    static let up = Netlink.InterfaceFlag.up | Netlink.InterfaceFlag.running | Netlink.InterfaceFlag.lowerUp
+
+    /// eth0 (2) holding only `address`, a default route via it and the link-local prefix on it.
+    private func table(family: UInt8, address: [UInt8], linkLocalPrefix: [UInt8], prefixLength: UInt8) -> NetworkTable {
+        var table = NetworkTable()
+        table.insert(NetlinkLink(index: 2, type: 1, flags: Self.up, name: "eth0"))
+        table.insert(NetlinkAddress(family: family, prefixLength: prefixLength, flags: 0x80, index: 2, address: address))
+        let nexthop = [NetlinkNexthop(interfaceIndex: 2, gateway: nil, flags: 0)]
+        table.insert(NetlinkRoute(family: family, destinationLength: 0, destination: [], table: Netlink.Table.main,
+                                  type: Netlink.RouteType.unicast, priority: 1024, nexthops: nexthop))
+        table.insert(NetlinkRoute(family: family, destinationLength: prefixLength, destination: linkLocalPrefix, table: Netlink.Table.main,
+                                  type: Netlink.RouteType.unicast, priority: 256, nexthops: nexthop))
+        return table
+    }
+
+    @Test func anIPv6LinkLocalAddressServesOnlyLinkLocalDestinations() {
+        let family = Netlink.Family.inet6
+        let fe80: [UInt8] = [0xfe, 0x80] + [UInt8](repeating: 0, count: 14)
+        var table = table(family: family, address: fe80.dropLast() + [1], linkLocalPrefix: fe80, prefixLength: 64)
+        let global = IPAddressBytes(family: family, bytes: [0x20, 0x01, 0x0d, 0xb8, 0, 1] + [UInt8](repeating: 0, count: 9) + [9])
+        let neighbour = IPAddressBytes(family: family, bytes: fe80.dropLast() + [0x77])
+        #expect(RouteLookup.verdict(for: global, in: table) == .notReachable)
+        #expect(RouteLookup.defaultRouteVerdict(in: table) == .notReachable)
+        #expect(RouteLookup.verdict(for: neighbour, in: table) == .reachable(interfaceIndex: 2))
+        table.insert(NetlinkAddress(family: family, prefixLength: 64, flags: 0x80, index: 2,
+                                    address: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]))
+        #expect(RouteLookup.verdict(for: global, in: table) == .reachable(interfaceIndex: 2))
+        #expect(RouteLookup.defaultRouteVerdict(in: table) == .reachable(interfaceIndex: 2))
+    }
+
+    @Test func anIPv4LinkLocalAddressServesOnlyLinkLocalDestinations() {
+        let family = Netlink.Family.inet
+        var table = table(family: family, address: [169, 254, 7, 1], linkLocalPrefix: [169, 254, 0, 0], prefixLength: 16)
+        let global = IPAddressBytes(family: family, bytes: [203, 0, 113, 9])
+        #expect(RouteLookup.verdict(for: global, in: table) == .notReachable)
+        #expect(RouteLookup.defaultRouteVerdict(in: table) == .notReachable)
+        #expect(RouteLookup.verdict(for: IPAddressBytes(family: family, bytes: [169, 254, 9, 9]), in: table) == .reachable(interfaceIndex: 2))
+        table.insert(NetlinkAddress(family: family, prefixLength: 24, flags: 0x80, index: 2, address: [192, 0, 2, 1]))
+        #expect(RouteLookup.verdict(for: global, in: table) == .reachable(interfaceIndex: 2))
     }
 }

@@ -34,6 +34,8 @@ enum Netlink {
         static let request: UInt16 = 0x01
         static let multi: UInt16 = 0x02
         static let dumpInterrupted: UInt16 = 0x10
+        /// NLM_F_REPLACE: on RTM_NEWROUTE, the route replaced one of the same identity.
+        static let replace: UInt16 = 0x100
         /// NLM_F_ROOT | NLM_F_MATCH.
         static let dump: UInt16 = 0x300
     }
@@ -67,6 +69,8 @@ enum Netlink {
     }
 
     enum AddressFlag {
+        /// Optimistic DAD (RFC 4429): usable as a source while still tentative.
+        static let optimistic: UInt32 = 0x04
         static let dadFailed: UInt32 = 0x08
         static let tentative: UInt32 = 0x40
     }

@@ -50,6 +50,9 @@ enum NetlinkDecoder {
         typealias T = Netlink.MessageType
         switch type {
         case T.done:
+            // A dump the kernel stopped short ends in NLMSG_DONE carrying a negative errno
+            // (netlink_dump's dump_done_errno): a refusal, not the end of a complete answer.
+            if let code = NetlinkReader(payload).int32(at: 0), code < 0 { return .error(code: code) }
             return .done
         case T.error:
             guard let code = NetlinkReader(payload).int32(at: 0) else { throw .truncatedPayload(type: type) }
@@ -124,7 +127,8 @@ enum NetlinkDecoder {
         let destinationLength = reader.uint8(at: 1)!
         guard Int(destinationLength) <= size * 8 else { throw .truncatedPayload(type: type) }
         var route = NetlinkRoute(family: family, destinationLength: destinationLength, destination: [],
-                                 table: UInt32(reader.uint8(at: 4)!), type: reader.uint8(at: 7)!, priority: 0, nexthops: [])
+                                 table: UInt32(reader.uint8(at: 4)!), type: reader.uint8(at: 7)!, priority: 0, nexthops: [],
+                                 tos: reader.uint8(at: 3)!)
         let flags = reader.uint32(at: 8)!
         var single = NetlinkNexthop(interfaceIndex: 0, gateway: nil, flags: flags)
         var multipath: [NetlinkNexthop]?

@@ -26,9 +26,11 @@ struct NetlinkAddress: Equatable, Hashable {
     var address: [UInt8]
 
     /// Tentative (duplicate address detection still running) and DAD-failed addresses cannot
-    /// be used as a source, so they do not make an interface usable.
+    /// be used as a source, so they do not make an interface usable; an optimistic one (RFC
+    /// 4429) can while tentative, as the kernel's source selection allows.
     var isUsable: Bool {
-        flags & (Netlink.AddressFlag.tentative | Netlink.AddressFlag.dadFailed) == 0
+        guard flags & Netlink.AddressFlag.dadFailed == 0 else { return false }
+        return flags & Netlink.AddressFlag.tentative == 0 || flags & Netlink.AddressFlag.optimistic != 0
     }
 }
 
@@ -56,6 +58,8 @@ struct NetlinkRoute: Equatable, Hashable {
     var priority: UInt32
     /// RTA_OIF/RTA_GATEWAY with rtm_flags as one nexthop, or RTA_MULTIPATH's nexthops.
     var nexthops: [NetlinkNexthop]
+    /// rtm_tos: part of an IPv4 route's identity (0 for IPv6).
+    var tos: UInt8 = 0
 }
 
 /// One decoded netlink message, with the header fields the machine needs.
@@ -69,7 +73,8 @@ struct NetlinkMessage: Equatable {
         case delRoute(NetlinkRoute)
         /// NLMSG_DONE: the end of a dump.
         case done
-        /// NLMSG_ERROR: a negative errno, or 0 for an acknowledgement.
+        /// NLMSG_ERROR: a negative errno, or 0 for an acknowledgement; also an NLMSG_DONE that
+        /// ended a dump with a negative errno.
         case error(code: Int32)
         /// A message the machine ignores (NLMSG_NOOP, other rtnetlink families), kept by type.
         case other(type: UInt16)

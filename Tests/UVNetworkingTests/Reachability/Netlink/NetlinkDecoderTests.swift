@@ -89,6 +89,16 @@ import Testing
         #expect(decoded.messages == [NetlinkMessage(type: 2, flags: 0, sequence: 7, body: .error(code: -16))])
     }
 
+    /// A dump the kernel could not finish ends with NLMSG_DONE carrying a negative errno: that is
+    /// a refusal, not a complete answer. A plain NLMSG_DONE (0 or no payload) is the end.
+    @Test func doneWithAnErrnoIsAnError() {
+        let failed = NetlinkBytes.message(type: Netlink.MessageType.done, flags: Netlink.Flag.multi, sequence: 3,
+                                          payload: NetlinkBytes.int32(-90))
+        let clean = NetlinkBytes.message(type: Netlink.MessageType.done, flags: Netlink.Flag.multi, sequence: 3, payload: NetlinkBytes.int32(0))
+        let bare = NetlinkBytes.message(type: Netlink.MessageType.done, flags: Netlink.Flag.multi, sequence: 3, payload: [])
+        #expect(NetlinkDecoder.decode(failed + clean + bare).messages.map(\.body) == [.error(code: -90), .done, .done])
+    }
+
     @Test func dumpInterruptedFlagIsRead() {
         var datagram = initial.dump(.links)[0]
         datagram[6] |= UInt8(Netlink.Flag.dumpInterrupted)
