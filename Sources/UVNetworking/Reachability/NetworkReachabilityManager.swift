@@ -138,6 +138,11 @@ public final class NetworkReachabilityManager: Sendable {
         state.withLock { $0.error }
     }
 
+    /// How many `statusChanges` streams are open (for tests: ended ones are forgotten).
+    var openStreamCount: Int {
+        state.withLock { $0.streams.count }
+    }
+
     // MARK: Monitoring
 
     /// Starts monitoring: opens the manager's netlink socket on its loop and reads the network's
