@@ -86,7 +86,7 @@ func reachabilityOnMainQueue() -> Never {
     }
     let baseline = openFileDescriptorCount()
     // dispatchMain() ends the main thread and serves the main queue from another: ask the queue.
-    nonisolated(unsafe) let mainKey = DispatchSpecificKey<Bool>()
+    let mainKey = DispatchSpecificKey<Bool>()
     DispatchQueue.main.setSpecific(key: mainKey, value: true)
     let onMain: @Sendable () -> Bool = { DispatchQueue.getSpecific(key: mainKey) == true }
     manager.setReachabilityStatusChangeHandler { status in
