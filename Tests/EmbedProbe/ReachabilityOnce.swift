@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import Glibc
-import UVNetworking
+import Synchronization
+@_spi(Testing) import UVNetworking
 
 /// `reachability-once [TARGET...]`: one reading per target, then stop. A target is `general`,
 /// an IP literal, or `domain:NAME` (`general` when none is given). Prints "TARGET: STATUS in N
@@ -70,4 +71,123 @@ func reachabilityWithoutDescriptors() -> Never {
         finish(1, "no reading once descriptors were back: \(manager.status) \(String(describing: manager.monitoringError))")
     }
     finish(0, "ok: \(error); then \(manager.localizedStatusString)")
+}
+
+/// `reachability-main-queue`: no `statusChangeQueue` set, a process that serves the main queue
+/// with dispatchMain(), as an app would. The first reading must reach the handler and then the
+/// notification, both on the main thread, once each; stopping then closes the socket.
+func reachabilityOnMainQueue() -> Never {
+    let manager = NetworkReachabilityManager(address: "127.0.0.1")!
+    let seen = SeenStatuses<String>()
+    _ = EventLoop.shared.name
+    // Before the baseline: the first timer opens libdispatch's own descriptors.
+    DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+        finish(2, "hang: no reading on the main queue (monitoring: \(manager.isMonitoring), status: \(manager.status))")
+    }
+    let baseline = openFileDescriptorCount()
+    // dispatchMain() ends the main thread and serves the main queue from another: ask the queue.
+    let mainKey = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: mainKey, value: true)
+    let onMain: @Sendable () -> Bool = { DispatchQueue.getSpecific(key: mainKey) == true }
+    manager.setReachabilityStatusChangeHandler { status in
+        guard onMain() else { finish(1, "handler called off the main thread") }
+        seen.items.withLock { $0.append("handler \(status.localizedDescription)") }
+    }
+    let token = NotificationCenter.default.addObserver(forName: .networkingReachabilityDidChange, object: manager, queue: nil) { note in
+        guard onMain() else { finish(1, "notification posted off the main thread") }
+        let status = note.userInfo?[NetworkingReachabilityNotificationKey.status] as? NetworkReachabilityStatus
+        seen.items.withLock { $0.append("notification \(status?.localizedDescription ?? "none")") }
+        manager.stopMonitoring()
+        // Later on main: anything else delivered meanwhile would be seen.
+        DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) {
+            let all = seen.items.withLock { $0 }
+            guard all == ["handler Reachable", "notification Reachable"] else { finish(1, "seen: \(all)") }
+            guard eventually(5, { openFileDescriptorCount() <= baseline }) else {
+                finish(1, "fds: baseline \(baseline), now \(openFileDescriptorCount())")
+            }
+            finish(0, "ok: \(all.joined(separator: ", ")) on main")
+        }
+    }
+    _ = token
+    manager.startMonitoring()
+    dispatchMain()
+}
+
+/// `reachability-overrun`: run under `unshare -n`, with a netlink receive buffer so small that
+/// a burst of changes overruns it. The general manager must say Not Reachable, then Reachable
+/// once a default route appears, then Not Reachable once it is removed, each once, while a flood
+/// of dummy links comes and goes in between; the loop must not spin afterwards, and stopping
+/// closes every descriptor. Prints the overruns read and the CPU time of a quiet second.
+func reachabilityOverrun() -> Never {
+    ReachabilityTesting.receiveBufferBytes.store(1, ordering: .relaxed)  // the kernel's minimum
+    _ = EventLoop.shared.name
+    let baseline = openFileDescriptorCount()
+    let manager = NetworkReachabilityManager()
+    manager.statusChangeQueue = DispatchQueue(label: "probe.reachability")
+    let seen = SeenStatuses<NetworkReachabilityStatus>()
+    manager.setReachabilityStatusChangeHandler { status in seen.items.withLock { $0.append(status) } }
+    manager.startMonitoring()
+    guard eventually(5, { manager.status != .unknown }) else { finish(2, "hang: no first reading") }
+    var flood = ""
+    // veth pairs (a kernel may lack the dummy driver); both ends up, so each has carrier.
+    for index in 0..<75 {
+        flood += "link add flood\(index) type veth peer name peer\(index)\n"
+        flood += "link set flood\(index) up\nlink set peer\(index) up\n"
+        flood += "addr add 198.51.100.\(index + 1)/32 dev flood\(index)\naddr add 198.51.100.\(index + 101)/32 dev peer\(index)\n"
+    }
+    let up = "link add uplink type veth peer name downlink\nlink set downlink up\nlink set uplink up\n"
+        + "addr add 192.0.2.1/24 dev uplink\nroute add default via 192.0.2.254 dev uplink\n"
+    var removal = ""
+    for index in 0..<75 { removal += "link del flood\(index)\n" }
+    // The kind is not checked: sysfs, mounted outside this namespace, does not show its links.
+    let steps: [(String, ((NetworkReachabilityStatus) -> Bool)?)] = [
+        (flood, nil), (up, { if case .reachable = $0 { true } else { false } }), (removal, nil),
+        ("route del default\n", { $0 == .notReachable }),
+    ]
+    for (script, expected) in steps {
+        guard runIP(script) else { finish(1, "ip -batch failed") }
+        if let expected {
+            guard eventually(5, { expected(manager.status) }) else { finish(1, "status \(manager.status), seen \(seen.items.withLock { $0 }), error \(String(describing: manager.monitoringError))") }
+        }
+    }
+    // A quiet second: a loop that spins (reading, dumping again) would use it all.
+    let before = cpuSeconds()
+    usleep(1_000_000)
+    let busy = cpuSeconds() - before
+    let all = seen.items.withLock { $0 }
+    let overruns = ReachabilityTesting.overruns.load(ordering: .relaxed)
+    manager.stopMonitoring()
+    guard all.count == 3, all.first == .notReachable, all.last == .notReachable, case .reachable = all[1] else { finish(1, "seen \(all) (\(overruns) overruns)") }
+    guard busy < 0.5 else { finish(1, "the loop spins: \(busy) s of CPU in a quiet second") }
+    guard eventually(5, { openFileDescriptorCount() <= baseline }) else { finish(1, "fds: baseline \(baseline), now \(openFileDescriptorCount())") }
+    finish(0, "ok: \(overruns) overruns, \(Int(busy * 1000)) ms of CPU in a quiet second")
+}
+
+/// Runs `ip -batch FILE` with `script` in the file; true when it succeeded. posix_spawn and
+/// waitpid: Foundation's Process.waitUntilExit missed the end of a child here.
+private func runIP(_ script: String) -> Bool {
+    let file = "/tmp/uvnetworking-probe-\(getpid()).ip"
+    guard FileManager.default.createFile(atPath: file, contents: Data(script.utf8)) else { return false }
+    defer { unlink(file) }
+    let path = FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
+    let arguments = [path, "-batch", file]
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var child: pid_t = 0
+    guard posix_spawn(&child, path, nil, nil, &argv, environ) == 0 else { return false }
+    var status: Int32 = 0
+    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+    return status == 0
+}
+
+/// The CPU time (user and system) this process has used, in seconds.
+private func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// What the observers of one manager saw, in order; shared with their closures.
+private final class SeenStatuses<Item: Sendable>: Sendable {
+    let items = Mutex<[Item]>([])
 }

@@ -528,6 +528,12 @@ case "resolve-without-descriptors":
 case "reachability-once":
     // One reading per target, then stop (Tests/EmbedProbe/ReachabilityOnce.swift).
     reachabilityOnce(Array(CommandLine.arguments.dropFirst(2)))
+case "reachability-main-queue":
+    // The default delivery, on a main queue served by dispatchMain() (Tests/EmbedProbe/ReachabilityOnce.swift).
+    reachabilityOnMainQueue()
+case "reachability-overrun":
+    // A receive buffer overrun by a flood of changes, under unshare -n (Tests/EmbedProbe/ReachabilityOnce.swift).
+    reachabilityOverrun()
 case "reachability-without-descriptors":
     // No descriptor for the netlink socket (Tests/EmbedProbe/ReachabilityOnce.swift).
     reachabilityWithoutDescriptors()

@@ -138,6 +138,11 @@ public final class NetworkReachabilityManager: Sendable {
         state.withLock { $0.error }
     }
 
+    /// How many `statusChanges` streams are open (for tests: ended ones are forgotten).
+    var openStreamCount: Int {
+        state.withLock { $0.streams.count }
+    }
+
     // MARK: Monitoring
 
     /// Starts monitoring: opens the manager's netlink socket on its loop and reads the network's
@@ -230,7 +235,9 @@ public final class NetworkReachabilityManager: Sendable {
     /// current status first when it is known (not `.unknown`), then each transition once, in
     /// order, as the handler sees it; it ends at `stopMonitoring()`, when monitoring ends by
     /// itself, or when the manager goes away. A stream taken before `startMonitoring()` waits
-    /// for the first reading.
+    /// for the first reading. A consumer that falls behind loses nothing: the transitions it has
+    /// not read wait in its stream (a few bytes each); one that drops its stream is forgotten at
+    /// once. A stream does not keep the manager alive.
     public var statusChanges: AsyncStream<NetworkReachabilityStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: NetworkReachabilityStatus.self)
         let identifier = state.withLock { state -> Int in

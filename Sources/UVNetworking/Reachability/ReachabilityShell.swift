@@ -70,9 +70,10 @@ final class ReachabilityShell {
         socket = opened
         poll = handle
         handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        uv_poll_start(handle, Int32(UV_READABLE.rawValue)) { handle, status, _ in
-            let shell = Unmanaged<ReachabilityShell>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
-            withExtendedLifetime(shell) { shell.readable(status: status) }
+        let watching = watch(handle)
+        guard watching == 0 else {
+            fail(.systemCall("uv_poll_start", errno: -watching))
+            return
         }
         loop.addShutdownObserver(self) { [self] in
             guard !isClosed else { return }
@@ -111,11 +112,26 @@ final class ReachabilityShell {
 
     // MARK: Events in
 
+    /// Starts (or restarts) polling `handle` for readability.
+    private func watch(_ handle: UnsafeMutablePointer<uv_poll_t>) -> Int32 {
+        uv_poll_start(handle, Int32(UV_READABLE.rawValue)) { handle, status, _ in
+            let shell = Unmanaged<ReachabilityShell>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
+            withExtendedLifetime(shell) { shell.readable(status: status) }
+        }
+    }
+
     private func readable(status: Int32) {
-        guard !isClosed, let socket else { return }
-        guard status >= 0 else {
-            fail(.systemCall("uv_poll", errno: -status))
-            return
+        guard !isClosed, let socket, let poll else { return }
+        if status < 0 {
+            // libuv reports a socket's pending error (POLLERR) as UV_EBADF and stops the handle.
+            // A netlink socket raises one when the kernel dropped messages for it (ENOBUFS): the
+            // next read returns that error and clears it, so watch again and read; a socket that
+            // really failed fails that read.
+            let watching = status == UV_EBADF.rawValue ? watch(poll) : status
+            guard watching == 0 else {
+                fail(.systemCall("uv_poll", errno: -watching))
+                return
+            }
         }
         let buffer = loop.readBuffer
         for _ in 0..<Self.readsPerWakeup {
@@ -126,6 +142,7 @@ final class ReachabilityShell {
             case .drained:
                 return
             case .overrun:
+                ReachabilityTesting.overruns.add(1, ordering: .relaxed)
                 feed(.receiveOverrun)
             case .foreign:
                 continue

@@ -39,7 +39,8 @@ struct RoutingSocket {
         // A bigger buffer: FORCE goes past rmem_max where the process may (CAP_NET_ADMIN); else
         // the plain option, which the kernel caps at rmem_max. Neither failing is fatal: an
         // overrun is handled by dumping again.
-        var size = receiveBufferBytes
+        let forced = ReachabilityTesting.receiveBufferBytes.load(ordering: .relaxed)
+        var size = forced > 0 ? forced : receiveBufferBytes
         let length = socklen_t(MemoryLayout<Int32>.size)
         if setsockopt(descriptor, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0 {
             _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, length)

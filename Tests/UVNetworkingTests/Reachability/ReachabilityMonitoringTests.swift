@@ -168,6 +168,60 @@ import Testing
         #expect(manager.monitoringError?.reason == .loopShutDown)
     }
 
+    /// No queue set: the handler and then the notification run on the main queue, in a child
+    /// process that serves it with dispatchMain() (this test process does not).
+    @Test(.timeLimit(.minutes(1)))
+    func defaultDeliveryIsOnTheMainQueue() throws {
+        let result = try EmbedProbe.run("reachability-main-queue", timeout: 30)
+        #expect(result.succeeded, "\(result)")
+    }
+
+    /// A stream whose consumer has gone is forgotten at once; a stream still held does not keep
+    /// the manager: it ends when the manager goes away.
+    @Test func streamsNeitherPileUpNorHoldTheManager() async throws {
+        let manager = try #require(NetworkReachabilityManager(address: "127.0.0.1"))
+        for _ in 0..<100 { _ = manager.statusChanges }
+        #expect(manager.openStreamCount == 0)
+        weak var weakManager: NetworkReachabilityManager?
+        var held: AsyncStream<NetworkReachabilityStatus>?
+        do {
+            let other = try #require(NetworkReachabilityManager(address: "127.0.0.1"))
+            weakManager = other
+            held = other.statusChanges
+            #expect(other.openStreamCount == 1)
+        }
+        #expect(weakManager == nil, "a stream keeps its manager alive")
+        var streamed: [NetworkReachabilityStatus] = []
+        for await status in held! { streamed.append(status) }
+        #expect(streamed.isEmpty)
+    }
+
+    /// A handler replaced between two transitions: the old one hears the first, the new one the
+    /// second, each once; removed, neither hears the third. The notification hears all three.
+    @Test func handlerReplacedBetweenTransitions() throws {
+        let manager = try #require(NetworkReachabilityManager(address: "127.0.0.1"))
+        manager.statusChangeQueue = DispatchQueue(label: "reachability.test")
+        let seen = Seen()
+        let observer = NotificationCenter.default.addObserver(forName: .networkingReachabilityDidChange, object: manager, queue: nil) { _ in
+            seen.add("notification")
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        for handler in ["first", "second", nil] as [String?] {
+            if let handler {
+                manager.setReachabilityStatusChangeHandler { seen.add("\(handler) \($0.localizedDescription)") }
+            } else {
+                manager.setReachabilityStatusChangeHandler(nil)
+            }
+            let before = seen.all.count
+            manager.startMonitoring()
+            #expect(reading(of: manager) == .reachable(.other))
+            #expect(waitUntil(timeout: 5) { seen.all.count == before + (handler == nil ? 1 : 2) })
+            manager.stopMonitoring()
+        }
+        manager.statusChangeQueue!.sync {}
+        #expect(seen.all == ["first Reachable", "notification", "second Reachable", "notification", "notification"])
+    }
+
     /// Start and stop from several threads at once, in any order: no crash, nothing left open,
     /// and the manager still works afterwards.
     @Test func startAndStopRaceFromSeveralThreads() throws {

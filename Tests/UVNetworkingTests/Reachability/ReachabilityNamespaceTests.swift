@@ -32,6 +32,25 @@ import Testing
         #expect(lines.last == "fds ok")
     }
 
+    /// A netlink receive buffer at the kernel's minimum, overrun by a flood of veth links in a
+    /// namespace of the probe's own: the default route's arrival and removal are each reported
+    /// once, in order, the loop does not spin afterwards, and stopping closes the socket.
+    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
+    func overrunBufferKeepsTheReadingRight() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--net", EmbedProbe.executable.path, "reachability-overrun"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.hasPrefix("ok: "), "\(text)")
+        #expect(!text.hasPrefix("ok: 0 overruns"), "the flood never overran the buffer: \(text)")
+    }
+
     /// No descriptor for the netlink socket: unknown, not monitoring, EMFILE said; a later start works.
     @Test(.timeLimit(.minutes(1)))
     func noDescriptorForTheSocket() throws {

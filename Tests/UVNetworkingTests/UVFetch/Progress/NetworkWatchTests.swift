@@ -77,6 +77,30 @@ import UVNetworking
         #expect(seen.withLock { $0 } == before + 1, "the manager monitored during the run")
         #expect(waitUntil(timeout: 5) { openNetlinkRouteSocketCount() == before }, "and its socket closed once the run has ended")
     }
+
+    /// Interrupted (^C) while a remote host's request is in flight, by a caller that does not
+    /// exit the process: the run returns and its socket is closed all the same.
+    @Test func anInterruptedRunClosesTheSocket() throws {
+        let base = try TestServers.httpbin().baseURL
+        let before = openNetlinkRouteSocketCount()
+        var settings = FetchRunner.Settings()
+        settings.concurrency = 1
+        settings.printsLines = false
+        settings.showsProgress = true
+        let runner = FetchRunner(options: try RequestOptions.parse([]), settings: settings, writer: nil) { _ in }
+        let returned = DispatchSemaphore(value: 0)
+        let input = try URLInput(arguments: ["http://nothing.invalid/", "\(base)/delay/10"], inputPath: nil)
+        Thread {
+            _ = try? runner.run(input)
+            returned.signal()
+        }.start()
+        #expect(waitUntil(timeout: 5) { openNetlinkRouteSocketCount() == before + 1 }, "the manager monitors during the run")
+        let handled = DispatchSemaphore(value: 0)
+        runner.interrupt(settleSeconds: 0.2) { _ in handled.signal() }
+        #expect(handled.wait(timeout: .now() + 5) == .success)
+        #expect(returned.wait(timeout: .now() + 5) == .success, "the run returned after the interrupt")
+        #expect(waitUntil(timeout: 5) { openNetlinkRouteSocketCount() == before }, "its socket closed")
+    }
 }
 
 /// NETLINK_ROUTE sockets open in this process: the descriptors that are sockets whose inode
