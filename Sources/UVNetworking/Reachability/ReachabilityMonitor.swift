@@ -30,7 +30,7 @@ struct ReachabilityMonitor {
         /// The settle timer the machine asked for fired.
         case settleTimerFired
         /// The answer to `Action.classify`.
-        case interfaceClassified(index: Int32, kind: NetworkInterfaceKind)
+        case interfaceClassified(index: Int32, name: String, kind: NetworkInterfaceKind)
         /// The answer to `Action.resolve`: the host's addresses (empty: none).
         case resolved([SocketAddress])
         /// `Action.resolve` failed (no such name, timeout, no server).
@@ -119,9 +119,10 @@ struct ReachabilityMonitor {
         case .settleTimerFired:
             settleTimerArmed = false
             if round == nil { settled(into: &actions) }
-        case .interfaceClassified(let index, let kind):
-            // A late answer for a link gone since is dropped.
-            guard table.links[index] != nil else { break }
+        case .interfaceClassified(let index, let name, let kind):
+            // A late answer for a link gone since, or read under a name the link no longer
+            // has (renamed while sysfs was read: the new name's answer is on its way), is dropped.
+            guard table.links[index]?.name == name else { break }
             kinds[index] = kind
             if isQuiet { evaluate(into: &actions) }
         case .resolved(let addresses):

@@ -196,7 +196,7 @@ final class ReachabilityShell {
         let shell = LoopBound(self, loop: loop)
         workers.run {
             let kind = classifier.kind(of: name)
-            loop.execute { shell.value.feed(.interfaceClassified(index: index, kind: kind)) }
+            loop.execute { shell.value.feed(.interfaceClassified(index: index, name: name, kind: kind)) }
         }
     }
 

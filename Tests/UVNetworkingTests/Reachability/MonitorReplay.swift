@@ -38,8 +38,8 @@ struct MonitorReplay {
     /// are Ethernet); returns every action.
     mutating func startAndClassify() -> [Action] {
         var actions = handle(.started)
-        for case .classify(let index, _) in actions {
-            actions += handle(.interfaceClassified(index: index, kind: .ethernet))
+        for case .classify(let index, let name) in actions {
+            actions += handle(.interfaceClassified(index: index, name: name, kind: .ethernet))
         }
         return actions
     }

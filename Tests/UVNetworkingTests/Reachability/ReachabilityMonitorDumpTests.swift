@@ -32,7 +32,7 @@ import Testing
         let actions = replay.handle(.received(renumbered(initial.links[1].hexBytes, sequence: 1)))
         #expect(actions == [.classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"), R.send(.addresses, 2),
                             R.send(.routes, 3), R.send(.links, 4), R.send(.addresses, 5), R.send(.routes, 6)])
-        #expect(replay.handle(.interfaceClassified(index: 3, kind: .ethernet)) == [.report(.reachable(.ethernet))])
+        #expect(replay.handle(.interfaceClassified(index: 3, name: "veth0", kind: .ethernet)) == [.report(.reachable(.ethernet))])
     }
 
     @Test func aRefusedDumpIsRetriedAfterTheSettleTime() {
@@ -85,8 +85,19 @@ import Testing
         _ = replay.handle(.received(gone))
         #expect(replay.machine.table.links[9] == nil)
         // A late answer for a link gone since is dropped.
-        #expect(replay.handle(.interfaceClassified(index: 9, kind: .wifi)) == [])
+        #expect(replay.handle(.interfaceClassified(index: 9, name: "wlan0", kind: .wifi)) == [])
         #expect(replay.machine.kinds[9] == nil)
+    }
+
+    /// A link renamed while sysfs was read for its old name: the workers may answer the new
+    /// name first, and the old name's late answer must not overwrite it.
+    @Test func aClassificationForANameTheLinkNoLongerHasIsDropped() {
+        var replay = R(.general)
+        _ = replay.handle(.started)  // asks for veth1 and veth0, answered below out of order
+        _ = replay.handle(.received(Self.newLink(index: 3, name: "wlan1", flags: 0x11043)))
+        _ = replay.handle(.interfaceClassified(index: 3, name: "wlan1", kind: .wifi))
+        _ = replay.handle(.interfaceClassified(index: 3, name: "veth0", kind: .ethernet))
+        #expect(replay.machine.kinds[3] == .wifi)
     }
 
     /// An RTM_NEWLINK notification for `index`.

@@ -16,14 +16,14 @@ import Testing
         #expect(replay.handle(.started) == [R.send(.links, 1), .classify(index: 2, name: "veth1"), .classify(index: 3, name: "veth0"),
                                             R.send(.addresses, 2), R.send(.routes, 3)])
         #expect(replay.machine.currentStatus() == nil)  // veth0's kind is not known yet
-        #expect(replay.handle(.interfaceClassified(index: 2, kind: .ethernet)) == [])
-        #expect(replay.handle(.interfaceClassified(index: 3, kind: .wifi)) == [.report(.reachable(.wifi))])
+        #expect(replay.handle(.interfaceClassified(index: 2, name: "veth1", kind: .ethernet)) == [])
+        #expect(replay.handle(.interfaceClassified(index: 3, name: "veth0", kind: .wifi)) == [.report(.reachable(.wifi))])
     }
 
     @Test func nothingIsReportedBeforeStartOrFromATimerAlone() {
         var replay = R(.general)
         #expect(replay.handle(.settleTimerFired) == [])
-        #expect(replay.handle(.interfaceClassified(index: 3, kind: .ethernet)) == [])
+        #expect(replay.handle(.interfaceClassified(index: 3, name: "veth0", kind: .ethernet)) == [])
         _ = replay.handle(.started)
         #expect(replay.handle(.started) == [])  // a second start asks for nothing
     }

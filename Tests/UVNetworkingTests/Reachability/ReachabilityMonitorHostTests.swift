@@ -70,6 +70,6 @@ import Testing
         let start = replay.handle(.started)
         _ = replay.handle(.resolutionFailed)
         #expect(start.filter { $0 == .resolve(host: "service.test") }.count == 1)
-        #expect(replay.handle(.interfaceClassified(index: 3, kind: .ethernet)) == [])
+        #expect(replay.handle(.interfaceClassified(index: 3, name: "veth0", kind: .ethernet)) == [])
     }
 }

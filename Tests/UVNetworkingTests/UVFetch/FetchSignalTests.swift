@@ -55,7 +55,7 @@ import UVFetchCore
             try? FileManager.default.removeItem(at: errorFile)
         }
         try Data((0..<5000).map { server.url("/item/\($0)") + "\n" }.joined().utf8).write(to: list)
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         let process = Process()
         process.executableURL = uvfetchExecutable
         process.arguments = ["--concurrency", "4", "-i", list.path]
