@@ -112,8 +112,8 @@ struct RecordFileScan {
     private mutating func ended(_ bytes: UnsafeRawBufferPointer, end: Int64, _ recorded: RecordedURLs) throws {
         if let earlier = unjudged { throw NotARecord(line: earlier.line, reason: earlier.reason) }
         switch lineIsTooLong ? .failure(Self.tooLong) : judge(bytes) {
-        case .success(let record):
-            insert(record, into: recorded)
+        case .success(let key):
+            recorded.insert(key)
         case .failure(let reason):
             unjudged = (lineNumber, lineStart, reason.text, !reason.isJSON && Self.looksTorn(bytes))
         }
@@ -134,8 +134,8 @@ struct RecordFileScan {
         guard unterminated else { return .whole }
         let judged = lineIsTooLong ? .failure(Self.tooLong) : line.withUnsafeBytes { judge($0) }
         switch judged {
-        case .success(let record):
-            insert(record, into: recorded)
+        case .success(let key):
+            recorded.insert(key)
             return .missingNewline
         case .failure(let reason):
             guard !reason.isJSON && line.withUnsafeBytes(Self.looksTorn) else { throw NotARecord(line: lineNumber, reason: reason.text) }
@@ -152,8 +152,9 @@ struct RecordFileScan {
 
     private static let tooLong = Reason(text: "longer than \(longestLine) bytes", isJSON: false)
 
-    /// The record on a line, or why it is none.
-    private func judge(_ bytes: UnsafeRawBufferPointer) -> Result<RecordedLine, Reason> {
+    /// The key of the URL of the record on a line, or why it is none.
+    private func judge(_ bytes: UnsafeRawBufferPointer) -> Result<RecordedURLKey, Reason> {
+        if let key = RecordLineShape.urlKey(of: bytes) { return .success(key) }
         let record: RecordedLine
         do {
             record = try decoder.decode(RecordedLine.self, from: Data(bytes))
@@ -165,14 +166,9 @@ struct RecordFileScan {
         } catch {
             return .failure(Reason(text: "not JSON", isJSON: false))
         }
-        if let base64 = record.urlBase64, Data(base64Encoded: base64) == nil {
-            return .failure(Reason(text: "\"urlBase64\" is not base64"))
-        }
-        return .success(record)
-    }
-
-    private func insert(_ record: RecordedLine, into recorded: RecordedURLs) {
-        recorded.insert(text: record.url, bytes: record.urlBase64.flatMap { Data(base64Encoded: $0) }.map { Array($0) })
+        guard let base64 = record.urlBase64 else { return .success(RecordedURLKey(text: record.url)) }
+        guard let bytes = Data(base64Encoded: base64) else { return .failure(Reason(text: "\"urlBase64\" is not base64")) }
+        return .success(RecordedURLKey(bytes: Array(bytes)))
     }
 
     /// Whether a line that is not JSON is what a write cut short leaves: the start of a

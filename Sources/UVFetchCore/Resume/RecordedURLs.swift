@@ -25,6 +25,11 @@ public final class RecordedURLs {
         keys.insert(bytes.map(RecordedURLKey.init(bytes:)) ?? RecordedURLKey(text: text)).inserted
     }
 
+    /// Adds a key made already (a record's, read by `RecordFileScan`).
+    func insert(_ key: RecordedURLKey) {
+        keys.insert(key)
+    }
+
     /// Whether the URL of an input entry is held.
     public func contains(text: String, bytes: [UInt8]?) -> Bool {
         keys.contains(bytes.map(RecordedURLKey.init(bytes:)) ?? RecordedURLKey(text: text))
