@@ -4,7 +4,8 @@
 /// A URL is its input bytes (the line trimmed of the spaces and tabs around it, or the
 /// argument), exactly as a record keeps them: `FetchRecord.urlBase64` when the line is not
 /// UTF-8, `FetchRecord.url` otherwise. Only a key per URL is held (`RecordedURLKey`, 16 bytes,
-/// about 32 with the set's spare room), never the URLs, so a file of millions of records fits.
+/// about 40 at the peak with the set's spare room), never the URLs, so a file of millions of
+/// records fits.
 ///
 /// A class, used by one thread at a time (the one reading the input): a value shared between
 /// two owners would copy the whole set at its first insertion.
