@@ -287,3 +287,27 @@ import UVFetchCore
         #expect(!server.takeTargets().contains("/late"))
     }
 }
+
+/// The progress line of a resumed run counts what is left: its total leaves out the URLs
+/// already recorded.
+@Suite(.serialized) struct FetchResumeProgressTests {
+    @Test func theTotalLeavesOutTheURLsAlreadyRecorded() throws {
+        let server = try OutputTestServer()
+        defer { server.stop() }
+        let list = temporaryFile("urls.txt"), records = temporaryFile("records.jsonl")
+        defer {
+            try? FileManager.default.removeItem(at: list)
+            try? FileManager.default.removeItem(at: records)
+        }
+        // Three recorded, then one that answers and one that never does (until the timeout).
+        let paths = ["/a", "/b", "/c", "/d", "/slow"]
+        try Data(paths.map { server.url($0) + "\n" }.joined().utf8).write(to: list)
+        try Data(paths.prefix(3).map { ResumableRecordsTests.line(server.url($0)) }.joined().utf8).write(to: records)
+        let session = try TmuxSession(width: 120, command: "'\(uvfetchExecutable.path)' --concurrency 1 --timeout 4 -i '\(list.path)' --jsonl '\(records.path)' --resume; echo EXIT=$?; sleep 60")
+        let during = try session.waitForScreen { $0.contains("1/2 done") }
+        #expect(during.split(separator: "\n").contains { $0.hasPrefix("1/2 done") && $0.contains("ETA ") }, "\(during)")
+        let after = try session.waitForScreen { $0.contains("EXIT=") }
+        #expect(after.contains("EXIT=1") && after.contains("skipped, already recorded: 3"), "\(after)")
+        #expect(server.counts.requests.load(ordering: .relaxed) == 2)
+    }
+}
