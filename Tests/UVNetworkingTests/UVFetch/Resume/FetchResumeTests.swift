@@ -100,7 +100,9 @@ import UVFetchCore
     /// them: they were never recorded).
     @Test(arguments: [SIGINT, SIGKILL])
     func aStoppedRunResumedRecordsEveryURLOnce(signal: Int32) throws {
-        let server = try LoggingServer(delay: 4_000)
+        // 16 ms a response, 8 at a time: at least 4 s for the list, so the stop comes part way
+        // even on a loaded machine.
+        let server = try LoggingServer(delay: 16_000)
         defer { server.stop() }
         let folder = try directory()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -135,7 +137,7 @@ import UVFetchCore
         #expect(Set(before).count == before.count, "no URL twice")
         #expect(Set(requestedBefore).isSuperset(of: before.map { URL(string: $0)!.path }))
 
-        let resumed = try runUVFetch(["-q", "-i", list.path, "--jsonl", records.path, "--resume"])
+        let resumed = try runUVFetch(["-q", "--concurrency", "64", "-i", list.path, "--jsonl", records.path, "--resume"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout.contains("skipped, already recorded: \(before.count)"), "\(resumed.stdout)")
         let final = try recordedURLs(try Data(contentsOf: records))
