@@ -9,6 +9,9 @@ public enum FetchInputError: Error, Equatable, CustomStringConvertible {
     /// `--repeat` with input that can be read only once (standard input or another pipe, a
     /// FIFO, a terminal: anything but a regular file); `name` is its path or "standard input".
     case notRepeatable(name: String)
+    /// `--resume` cannot continue the `--jsonl` file at `path`: it is standard output, not a
+    /// regular file, in use by another run, or has a line that is not a record.
+    case notResumable(path: String, reason: String)
 
     /// The message printed after "uvfetch: ".
     public var description: String {
@@ -18,6 +21,7 @@ public enum FetchInputError: Error, Equatable, CustomStringConvertible {
         case .cannotCreate(let path, let reason): return "cannot create \(path): \(reason)"
         case .notRepeatable(let name):
             return "--repeat needs the URLs again, but \(name) is not a regular file and can be read only once: save the list to a file first"
+        case .notResumable(let path, let reason): return "cannot resume from \(path): \(reason)"
         }
     }
 }

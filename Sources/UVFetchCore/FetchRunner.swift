@@ -121,9 +121,15 @@ public final class FetchRunner: Sendable {
     /// `count`, when given and the progress line is on, is called once on a background queue for
     /// the number of entries `input` will yield (`URLInput.countEntries`), so the line can show a
     /// total and an ETA before the input has been read to its end.
+    ///
+    /// With `skipping` (`--resume`), a URL it holds is neither fetched nor reported, only
+    /// counted (`FetchStatistics.alreadyRecorded`), and each URL fetched is added to it, so
+    /// that a URL the input gives again is skipped too. The progress line's total leaves out
+    /// the URLs skipped so far: the reading runs ahead of the requests, so it soon knows them.
     /// - Throws: `FetchInputError` for an unreadable `@file` body; `NetworkingError` for a
     ///   security policy the session refuses (pins that are not base64 SHA-256).
-    public func run(_ input: some Sequence<URLInput.Entry>, count: (@Sendable () -> Int?)? = nil) throws -> Outcome {
+    public func run(_ input: some Sequence<URLInput.Entry>, skipping recorded: RecordedURLs? = nil,
+                    count: (@Sendable () -> Int?)? = nil) throws -> Outcome {
         let body = try options.body()
         // Every request alike but for its URL, so the options are read once: each read of an
         // ArgumentParser option looks up generic metadata, which cost ~2k instructions a URL.
@@ -162,6 +168,10 @@ public final class FetchRunner: Sendable {
                 statistics.withLock { $0.addMalformed() }
                 report("uvfetch: \(place): not an http(s) URL: \(text)", around: progress)
             case .url(let url, let text, let bytes):
+                if let recorded, !recorded.insert(text: text, bytes: bytes) {
+                    statistics.withLock { $0.addAlreadyRecorded() }
+                    continue
+                }
                 network?.note(url)
                 // Waits only while the feed is full; false once the run stops.
                 guard driver.feed.push(RunDriver.Pending(url: url, text: text, bytes: bytes)) else { break reading }
@@ -268,10 +278,10 @@ public final class FetchRunner: Sendable {
             }
         }
         return ProgressLine(queue: queue) { [self] in
-            let (done, errors) = statistics.withLock { ($0.total + $0.malformed, $0.failed + $0.malformed) }
-            let total = expectedTotal.load(ordering: .relaxed)
+            let (done, errors, skipped) = statistics.withLock { ($0.total + $0.malformed, $0.failed + $0.malformed, $0.alreadyRecorded) }
+            let counted = expectedTotal.load(ordering: .relaxed)
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            return ProgressSnapshot(done: done, errors: errors, total: total >= 0 ? total : nil, elapsed: elapsed,
+            return ProgressSnapshot(done: done, errors: errors, total: counted >= 0 ? max(0, counted - skipped) : nil, elapsed: elapsed,
                                     isNetworkUnreachable: network?.isNetworkUnreachable ?? false)
         }
     }

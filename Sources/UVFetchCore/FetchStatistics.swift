@@ -12,6 +12,9 @@ public struct FetchStatistics: Sendable {
     public private(set) var failed = 0
     /// Input lines or arguments that were not http(s) URLs.
     public private(set) var malformed = 0
+    /// URLs `--resume` skipped: the `--jsonl` file had their records already, or the run had
+    /// taken them earlier in the list. Neither fetched nor counted in `total`.
+    public private(set) var alreadyRecorded = 0
     /// Body bytes over all URLs.
     public private(set) var bytes = 0
     /// URLs by status class ("2xx", "4xx", ...; "none" when no response arrived).
@@ -68,6 +71,9 @@ public struct FetchStatistics: Sendable {
     /// Counts one malformed input entry.
     public mutating func addMalformed() { malformed += 1 }
 
+    /// Counts one URL `--resume` skipped.
+    public mutating func addAlreadyRecorded() { alreadyRecorded += 1 }
+
     /// Latency at `percentile` (0...100) in milliseconds; 0 before any request.
     public func latency(atPercentile percentile: Double) -> Double {
         guard latencies.totalCount > 0 else { return 0 }
@@ -91,6 +97,7 @@ public struct FetchStatistics: Sendable {
         lines.append("status: " + Self.list(statusClasses))
         if !errorKinds.isEmpty { lines.append("errors: " + Self.list(errorKinds)) }
         if malformed > 0 { lines.append("malformed input: \(malformed)") }
+        if alreadyRecorded > 0 { lines.append("skipped, already recorded: \(alreadyRecorded)") }
         let percentiles = [("p50", 50.0), ("p90", 90.0), ("p99", 99.0)].map { name, value in
             "\(name) \(String(format: "%.2f", latency(atPercentile: value)))"
         }

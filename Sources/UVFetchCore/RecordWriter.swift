@@ -18,6 +18,11 @@ public final class RecordWriter: @unchecked Sendable {
         output = try LineOutput.open(path: path)
     }
 
+    /// Writes to `output`: for `--resume`, the file `ResumableRecords` opened for appending.
+    public init(output: LineOutput) {
+        self.output = output
+    }
+
     /// Whether the records go to standard output, which then carries nothing else.
     public var isStandardOutput: Bool { output.isStandardOutput }
 

@@ -49,6 +49,9 @@ struct Fetch: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write a JSON Lines record per URL to this file (- for stdout).", valueName: "file"))
     var jsonl: String?
 
+    @Flag(name: .long, help: "Skip the URLs the --jsonl file (a regular file) already has records for, failed ones included, and append to it; a missing file is a fresh run. Continues a run that was interrupted or killed; a URL given twice is fetched once.")
+    var resume = false
+
     @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
     var outputDirectory: String?
 
@@ -66,13 +69,29 @@ struct Fetch: ParsableCommand {
         guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
         guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
+        if resume {
+            // The records are what is resumed from: they must be in a file that can be read back.
+            guard let jsonl else { throw ValidationError("--resume needs --jsonl FILE, the records of the run it continues") }
+            guard jsonl != "-" else { throw ValidationError("--resume needs --jsonl to name a file, not standard output") }
+            guard repeatCount == 1 else { throw ValidationError("--resume and --repeat cannot go together: a URL recorded once is not fetched again") }
+        }
     }
 
     func run() throws {
         let ending = RunEnding()
         do {
             let input = try URLInput(arguments: urls, inputPath: inputPath, repeatCount: repeatCount)
-            let writer = try jsonl.map { path throws(FetchInputError) in try RecordWriter(path: path) }
+            let recorded: RecordedURLs?
+            let writer: RecordWriter?
+            if resume, let jsonl {
+                let records = try ResumableRecords(path: jsonl)
+                if let notice = records.notice { FileHandle.standardError.write(Data("uvfetch: \(notice)\n".utf8)) }
+                recorded = records.recorded
+                writer = RecordWriter(output: records.output)
+            } else {
+                recorded = nil
+                writer = try jsonl.map { path throws(FetchInputError) in try RecordWriter(path: path) }
+            }
             // `-`, `/dev/stdout` or the file stdout already is.
             let recordsOnStdout = writer?.isStandardOutput ?? false
             let directory = try outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
@@ -108,7 +127,7 @@ struct Fetch: ParsableCommand {
                 source.resume()
                 return source
             }
-            let outcome = try runner.run(input, count: { input.countEntries() })
+            let outcome = try runner.run(input, skipping: recorded, count: { input.countEntries() })
             if let failure = outcome.writeFailure { ending.afterWriteFailure(failure, outcome) }
             let summary = outcome.statistics.summary(seconds: outcome.seconds) + "\n"
             // On stdout unless stdout carries the JSON Lines.

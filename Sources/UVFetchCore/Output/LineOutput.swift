@@ -22,7 +22,8 @@ public final class LineOutput: Sendable {
     /// Standard error (descriptor 2), not closed by this object.
     public static let standardError = LineOutput(descriptor: STDERR_FILENO, name: "standard error", owns: false)
 
-    private init(descriptor: Int32, name: String, owns: Bool) {
+    /// Writes to `descriptor`, named `name` in messages; closed with this object if `owns`.
+    init(descriptor: Int32, name: String, owns: Bool) {
         self.descriptor = descriptor
         self.name = name
         ownsDescriptor = owns
@@ -43,7 +44,7 @@ public final class LineOutput: Sendable {
 
     /// Whether `path` names the file standard output already is: opening it again would give
     /// a second offset into it (lines written over each other) or truncate what `>>` keeps.
-    private static func isStandardOutput(_ path: String) -> Bool {
+    static func isStandardOutput(_ path: String) -> Bool {
         var named = stat(), output = stat()
         guard stat(path, &named) == 0, fstat(STDOUT_FILENO, &output) == 0 else { return false }
         return named.st_dev == output.st_dev && named.st_ino == output.st_ino

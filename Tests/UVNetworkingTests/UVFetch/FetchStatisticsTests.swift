@@ -26,6 +26,19 @@ import UVFetchCore
         #expect(summary.contains(" max 100.0"))
     }
 
+    /// URLs `--resume` skipped are neither requests nor failures: a line of their own.
+    @Test func skippedURLsAreCountedApart() {
+        var statistics = FetchStatistics()
+        statistics.add(record(status: 200, milliseconds: 1))
+        for _ in 0..<3 { statistics.addAlreadyRecorded() }
+        #expect(statistics.alreadyRecorded == 3 && statistics.total == 1)
+        #expect(statistics.exitStatus == ExitStatus.success)
+        let summary = statistics.summary(seconds: 1)
+        #expect(summary.hasPrefix("1 requests in 1.00 s: 1 succeeded, 0 failed"))
+        #expect(summary.contains("\nskipped, already recorded: 3\n"))
+        #expect(!FetchStatistics().summary(seconds: 1).contains("skipped"))
+    }
+
     @Test func throughputIsInMegabytesPerSecond() {
         var statistics = FetchStatistics()
         for _ in 0..<3 {
