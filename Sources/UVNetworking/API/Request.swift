@@ -87,6 +87,10 @@ public struct Request: Sendable, Equatable {
     /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no
     /// part in equality. See docs/observability.md.
     public var logger: Logger?
+    /// Where this request's exchanges are recorded as they cross the wire (`WireCapture`), for
+    /// an archive such as WARC; nil (the default) records nothing. Not part of what is sent: it
+    /// plays no part in equality. Give each task its own.
+    public var wireCapture: WireCapture?
     /// Which value this is: a number drawn when the request is made and again at every change,
     /// so two requests with the same number are copies of one unchanged value, equal without a
     /// look at their URLs and fields (a session compares each task's request with the last one
