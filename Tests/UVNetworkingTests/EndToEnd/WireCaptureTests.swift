@@ -181,6 +181,20 @@ extension EndToEnd {
             #expect(request.body == Data("name=value".utf8))
         }
 
+        /// A body past 64 KiB follows its head in chunks (written apart): all of it is captured.
+        @Test func aBodySentInChunksIsCapturedWhole() throws {
+            let httpbin = try TestServers.httpbin()
+            let harness = ClientHarness()
+            defer { harness.finish() }
+            let body = String(repeating: "0123456789abcdef", count: 10_000)
+            // httpbin reads the whole body before it answers (nginx's `return` would answer first).
+            let (outcome, exchanges) = captured(httpbin.baseURL + "/post", method: .post, body: body, harness: harness)
+            #expect(outcome.status == 200)
+            let request = try CapturedMessage(try #require(exchanges.first).request)
+            #expect(request.field("Content-Length") == "160000")
+            #expect(request.body == Data(body.utf8))
+        }
+
         @Test func pastItsLimitTheCaptureIsTruncatedAndTheTaskIsNot() throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()
