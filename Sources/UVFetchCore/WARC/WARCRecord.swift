@@ -29,20 +29,30 @@ struct WARCRecord {
 
     /// The record's bytes, uncompressed.
     var serialized: Data {
-        var head = "WARC/1.1\r\n"
-        head += "WARC-Type: \(type)\r\n"
-        head += "WARC-Record-ID: \(id)\r\n"
-        head += "WARC-Date: \(WARCDate.string(date))\r\n"
-        for field in fields { head += "\(field.name): \(field.value)\r\n" }
-        head += "WARC-Block-Digest: \(WARCDigest.sha1(block))\r\n"
-        head += "Content-Length: \(block.count)\r\n\r\n"
-        var bytes = Data(head.utf8)
-        bytes.reserveCapacity(bytes.count + block.count + 4)
-        bytes.append(block)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512 + block.count)
+        func line(_ name: String, _ value: String) {
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(contentsOf: [0x0D, 0x0A])
+        }
+        bytes.append(contentsOf: "WARC/1.1\r\n".utf8)
+        line("WARC-Type", type)
+        line("WARC-Record-ID", id)
+        line("WARC-Date", WARCDate.string(date))
+        for field in fields { line(field.name, field.value) }
+        line("WARC-Block-Digest", WARCDigest.sha1(block))
+        line("Content-Length", String(block.count))
+        bytes.append(contentsOf: [0x0D, 0x0A])
+        bytes.append(contentsOf: block)
         bytes.append(contentsOf: [0x0D, 0x0A, 0x0D, 0x0A])
-        return bytes
+        return Data(bytes)
     }
 
     /// The record as one gzip member, ready to append to a `.warc.gz` file.
     var compressed: Data { GzipMember.compress(serialized) }
+
+    /// The record as one gzip member, made by `compressor`.
+    func compressed(by compressor: GzipMember) -> Data { compressor.compress(serialized) }
 }

@@ -24,6 +24,7 @@ public final class WARCWriter: @unchecked Sendable {
     private var fileSize: Int64 = 0
     private var fileHasExchanges = false
     private var warcinfoID: String?
+    private let compressor = GzipMember()
 
     /// The default `captureLimit`.
     public static let defaultCaptureLimit = 32 << 20
@@ -58,7 +59,7 @@ public final class WARCWriter: @unchecked Sendable {
             let records = WARCExchangeRecords.records(for: exchange, warcinfoID: warcinfoID)
             guard !records.isEmpty else { continue }
             var members = Data()
-            for record in records { members.append(record.compressed) }
+            for record in records { members.append(record.compressed(by: compressor)) }
             if let maximumFileSize, fileHasExchanges, fileSize + Int64(members.count) > maximumFileSize {
                 serial += 1
                 let name = naming.name(serial: serial)
@@ -73,7 +74,7 @@ public final class WARCWriter: @unchecked Sendable {
 
     private func startFile(named name: String) throws(WriteFailure) {
         let info = WARCInfo.record(fileName: (name as NSString).lastPathComponent, fields: infoFields)
-        let member = info.compressed
+        let member = info.compressed(by: compressor)
         fileSize = 0
         fileHasExchanges = false
         try output.write(member)

@@ -20,3 +20,17 @@ import Testing
         #expect(try gunzipped(member).isEmpty)
     }
 }
+
+extension GzipMemberTests {
+    /// A compressor reset between members gives each its own header and trailer.
+    @Test func aReusedCompressorMakesWholeMembers() throws {
+        let compressor = GzipMember()
+        let records = (0..<3).map { Data("record \($0)\r\n".utf8) + Data(repeating: UInt8($0), count: 5_000) }
+        let members = records.map(compressor.compress)
+        for (member, record) in zip(members, records) {
+            #expect(member.prefix(2) == Data([0x1f, 0x8b]))
+            #expect(try gunzipped(member) == record)
+        }
+        #expect(try gunzipped(members.reduce(Data(), +)) == records.reduce(Data(), +))
+    }
+}
