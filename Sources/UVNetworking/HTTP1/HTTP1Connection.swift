@@ -51,7 +51,8 @@ final class HTTP1Connection {
     /// Whether the exchange in flight had received any response byte.
     @exclusivity(unchecked) private var responseStarted = false
     /// Copies the exchange's bytes for its request's `WireCapture`; nil (most exchanges) costs
-    /// a check per write and read.
+    /// a check per write and read. Set by `record(with:)` just before `execute`, cleared when
+    /// the exchange ends, so it is nil between exchanges.
     @exclusivity(unchecked) private var recorder: WireExchangeRecorder?
 
     // A streamed request body (nil / empty while the body goes with the head).
@@ -227,9 +228,8 @@ final class HTTP1Connection {
     /// head: the body then follows in chunks that `body` reads; with `expectsContinue`, only once
     /// the server answered `100 Continue` (or did not answer within a second).
     func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader? = nil, expectsContinue: Bool = false,
-                 recorder: WireExchangeRecorder? = nil, for delegate: HTTP1ExchangeDelegate) {
+                 for delegate: HTTP1ExchangeDelegate) {
         loop.assertInLoop()
-        self.recorder = recorder
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
         memoryReleaseDeadline = .max
@@ -248,6 +248,12 @@ final class HTTP1Connection {
         bodyError = nil
         body.onChunk = { [unowned self] chunk in self.bodyChunkArrived(chunk) }
         perform(machine.execute(streamingBody: true, expectsContinue: expectsContinue), request: request)
+    }
+
+    /// Records the next exchange's bytes (`execute`'s) with `recorder`. A separate call, made
+    /// only for captured requests, so that `execute` takes and stores nothing more for others.
+    func record(with recorder: WireExchangeRecorder) {
+        self.recorder = recorder
     }
 
     /// Stops reading (the task was suspended); the kernel and TCP flow control hold the rest.

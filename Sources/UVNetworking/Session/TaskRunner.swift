@@ -322,12 +322,11 @@ extension TaskRunner: PoolRequest {
         // A streamed body gets a new reader, so a new stream from its factory, on every attempt.
         let body = prepared.streamedBody.map { RequestBodyReader(body: $0, loop: loop, workers: task.manager.workers) }
         // A captured request's exchange is recorded from its first byte (redirects and replays
-        // each get their own); other requests pass nil.
-        let recorder = task.originalRequest.wireCapture.map {
-            $0.begin(url: currentRequest.url, remoteAddress: connection.timings.remote?.ipAddress)
+        // each get their own).
+        if let capture = task.originalRequest.wireCapture {
+            connection.record(with: capture.begin(url: currentRequest.url, remoteAddress: connection.timings.remote?.ipAddress))
         }
-        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, expectsContinue: prepared.expectsContinue,
-                           recorder: recorder, for: self)
+        connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, expectsContinue: prepared.expectsContinue, for: self)
     }
 
     var poolDeadline: UInt64 { timeouts.nextDeadline(timerMoments, timerPhase) }
