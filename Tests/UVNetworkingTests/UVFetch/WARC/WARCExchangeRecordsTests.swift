@@ -60,4 +60,16 @@ func makeExchange(url: String = "http://127.0.0.1:8080/a", request: String = "GE
         #expect(records.last.flatMap { value("WARC-Payload-Digest", in: $0) } == nil)
         #expect(records.last.map { $0.fields.contains { $0.name == "WARC-Payload-Digest" } } == false)
     }
+
+    @Test func interimResponsesAreLeftOut() throws {
+        let final = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
+        let received = Data(("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + final).utf8)
+        let records = WARCExchangeRecords.records(for: makeExchange(response: received), warcinfoID: nil)
+        #expect(records.last?.block == Data(final.utf8))
+        #expect(records.last.flatMap { value("WARC-Payload-Digest", in: $0) } == "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5")
+        // A 1xx alone (the final head never came) leaves no response, so no records.
+        let interimOnly = Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+        #expect(WARCExchangeRecords.finalResponse(interimOnly).isEmpty)
+        #expect(WARCExchangeRecords.finalResponse(Data(final.utf8)) == Data(final.utf8))
+    }
 }
