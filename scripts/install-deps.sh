@@ -36,6 +36,8 @@ if ! command -v warcio >/dev/null 2>&1 || ! python3 -c 'import warcio' >/dev/nul
   echo "install-deps: installing warcio (pip)"
   python3 -m pip install --quiet --disable-pip-version-check warcio 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages warcio
+  # pyenv makes its shims on `pyenv rehash`, which `python3 -m pip` does not run.
+  if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
   hash -r
   command -v warcio >/dev/null 2>&1 || { echo "install-deps: warcio installed but not on PATH" >&2; exit 1; }
 fi
