@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "UVFetchCore",
             dependencies: [
-                "UVNetworking", "LoopbackHTTPServer",
+                "UVNetworking", "LoopbackHTTPServer", "COpenSSL", "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

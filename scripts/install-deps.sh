@@ -29,6 +29,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# warcio (PyPI): the WARC reader the uvfetch --warc tests check archives with, one no one here
+# wrote. Into the python3 first on PATH, whose `warcio` script the tests run; a distribution's
+# own python refuses pip unless told it may (PEP 668).
+if ! command -v warcio >/dev/null 2>&1 || ! python3 -c 'import warcio' >/dev/null 2>&1; then
+  echo "install-deps: installing warcio (pip)"
+  python3 -m pip install --quiet --disable-pip-version-check warcio 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages warcio
+  # pyenv makes its shims on `pyenv rehash`, which `python3 -m pip` does not run.
+  if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
+  hash -r
+  command -v warcio >/dev/null 2>&1 || { echo "install-deps: warcio installed but not on PATH" >&2; exit 1; }
+fi
+
 if pkg-config --exists libllhttp 2>/dev/null; then
   exit 0
 fi

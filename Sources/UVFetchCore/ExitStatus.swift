@@ -18,5 +18,5 @@ public enum ExitStatus {
     public static let terminated: Int32 = 143
 
     /// The help text's paragraph on exit codes.
-    public static let help = "Exit status: 0 all URLs succeeded, 1 some failed or were malformed, 23 write error (output, --jsonl), 64 usage error or unreadable input, 130 interrupted (^C), 143 terminated (SIGTERM); after 23, 130 and 143 the summary so far is on stderr."
+    public static let help = "Exit status: 0 all URLs succeeded, 1 some failed or were malformed, 23 write error (output, --jsonl, --warc), 64 usage error or unreadable input, 130 interrupted (^C), 143 terminated (SIGTERM); after 23, 130 and 143 the summary so far is on stderr."
 }

@@ -64,6 +64,8 @@ public final class FetchRunner: Sendable {
     private let settings: Settings
     private let writer: RecordWriter?
     private let outputDirectory: OutputDirectory?
+    /// Archives every exchange (`--warc`), or nil.
+    private let warc: WARCWriter?
     private let diagnostics: @Sendable (String) -> Void
     private let statistics = Mutex(FetchStatistics())
     private let metrics = Mutex([Int: TaskMetrics]())
@@ -104,8 +106,14 @@ public final class FetchRunner: Sendable {
     /// does, then calls `onWriteFailure` with what finished (its `writeFailure` set); the
     /// handler is expected to report it and exit. Without one, `run` returns that outcome once
     /// the requests in flight have ended.
+    ///
+    /// With `warc`, every try's exchanges (redirects and the library's replays among them) are
+    /// captured as they cross the wire and archived on the completion queue as the try ends; a
+    /// failed WARC write stops the run as a failed record does.
     public init(options: RequestOptions, settings: Settings, writer: RecordWriter?, outputDirectory: OutputDirectory? = nil,
+                warc: WARCWriter? = nil,
                 onWriteFailure: (@Sendable (Outcome) -> Void)? = nil, diagnostics: @escaping @Sendable (String) -> Void) {
+        self.warc = warc
         self.options = options
         self.onWriteFailure = onWriteFailure
         self.settings = settings
@@ -368,10 +376,12 @@ public final class FetchRunner: Sendable {
     private func start(_ fetch: consuming Fetch, attempt: Int, requestsSent: Int, in run: Run) {
         // One object per try holds what its handler needs (the handler's one capture besides
         // the runner): fewer allocations and copies than a closure per step.
-        let attempt = AttemptContext(fetch: fetch, number: attempt, requestsSent: requestsSent, run: run)
+        let attempt = AttemptContext(fetch: fetch, number: attempt, requestsSent: requestsSent, run: run,
+                                     capture: warc.map { WireCapture(limit: $0.captureLimit) })
+        let request = attempt.capturedRequest
         let task: SessionTask
         if outputDirectory != nil {
-            task = run.manager.downloadTask(with: attempt.fetch.request, completionHandler: { [self] response, file, error in
+            task = run.manager.downloadTask(with: request, completionHandler: { [self] response, file, error in
                 // Not counted by the serializer (downloads skip it), so validated here alike.
                 var error = error
                 if error == nil, let response {
@@ -381,7 +391,7 @@ public final class FetchRunner: Sendable {
                 completed(Attempt(response: response, error: error, bytes: bytes, file: file), of: attempt, task: attempt.takeTask())
             })
         } else {
-            task = run.manager.dataTask(with: attempt.fetch.request, completionHandler: { [self] response, _, error in
+            task = run.manager.dataTask(with: request, completionHandler: { [self] response, _, error in
                 let task = attempt.takeTask()
                 completed(Attempt(response: response, error: error, bytes: Int(task?.countOfBytesDiscarded ?? 0)), of: attempt, task: task)
             })
@@ -402,6 +412,15 @@ public final class FetchRunner: Sendable {
             Self.dropBody(outcome)
             holdUntilStopped(run.done)
             return
+        }
+        // Every try is archived, a retried one too: its exchanges happened.
+        if let warc, let capture = attempt.capture {
+            do throws(WriteFailure) {
+                try warc.write(capture.exchanges)
+            } catch {
+                // The run stops (`stopping` is set), and this URL is then not reported.
+                fail(error)
+            }
         }
         let sent = attempt.requestsSent + Self.requestsSent(by: taskMetrics)
         let status = outcome.response?.status.code
@@ -512,13 +531,24 @@ private final class AttemptContext: @unchecked Sendable {
     /// Requests the earlier tries sent.
     let requestsSent: Int
     let run: FetchRunner.Run
+    /// Where this try's exchanges are recorded (`--warc`), or nil.
+    let capture: WireCapture?
     private var task: SessionTask?
 
-    init(fetch: consuming FetchRunner.Fetch, number: Int, requestsSent: Int, run: FetchRunner.Run) {
+    init(fetch: consuming FetchRunner.Fetch, number: Int, requestsSent: Int, run: FetchRunner.Run, capture: WireCapture? = nil) {
         self.fetch = fetch
         self.number = number
         self.requestsSent = requestsSent
         self.run = run
+        self.capture = capture
+    }
+
+    /// The try's request, with its capture when it has one.
+    var capturedRequest: Request {
+        guard let capture else { return fetch.request }
+        var request = fetch.request
+        request.wireCapture = capture
+        return request
     }
 
     func fill(_ task: SessionTask) { self.task = task }

@@ -42,6 +42,16 @@ public final class LineOutput: Sendable {
         return LineOutput(descriptor: descriptor, name: path, owns: true)
     }
 
+    /// Opens `path` as a plain file, created or truncated as `open(path:)` does, with no
+    /// standard output cases: for files opened mid-run (a WARC file's next one), whose failure
+    /// is a write error.
+    /// - Throws: `WriteFailure` with open(2)'s errno.
+    static func create(path: String) throws(WriteFailure) -> LineOutput {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw WriteFailure(name: path, errorNumber: errno) }
+        return LineOutput(descriptor: descriptor, name: path, owns: true)
+    }
+
     /// Whether `path` names the file standard output already is: opening it again would give
     /// a second offset into it (lines written over each other) or truncate what `>>` keeps.
     static func isStandardOutput(_ path: String) -> Bool {

@@ -86,7 +86,20 @@ public struct Request: Sendable, Equatable {
     /// task identifier as metadata; nil (the default) for the session's
     /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no
     /// part in equality. See docs/observability.md.
-    public var logger: Logger?
+    public var logger: Logger? {
+        get { extras?.logger }
+        set { extras = RequestExtras.make(logger: newValue, wireCapture: wireCapture) }
+    }
+    /// Where this request's exchanges are recorded as they cross the wire (`WireCapture`), for
+    /// an archive such as WARC; nil (the default) records nothing. Not part of what is sent: it
+    /// plays no part in equality. Give each task its own.
+    public var wireCapture: WireCapture? {
+        get { extras?.wireCapture }
+        set { extras = RequestExtras.make(logger: logger, wireCapture: newValue) }
+    }
+    /// The logger and the capture, boxed: most requests have neither, and a request kept
+    /// small is copied inline (a larger one costs a memcpy per copy, several per task).
+    private var extras: RequestExtras?
     /// Which value this is: a number drawn when the request is made and again at every change,
     /// so two requests with the same number are copies of one unchanged value, equal without a
     /// look at their URLs and fields (a session compares each task's request with the last one
@@ -166,4 +179,21 @@ private enum RequestGeneration {
     static let counter = Atomic<UInt64>(0)
 
     static func next() -> UInt64 { counter.wrappingAdd(1, ordering: .relaxed).newValue }
+}
+
+/// `Request`'s rarely set fields that play no part in what is sent or in equality. Immutable:
+/// a change makes a new box, so copies of a request never share a change.
+private final class RequestExtras: Sendable {
+    let logger: Logger?
+    let wireCapture: WireCapture?
+
+    private init(logger: Logger?, wireCapture: WireCapture?) {
+        self.logger = logger
+        self.wireCapture = wireCapture
+    }
+
+    /// A box for the two, or nil when both are nil.
+    static func make(logger: Logger?, wireCapture: WireCapture?) -> RequestExtras? {
+        logger == nil && wireCapture == nil ? nil : RequestExtras(logger: logger, wireCapture: wireCapture)
+    }
 }

@@ -50,6 +50,10 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private(set) var exchange: HTTP1ExchangeDelegate?
     /// Whether the exchange in flight had received any response byte.
     @exclusivity(unchecked) private var responseStarted = false
+    /// Copies the exchange's bytes for its request's `WireCapture`; nil (most exchanges) costs
+    /// a check per write and read. Set by `record(with:)` just before `execute`, cleared when
+    /// the exchange ends, so it is nil between exchanges.
+    @exclusivity(unchecked) private var recorder: WireExchangeRecorder?
 
     // A streamed request body (nil / empty while the body goes with the head).
     /// Reads the exchange's body on worker threads; cancelled when the exchange ends.
@@ -246,6 +250,12 @@ final class HTTP1Connection {
         perform(machine.execute(streamingBody: true, expectsContinue: expectsContinue), request: request)
     }
 
+    /// Records the next exchange's bytes (`execute`'s) with `recorder`. A separate call, made
+    /// only for captured requests, so that `execute` takes and stores nothing more for others.
+    func record(with recorder: WireExchangeRecorder) {
+        self.recorder = recorder
+    }
+
     /// Stops reading (the task was suspended); the kernel and TCP flow control hold the rest.
     func pauseReading() { transport.stopReading() }
 
@@ -261,6 +271,7 @@ final class HTTP1Connection {
     func abort() {
         observation?.noteCloseReason("its exchange was abandoned (cancelled, timed out, or a redirect's body not read)")
         exchange = nil
+        recorder = nil
         perform(machine.closeRequested(), reset: responseStarted)
     }
 
@@ -303,6 +314,7 @@ final class HTTP1Connection {
             transport.startReading()
             owner.connectionReady(self)
         case .sendRequest:
+            recorder?.wrote(request)
             switch transport.write(request) {
             case .written:
                 requestWritten()
@@ -335,6 +347,10 @@ final class HTTP1Connection {
         case .exchangeFinished(let reusable):
             let delegate = exchange
             exchange = nil
+            if let recorder {
+                self.recorder = nil
+                recorder.completed()
+            }
             endRequestBody()
             delegate?.exchangeFinished()
             if reusable {
@@ -384,6 +400,7 @@ final class HTTP1Connection {
     private func failExchange(_ error: HTTP1Error) {
         let delegate = exchange
         exchange = nil
+        recorder = nil
         tearDown(reset: false)
         delegate?.exchangeFailed(error, onReusedConnection: machine.isReused, responseStarted: responseStarted)
         owner.connectionClosed(self)
@@ -409,6 +426,7 @@ final class HTTP1Connection {
             bodyWriteFinished()
             return
         }
+        recorder?.wrote(bytes)
         switch transport.write(bytes) {
         case .written:
             bodyWriteFinished()
@@ -518,9 +536,13 @@ extension HTTP1Connection: TransportDelegate {
         do {
             consumed = try decoder.feed(bytes, to: self)
         } catch {
+            // What could not be decoded was still received: an archive shows it.
+            recorder?.read(bytes)
             failed(.decoding(error))
             return
         }
+        // Only this response's bytes: any left over belong to no request.
+        if let recorder { recorder.read(UnsafeRawBufferPointer(rebasing: bytes[0..<consumed])) }
         guard decodedEnd else { return }
         reportedEnd = true
         // Leftover bytes after the response belong to no request: do not reuse the connection.

@@ -321,6 +321,11 @@ extension TaskRunner: PoolRequest {
         guard let prepared else { return }
         // A streamed body gets a new reader, so a new stream from its factory, on every attempt.
         let body = prepared.streamedBody.map { RequestBodyReader(body: $0, loop: loop, workers: task.manager.workers) }
+        // A captured request's exchange is recorded from its first byte (redirects and replays
+        // each get their own).
+        if let capture = task.originalRequest.wireCapture {
+            connection.record(with: capture.begin(url: currentRequest.url, remoteAddress: connection.timings.remote?.ipAddress))
+        }
         connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, expectsContinue: prepared.expectsContinue, for: self)
     }
 

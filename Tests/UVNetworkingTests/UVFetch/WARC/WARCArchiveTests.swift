@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+import UVFetchCore
+
+/// `uvfetch --warc` as a child process against nginx and httpbin on loopback, its archives read
+/// by warcio (PyPI), a reader no one here wrote: `warcio check` verifies every record's digests,
+/// `warcio index` lists them, and warcio's record parser gives the payloads as stored.
+@Suite(.serialized) struct WARCArchiveTests {
+    /// warcio's command, which scripts/install-deps.sh installs; a clear failure when missing.
+    static let warcioHint = "warcio is missing: run scripts/install-deps.sh (make test does), which pip-installs it"
+
+    /// One record as `warcio index` lists it.
+    struct IndexEntry: Decodable, Equatable {
+        var type: String
+        var uri: String?
+        var status: String?
+        var offset: String
+
+        enum CodingKeys: String, CodingKey {
+            case type = "warc-type", uri = "warc-target-uri", status = "http:status", offset
+        }
+    }
+
+    /// `warcio check` (must exit 0) and `warcio index` of `file`, a name in `directory`.
+    private func checkAndIndex(_ file: String, in directory: URL) throws -> [IndexEntry] {
+        let result = try runShell("""
+            command -v warcio >/dev/null || { echo "\(Self.warcioHint)" >&2; exit 97; }
+            warcio check "$D/\(file)" || { echo "check failed: $?" >&2; exit 98; }
+            warcio index -f warc-type,warc-target-uri,http:status,offset "$D/\(file)"
+            """, in: directory)
+        try #require(result.status != 97, "\(result.stderr)")
+        #expect(result.status == 0, "warcio check \(file): \(result.stdout) \(result.stderr)")
+        return try result.stdout.split(separator: "\n").map { try JSONDecoder().decode(IndexEntry.self, from: Data($0.utf8)) }
+    }
+
+    /// For each response record in `file` (a name in `directory`), as warcio parses it: the target URI, the status, and
+    /// the payload exactly as stored (warcio's raw stream: still chunked, still compressed), hex.
+    private func payloads(_ file: String, in directory: URL) throws -> [(uri: String, status: String, payload: Data)] {
+        let script = """
+            import sys
+            from warcio.archiveiterator import ArchiveIterator
+            with open(sys.argv[1], 'rb') as stream:
+                for record in ArchiveIterator(stream):
+                    if record.rec_type == 'response':
+                        print(record.rec_headers.get_header('WARC-Target-URI'), record.http_headers.get_statuscode(),
+                              record.raw_stream.read().hex() or '-')
+            """
+        let result = try runShell("python3 -c \"$(cat <<'PY'\n\(script)\nPY\n)\" \"$D/\(file)\"", in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").map { line in
+            let parts = line.split(separator: " ").map(String.init)
+            let hex = parts[2] == "-" ? "" : parts[2]
+            let bytes = stride(from: 0, to: hex.count, by: 2).map { offset -> UInt8 in
+                let start = hex.index(hex.startIndex, offsetBy: offset)
+                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+            }
+            return (parts[0], parts[1], Data(bytes))
+        }
+    }
+
+    private func makeDirectory(_ name: String) throws -> URL {
+        let directory = temporaryFile(name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func everyURLIsArchivedWithItsStatusAndReadersAgree() throws {
+        let nginx = try TestServers.nginx(), httpbin = try TestServers.httpbin()
+        let directory = try makeDirectory("warc-archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let refused = "http://127.0.0.1:\(try TestServers.freeLoopbackPort())/refused"
+        let urls = [nginx.baseURL + "/hello", nginx.baseURL + "/chunked", nginx.baseURL + "/no-content",
+                    nginx.baseURL + "/missing", httpbin.baseURL + "/gzip", httpbin.baseURL + "/stream/3",
+                    httpbin.baseURL + "/redirect/2", refused]
+        // --jsonl and --out-dir alongside, as a crawl would run.
+        let result = try runShell("""
+            "$UVFETCH" -q --warc "$D/crawl.warc.gz" --jsonl "$D/records.jsonl" --out-dir "$D/bodies" \(urls.joined(separator: " "))
+            echo "status=$?"
+            """, in: directory)
+        #expect(result.stdout.contains("status=\(ExitStatus.someFailed)"), "\(result.stdout) \(result.stderr)")
+        let records = try String(contentsOf: directory.appendingPathComponent("records.jsonl"), encoding: .utf8)
+        #expect(records.split(separator: "\n").count == urls.count)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("bodies/hello").path))
+
+        let index = try checkAndIndex("crawl.warc.gz", in: directory)
+        #expect(index.first?.type == "warcinfo")
+        #expect(index.first?.offset == "0")
+        let responses = index.filter { $0.type == "response" }
+        #expect(index.filter { $0.type == "request" }.map(\.uri) == responses.map(\.uri))
+        let statuses = Dictionary(responses.map { ($0.uri ?? "", $0.status ?? "") }, uniquingKeysWith: { first, _ in first })
+        #expect(statuses[nginx.baseURL + "/hello"] == "200")
+        #expect(statuses[nginx.baseURL + "/chunked"] == "200")
+        #expect(statuses[nginx.baseURL + "/no-content"] == "204")
+        #expect(statuses[nginx.baseURL + "/missing"] == "404")
+        #expect(statuses[httpbin.baseURL + "/gzip"] == "200")
+        #expect(statuses[httpbin.baseURL + "/stream/3"] == "200")
+        // The redirect chain: one pair per exchange.
+        #expect(statuses[httpbin.baseURL + "/redirect/2"] == "302")
+        #expect(statuses[httpbin.baseURL + "/get"] == "200")
+        #expect(responses.count == urls.count - 1 + 2)
+        // The refused URL got no response, so no records.
+        #expect(!index.contains { $0.uri == refused })
+        // Offsets increase: each record is a gzip member a reader can seek to.
+        let offsets = index.compactMap { Int($0.offset) }
+        #expect(offsets == offsets.sorted() && Set(offsets).count == offsets.count)
+
+        let stored = try payloads("crawl.warc.gz", in: directory)
+        let gzip = try #require(stored.first { $0.uri == httpbin.baseURL + "/gzip" })
+        #expect(gzip.payload.prefix(2) == Data([0x1f, 0x8b]), "kept compressed")
+        let inflated = try gunzipped(gzip.payload)
+        let json = try JSONSerialization.jsonObject(with: inflated) as? [String: Any]
+        #expect(json?["gzipped"] as? Bool == true, "\(String(decoding: inflated, as: UTF8.self))")
+        let chunked = try #require(stored.first { $0.uri == nginx.baseURL + "/chunked" })
+        #expect(try dechunked(chunked.payload) == Data(NginxServer.helloBody.utf8))
+        let stream = try #require(stored.first { $0.uri == httpbin.baseURL + "/stream/3" })
+        #expect(try dechunked(stream.payload).split(separator: UInt8(ascii: "\n")).count == 3)
+    }
+
+    @Test func rotatedFilesAreEachValidAndTogetherHoldEveryURL() throws {
+        let nginx = try TestServers.nginx()
+        let directory = try makeDirectory("warc-rotation")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let urls = (0..<12).map { _ in nginx.baseURL + "/hello" } + [nginx.baseURL + "/large"]
+        let result = try runShell("""
+            "$UVFETCH" -q --concurrency 2 --warc "$D/crawl.warc.gz" --warc-max-size 2K \(urls.joined(separator: " ")); echo "status=$?"
+            """, in: directory)
+        #expect(result.stdout.contains("status=0"), "\(result.stdout) \(result.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".warc.gz") }.sorted()
+        #expect(files.count >= 3, "\(files)")
+        #expect(files.first == "crawl-00000.warc.gz")
+        #expect(!files.contains("crawl.warc.gz"))
+        var responses = 0
+        for (serial, file) in files.enumerated() {
+            #expect(file == String(format: "crawl-%05d.warc.gz", serial))
+            let index = try checkAndIndex(file, in: directory)
+            #expect(index.first?.type == "warcinfo", "\(file)")
+            #expect(index.filter { $0.type == "warcinfo" }.count == 1)
+            responses += index.filter { $0.type == "response" && $0.status == "200" }.count
+        }
+        #expect(responses == urls.count)
+    }
+
+    @Test func headIsArchivedAsItsHeadAlone() throws {
+        let nginx = try TestServers.nginx()
+        let directory = try makeDirectory("warc-head")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runShell("""
+            "$UVFETCH" -q -X HEAD --warc "$D/head.warc.gz" \(nginx.baseURL)/hello; echo "status=$?"
+            """, in: directory)
+        #expect(result.stdout.contains("status=0"), "\(result.stdout) \(result.stderr)")
+        let index = try checkAndIndex("head.warc.gz", in: directory)
+        #expect(index.map(\.type) == ["warcinfo", "request", "response"])
+        #expect(index.last?.status == "200")
+        #expect(try payloads("head.warc.gz", in: directory).first?.payload.isEmpty == true)
+    }
+
+    /// Every try is archived: a retried 503 and the 503 after it.
+    @Test func retriedTriesAreEachArchived() throws {
+        let httpbin = try TestServers.httpbin()
+        let directory = try makeDirectory("warc-retry")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try runShell("""
+            "$UVFETCH" -q --retries 1 --warc "$D/retry.warc.gz" \(httpbin.baseURL)/status/503; echo "status=$?"
+            """, in: directory)
+        #expect(result.stdout.contains("status=\(ExitStatus.someFailed)"), "\(result.stdout) \(result.stderr)")
+        let index = try checkAndIndex("retry.warc.gz", in: directory)
+        #expect(index.filter { $0.type == "response" }.map(\.status) == ["503", "503"])
+    }
+
+    @Test(.enabled(if: WriteErrorTests.devFullRefusesWrites))
+    func devFullEndsTheRunWithAWriteError() throws {
+        let nginx = try TestServers.nginx()
+        let result = try runShell("""
+            "$UVFETCH" -q --warc /dev/full \(nginx.baseURL)/hello; echo "status=$?"
+            """)
+        #expect(result.stdout.contains("status=\(ExitStatus.writeError)"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("uvfetch: write error on /dev/full: No space left on device"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
+    }
+
+    @Test func aFileThatCannotBeCreatedIsAUsageError() throws {
+        let nginx = try TestServers.nginx()
+        let result = try runShell("""
+            "$UVFETCH" -q --warc "$D/no/such/dir/a.warc.gz" \(nginx.baseURL)/hello; echo "status=$?"
+            "$UVFETCH" -q --warc - \(nginx.baseURL)/hello; echo "status=$?"
+            "$UVFETCH" -q --warc-max-size 1M \(nginx.baseURL)/hello; echo "status=$?"
+            "$UVFETCH" -q --warc "$D/a.warc.gz" --warc-max-size 12Q \(nginx.baseURL)/hello; echo "status=$?"
+            """)
+        let statuses = result.stdout.split(separator: "\n").filter { $0.hasPrefix("status=") }
+        #expect(statuses == Array(repeating: "status=\(ExitStatus.usage)", count: 4), "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("cannot create"), "\(result.stderr)")
+        #expect(result.stderr.contains("a WARC file cannot be standard output"), "\(result.stderr)")
+        #expect(result.stderr.contains("--warc-max-size needs --warc"), "\(result.stderr)")
+    }
+
+    /// A read-only file system, and one that fills up mid-run: the archive written before the
+    /// failure passes warcio's check, whole records only, and the run exits 23.
+    @Test(.enabled(if: WriteErrorTests.canMountTmpfs))
+    func aFullOrReadOnlyFileSystemKeepsWhatWasWrittenValid() throws {
+        let nginx = try TestServers.nginx()
+        let directory = try makeDirectory("warc-full")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = (0..<300).map { _ in nginx.baseURL + "/hello" }.joined(separator: "\n")
+        let result = try runShell("""
+            printf '%s\\n' "\(list)" > "$D/urls"; mkdir "$D/small" "$D/ro"
+            unshare -m bash -c '
+              mount -t tmpfs -o ro tmpfs "$D/ro" && { "$UVFETCH" -q --warc "$D/ro/a.warc.gz" \(nginx.baseURL)/hello; echo "ro=$?"; }
+              mount -t tmpfs -o size=24k tmpfs "$D/small" &&
+              "$UVFETCH" -q --concurrency 1 -i "$D/urls" --warc "$D/small/a.warc.gz"; echo "full=$?"
+              cp "$D/small/a.warc.gz" "$D/kept.warc.gz"'
+            """, in: directory)
+        #expect(result.stdout.contains("ro=\(ExitStatus.usage)"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("cannot create \(directory.path)/ro/a.warc.gz: Read-only file system"), "\(result.stderr)")
+        #expect(result.stdout.contains("full=\(ExitStatus.writeError)"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("a.warc.gz: No space left on device"), "\(result.stderr)")
+        let index = try checkAndIndex("kept.warc.gz", in: directory)
+        let responses = index.filter { $0.type == "response" }
+        #expect(responses.count > 5, "some exchanges before the disk filled: \(responses.count)")
+        #expect(index.filter { $0.type == "request" }.count == responses.count)
+    }
+}
