@@ -32,6 +32,12 @@ public final class QueueDatabase: Sendable {
         self.settings = settings
     }
 
+    // A connection must be closed before it goes (PostgresNIO asserts it): whatever path
+    // dropped the database without `close()`, an error's included.
+    deinit {
+        if let open = connection.withLock({ $0.take() }) { try? open.close().wait() }
+    }
+
     /// Connects, once, without retrying: a wrong address or password fails at once, clearly.
     /// - Throws: `QueueError` saying where it could not connect and why.
     public func connect() throws(QueueError) {

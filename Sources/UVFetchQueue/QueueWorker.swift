@@ -7,9 +7,10 @@ import UVFetchCore
 /// applies (concurrency, per-host limits, politeness, TLS, `--out-dir`).
 ///
 /// The runner reads its input on the calling thread, ahead of the requests, by a bounded
-/// amount: that input is `ClaimedEntries`, which claims a batch from the database whenever the
-/// run wants more, so the worker leases only what it is about to fetch (its read-ahead: a few
-/// batches). Records come back through the runner's `onRecord` hook and go out with the next
+/// amount: that input is `ClaimedEntries`, which hands out claimed batches. A claimer thread
+/// keeps one batch claimed ahead of the one being read, so the run never waits for the
+/// database while it has URLs, and the worker leases only what it is about to fetch (at most
+/// `claimAhead` URLs). Records come back through the runner's `onRecord` hook and go out with the next
 /// claim, in the same statement (`QueueExchange`); a lease keeper thread sends them itself when
 /// no claim has for `flushSeconds`, and extends the leases every third of a lease.
 public final class QueueWorker: Sendable {
@@ -30,10 +31,10 @@ public final class QueueWorker: Sendable {
         public var pollSeconds = 1.0
         /// Seconds a finished record may wait for a claim to carry it before the keeper sends it.
         public var flushSeconds = 1.0
-        /// The most URLs claimed and not yet finished: the run's slots and a couple of batches.
-        /// The run would read further ahead (a paced run sets up to 16,384 URLs aside), and
-        /// every URL read is a lease held from other workers.
-        public var claimAhead = 264
+        /// The most URLs claimed and not yet finished: the run's slots, its read-ahead and two
+        /// batches. The run would read further ahead (a paced run sets up to 16,384 URLs
+        /// aside), and every URL read is a lease held from other workers.
+        public var claimAhead = 520
 
         /// Settings for `owner`, with the defaults.
         public init(owner: String) {
@@ -96,6 +97,22 @@ public final class QueueWorker: Sendable {
     /// Wakes the input thread waiting for claimed URLs to finish.
     private let room = DispatchSemaphore(value: 0)
     private let keeperDone = DispatchSemaphore(value: 0)
+    /// Batches claimed and not yet read, for the input thread.
+    private let supply = Mutex(Supply())
+    /// A batch (or the end) was added to `supply`.
+    private let supplied = DispatchSemaphore(value: 0)
+    /// The input thread wants the claimer to claim the next batch.
+    private let claimWanted = DispatchSemaphore(value: 0)
+    private let claimerDone = DispatchSemaphore(value: 0)
+
+    /// What the claimer hands the input thread.
+    private struct Supply {
+        var batches: [[URLInput.Entry]] = []
+        /// The claimer is claiming.
+        var claiming = false
+        /// No more batches will come (the queue is finished, or the worker stopping).
+        var ended = false
+    }
     private let running = Atomic<Bool>(false)
 
     /// A worker on `database` (connected, its schema checked).
@@ -136,7 +153,26 @@ public final class QueueWorker: Sendable {
         let keeper = Thread { [self] in keepLeases() }
         keeper.name = "uvfetch.lease-keeper"
         keeper.start()
-        let outcome = try runner.run(ClaimedEntries(worker: self))
+        let claimer = Thread { [self] in claimBatches() }
+        claimer.name = "uvfetch.claimer"
+        claimer.start()
+        let outcome: FetchRunner.Outcome
+        do {
+            outcome = try runner.run(ClaimedEntries(worker: self))
+        } catch {
+            stop()
+            claimWanted.signal()
+            claimerDone.wait()
+            running.store(false, ordering: .releasing)
+            keeperDone.wait()
+            throw error
+        }
+        // The claimer ends: the queue was finished (then it has), or the run stopped.
+        stopping.store(true, ordering: .releasing)
+        room.signal()
+        wake.signal()
+        claimWanted.signal()
+        claimerDone.wait()
         running.store(false, ordering: .releasing)
         wake.signal()
         keeperDone.wait()
@@ -165,8 +201,43 @@ public final class QueueWorker: Sendable {
                        roundTrips: database.roundTrips, failure: failure.withLock { $0 })
     }
 
-    /// The next URL to fetch, claiming a batch when none is left (on the runner's input
-    /// thread, which may block here); nil when the queue is finished, or on a stop.
+    /// The claimer's loop: claims a batch each time the input thread asks, until a claim finds
+    /// the queue finished or the worker stops.
+    private func claimBatches() {
+        defer { claimerDone.signal() }
+        while true {
+            claimWanted.wait()
+            var batch: [URLInput.Entry] = []
+            if !isStopping { claimNext(into: &batch) }
+            supply.withLock { supply in
+                supply.claiming = false
+                if batch.isEmpty { supply.ended = true } else { supply.batches.append(batch) }
+            }
+            supplied.signal()
+            if batch.isEmpty { return }
+        }
+    }
+
+    /// The next batch for the input thread, waiting for the claimer if none is ready; asks for
+    /// the one after at once, so that it is claimed while this one is read. Empty at the end.
+    func takeBatch() -> [URLInput.Entry] {
+        while true {
+            let (batch, ended, request) = supply.withLock { supply -> ([URLInput.Entry]?, Bool, Bool) in
+                let batch = supply.batches.isEmpty ? nil : supply.batches.removeFirst()
+                let request = !supply.ended && !supply.claiming && supply.batches.isEmpty
+                if request { supply.claiming = true }
+                return (batch, supply.ended && supply.batches.isEmpty, request)
+            }
+            if request { claimWanted.signal() }
+            if let batch { return batch }
+            if ended || isStopping { return [] }
+            supplied.wait()
+        }
+    }
+
+    /// Claims the next batch into `buffer` (on the claimer's thread, which may block here,
+    /// polling while others' leases are out); leaves it empty when the queue is finished, or on
+    /// a stop.
     func claimNext(into buffer: inout [URLInput.Entry]) {
         while !isStopping {
             let limit = settings.claimAhead
@@ -299,7 +370,7 @@ public final class QueueWorker: Sendable {
             mutating func next() -> URLInput.Entry? {
                 if buffer.isEmpty {
                     guard !worker.isStopping else { return nil }
-                    worker.claimNext(into: &buffer)
+                    buffer = worker.takeBatch()
                     buffer.reverse()
                 }
                 return buffer.popLast()

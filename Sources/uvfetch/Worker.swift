@@ -66,7 +66,8 @@ struct Worker: ParsableCommand {
         queueSettings.maxClaims = maxClaims
         queueSettings.follow = follow
         queueSettings.pollSeconds = poll
-        queueSettings.claimAhead = fetching.concurrency + 2 * batchSize
+        // The run's slots, its read-ahead (FetchRunner's: max(256, 2 x concurrency)) and two batches.
+        queueSettings.claimAhead = fetching.concurrency + max(256, 2 * fetching.concurrency) + 2 * batchSize
         let worker = QueueWorker(database: db, settings: queueSettings)
         var settings = fetching.settings()
         settings.onRecord = { worker.collect($0) }
