@@ -22,8 +22,11 @@ public struct QueueError: Error, Sendable, CustomStringConvertible {
     static func describe(_ error: any Error) -> (text: String, isConnectionLost: Bool) {
         guard let error = error as? PSQLError else { return ("\(error)", false) }
         if let info = error.serverInfo {
-            let state = info[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-            return ((info[.message] ?? "server error") + state, false)
+            let code = info[.sqlState] ?? ""
+            let state = code.isEmpty ? "" : " (SQLSTATE \(code))"
+            // Class 08 (connection exception) and 57P (the server shutting down, or the
+            // backend terminated by an administrator): a new connection may well work.
+            return ((info[.message] ?? "server error") + state, code.hasPrefix("08") || code.hasPrefix("57P"))
         }
         let lost: Set<PSQLError.Code> = [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown]
         let reason = error.underlying.map { ": \($0)" } ?? ""

@@ -126,6 +126,38 @@ struct WorkerTests {
         #expect(try fixture.results().lines.count == 1_000)
     }
 
+    @Test func aWorkerExtendsItsLeasesWhileItWorks() throws {
+        let fixture = try QueueFixture(count: 150)
+        // Five seconds of work under a lease of two: without extensions the leases would expire
+        // and the worker would claim its own URLs again (attempts 2).
+        let worker = try UVFetchChild(["worker", "--db", fixture.db, "-q", "--lease", "2", "--rate-per-host", "30"])
+        var expiredSeen = 0
+        while worker.process.isRunning {
+            expiredSeen = max(expiredSeen, try fixture.count("SELECT count(*) FROM uvfetch_urls WHERE state = 'leased' AND lease_expires_at < now()"))
+            usleep(200_000)
+        }
+        #expect(worker.wait(timeout: 60))
+        #expect(worker.status == 0, "\(worker.stderr)")
+        #expect(expiredSeen == 0)
+        #expect(try fixture.states() == ["done": 150])
+        #expect(try fixture.count("SELECT max(attempts) FROM uvfetch_urls") == 1)
+    }
+
+    @Test func aWorkerWhoseConnectionIsKilledReconnectsAndFinishes() throws {
+        let fixture = try QueueFixture(count: 600)
+        let worker = try UVFetchChild(["worker", "--db", fixture.db, "-q", "--rate-per-host", "200"])
+        let name = PostgresCluster.name(of: fixture.db)
+        for _ in 0..<2 {
+            #expect(try waitUntil(timeout: 60) { try fixture.count("SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)' AND application_name <> 'psql'") > 0 })
+            try fixture.cluster.psql("postgres", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND application_name <> 'psql'")
+            usleep(500_000)
+        }
+        #expect(worker.wait(timeout: 60))
+        #expect(worker.status == 0, "\(worker.stderr)")
+        #expect(try fixture.states() == ["done": 600])
+        #expect(try fixture.count("SELECT count(*) FROM uvfetch_results") == 600)
+    }
+
     @Test func aWorkerThatLostItsLeasesRecordsNothingForThem() throws {
         let fixture = try QueueFixture(count: 400)
         let worker = try UVFetchChild(["worker", "--db", fixture.db, "-q", "--rate-per-host", "100", "--lease", "60"])
