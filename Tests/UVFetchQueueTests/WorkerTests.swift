@@ -158,6 +158,22 @@ struct WorkerTests {
         #expect(try fixture.count("SELECT count(*) FROM uvfetch_results") == 600)
     }
 
+    @Test func aFollowingWorkerFetchesURLsPushedWhileItWaits() throws {
+        let fixture = try QueueFixture(count: 10)
+        let worker = try UVFetchChild(["worker", "--db", fixture.db, "-q", "--follow", "--poll", "0.2"])
+        #expect(try waitUntil(timeout: 60) { try fixture.count("SELECT count(*) FROM uvfetch_results") == 10 })
+        // The queue is finished, and the worker still there, waiting for more.
+        usleep(500_000)
+        #expect(worker.process.isRunning)
+        let more = try temporaryFile("more.txt", Data((10..<20).map { "http://127.0.0.1:\(fixture.port)/items/\($0)\n" }.joined().utf8))
+        #expect(try uvfetch(["queue", "push", "--db", fixture.db, "-i", more.path]).status == 0)
+        #expect(try waitUntil(timeout: 60) { try fixture.count("SELECT count(*) FROM uvfetch_results") == 20 })
+        worker.signal(SIGTERM)
+        #expect(worker.wait(timeout: 30))
+        #expect(worker.status == 143, "\(worker.stderr)")
+        #expect(try fixture.states() == ["done": 20])
+    }
+
     @Test func aWorkerThatLostItsLeasesRecordsNothingForThem() throws {
         let fixture = try QueueFixture(count: 400)
         let worker = try UVFetchChild(["worker", "--db", fixture.db, "-q", "--rate-per-host", "100", "--lease", "60"])
