@@ -33,6 +33,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         // Only the example service's metrics backend: never a dependency of the library.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Only `uvfetch queue` and `uvfetch worker` (UVFetchQueue): the library never links it.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // For `sslmode=require` and the verify modes of the queue's database connection.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -89,10 +93,22 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The URL queue in PostgreSQL that `uvfetch queue` fills and `uvfetch worker` drains:
+        // the only target that links PostgresNIO, so UVFetchCore and the library stay free of it.
+        .target(
+            name: "UVFetchQueue",
+            dependencies: [
+                "UVFetchCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "uvfetch",
             dependencies: [
                 "UVFetchCore",
+                "UVFetchQueue",
                 "UVNetworking",
                 "LoopbackHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -166,6 +182,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        // The queue against a throwaway PostgreSQL cluster that the tests start (initdb, pg_ctl).
+        .testTarget(
+            name: "UVFetchQueueTests",
+            dependencies: [
+                "UVFetchQueue", "UVFetchCore", "LoopbackHTTPServer", "uvfetch",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ],

@@ -37,6 +37,13 @@ public final class FetchRunner: Sendable {
         /// Whether to draw the live progress line on standard output. Only for a terminal: the
         /// caller checks `FetchRunner.standardOutputIsTerminal`.
         public var showsProgress = false
+        /// Receives every URL's record as it is written to `--jsonl` (measured alike), on the
+        /// completion queue, so it must return quickly; nil for none. For a caller that keeps the
+        /// records elsewhere (`uvfetch worker` records them in its queue's database).
+        public var onRecord: (@Sendable (FetchRecord) -> Void)? = nil
+
+        /// Whether the run builds a record per URL, and so measures every task.
+        var buildsRecords: Bool { onRecord != nil }
 
         /// The defaults: 64 in flight, 64 per host, a line per URL.
         public init() {}
@@ -332,7 +339,7 @@ public final class FetchRunner: Sendable {
         if let policy = options.securityPolicy() { try manager.setSecurityPolicy(policy) }
         // Only with JSON Lines: the hook makes the session measure every task, which the plain
         // summary does not need and a 100,000-request run should not pay for.
-        if writer != nil {
+        if writer != nil || settings.buildsRecords {
             manager.taskDidFinishCollectingMetrics = { [self] task, taskMetrics in
                 metrics.withLock { $0[task.taskIdentifier] = taskMetrics }
             }
@@ -407,7 +414,7 @@ public final class FetchRunner: Sendable {
     private func completed(_ outcome: Attempt, of attempt: AttemptContext, task: SessionTask?) {
         let run = attempt.run
         // Only JSON Lines runs measure tasks (`makeManager`): no table to look into otherwise.
-        let taskMetrics = writer == nil ? nil : metrics.withLock { $0.removeValue(forKey: task?.taskIdentifier ?? -1) }
+        let taskMetrics = writer == nil && !settings.buildsRecords ? nil : metrics.withLock { $0.removeValue(forKey: task?.taskIdentifier ?? -1) }
         if stopping.load(ordering: .acquiring) {
             Self.dropBody(outcome)
             holdUntilStopped(run.done)
@@ -469,7 +476,7 @@ public final class FetchRunner: Sendable {
             }
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
-        guard writer != nil || settings.printsLines else {
+        guard writer != nil || settings.printsLines || settings.buildsRecords else {
             // Nothing written for this URL (--quiet): counted without building its record.
             let failureKind = error.map(FetchRecord.Failure.kind(of:))
             statistics.withLock { $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total) }
@@ -482,6 +489,7 @@ public final class FetchRunner: Sendable {
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL)
         statistics.withLock { $0.add(record) }
+        settings.onRecord?(record)
         if let writer, let line = writer.line(for: record) { lines.addRecord(line) }
         if settings.printsLines {
             let statusText = record.status.map(String.init) ?? "-"

@@ -5,11 +5,7 @@ import Foundation
 public final class RecordWriter: @unchecked Sendable {
     /// Where the lines go.
     public let output: LineOutput
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    private let encoder = RecordEncoder()
 
     /// Writes to `path`, opened as `LineOutput.open(path:)` opens it (as `curl -o` does); `-`
     /// or `/dev/stdout` mean standard output.
@@ -35,7 +31,7 @@ public final class RecordWriter: @unchecked Sendable {
 
     /// The record's line with its newline, for writing later; nil if it cannot be encoded.
     func line(for record: FetchRecord) -> Data? {
-        guard var line = try? encoder.encode(record) else { return nil }
+        guard var line = encoder.line(for: record) else { return nil }
         line.append(0x0A)
         return line
     }

@@ -67,6 +67,13 @@ public struct URLInput: Sequence, Sendable {
         return .url(url, text: text, bytes: trimmed)
     }
 
+    /// `entry(for:place:)` for a line given as its bytes, UTF-8 or not: what `uvfetch queue push`
+    /// stored (the entry's `bytes`, or its text's UTF-8), read back by `uvfetch worker`.
+    public static func entry(bytes: [UInt8], place: @autoclosure () -> String) -> Entry? {
+        if let text = String(validating: bytes, as: UTF8.self) { return entry(for: text, place: place()) }
+        return entry(for: String(decoding: bytes, as: UTF8.self), invalidUTF8: bytes, place: place())
+    }
+
     /// `text` as an absolute http(s) URL with a host; nil for anything else.
     private static func httpURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),

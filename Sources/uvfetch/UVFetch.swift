@@ -12,6 +12,6 @@ struct UVFetch: ParsableCommand {
             `uvfetch URL...` is `uvfetch fetch URL...`; see `uvfetch fetch --help` for its options.
             \(ExitStatus.help)
             """,
-        subcommands: [Fetch.self, Demo.self],
+        subcommands: [Fetch.self, Demo.self, Queue.self, Worker.self],
         defaultSubcommand: Fetch.self)
 }

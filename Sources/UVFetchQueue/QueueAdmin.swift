@@ -1,0 +1,42 @@
+import PostgresNIO
+
+/// `uvfetch queue init` and the check the other commands make first.
+extension QueueDatabase {
+    /// Creates the queue's tables and indexes where they are missing, in one transaction.
+    /// - Throws: `QueueError` with the server's reason (no right to create tables, ...).
+    public func initializeSchema() throws(QueueError) {
+        try run("queue init") { session in
+            try await session.query("BEGIN")
+            do {
+                for statement in QueueSchema.statements {
+                    try await session.query(PostgresQuery(unsafeSQL: statement))
+                }
+                try await session.query("COMMIT")
+            } catch {
+                _ = try? await session.query("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Fails unless `queue init` made this database's tables, for this schema version.
+    /// - Throws: `QueueError` saying to run `uvfetch queue init`.
+    public func checkSchema() throws(QueueError) {
+        let versions = try run("reading the queue's schema version") { session -> [Int] in
+            do {
+                var versions: [Int] = []
+                for try await version in try await session.query("SELECT version FROM uvfetch_schema").decode(Int.self) {
+                    versions.append(version)
+                }
+                return versions
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+                // undefined_table: no queue here yet.
+                return []
+            }
+        }
+        guard let newest = versions.max() else { throw QueueError("no queue in \(settings): run `uvfetch queue init` first") }
+        guard versions.contains(QueueSchema.version) else {
+            throw QueueError("the queue in \(settings) has schema version \(newest); this uvfetch reads version \(QueueSchema.version)")
+        }
+    }
+}

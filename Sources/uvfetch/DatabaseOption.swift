@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import UVFetchQueue
+
+/// `--db`, shared by `uvfetch queue ...` and `uvfetch worker`.
+struct DatabaseOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The queue's PostgreSQL database: postgres://user:password@host:port/dbname?sslmode=disable|prefer|require|verify-full (host=/dir for a Unix socket). PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE fill in what it leaves out; with neither, libpq's defaults.", valueName: "url"))
+    var db: String?
+
+    /// The settings, or a usage error (the message never shows the password).
+    func settings() throws -> DatabaseSettings {
+        do {
+            return try DatabaseSettings(url: db, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    /// Connected, its queue's schema checked unless `checkingSchema` is false; or the process
+    /// ends with the database's error (exit 69).
+    func connect(checkingSchema: Bool = true) throws -> QueueDatabase {
+        let database = QueueDatabase(settings: try settings())
+        do throws(QueueError) {
+            try database.connect()
+            if checkingSchema { try database.checkSchema() }
+        } catch {
+            throw databaseFailure(error)
+        }
+        return database
+    }
+}
+
+/// A database error: "uvfetch: MESSAGE" on standard error; returns exit 69 for the caller to throw.
+func databaseFailure(_ error: QueueError) -> ExitCode {
+    FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
+    return ExitCode(QueueExitStatus.databaseError)
+}
