@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// A throwaway PostgreSQL cluster for the queue's tests: `initdb` into a temporary directory,
-/// `pg_ctl start` on `address` and a free port (trust authentication, no durability: fsync off),
+/// `postgres` on `address` and a free port (trust authentication, no durability: fsync off),
 /// a fresh database per test (`makeDatabase`), stopped (`-m immediate`) and removed by `stop()`.
 ///
 /// initdb and the server refuse to run as root: as root they run as the `postgres` user
@@ -10,8 +10,10 @@ import Synchronization
 /// only this process has: if the test process dies without `stop()`, the pipe closes and the
 /// supervisor stops the server and removes the directory, so no server outlives the tests.
 ///
-/// `address` may be any address of this host (a veth's in a network namespace, say), not only
-/// 127.0.0.1: the server listens on it and on its Unix socket in the directory.
+/// `address` may be any address of this host, not only 127.0.0.1: the server listens on it and
+/// on its Unix socket in the directory. Started with `namespace` (`ip netns exec NAME`), it
+/// runs in that network namespace, on an address of a veth there (the fleet's database host);
+/// its Unix socket, a path in the file system, still serves `psql` from the test's namespace.
 final class PostgresCluster: @unchecked Sendable {
     // @unchecked: every property is set in init; `stop` is guarded by `stopped`.
 
@@ -36,8 +38,11 @@ final class PostgresCluster: @unchecked Sendable {
     /// Whether the server binaries are here at all (scripts/install-deps.sh installs them).
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binaries.appendingPathComponent("initdb").path) }
 
-    /// initdb and start; throws with the server's log when it does not come up.
-    init(address: String = "127.0.0.1") throws {
+    /// initdb and start; throws with the server's log when it does not come up. `port` nil
+    /// takes a free one (probed in this process's namespace); `namespace` is the argv prefix
+    /// that runs the server in a network namespace; `trusting` (a CIDR block) lets clients of
+    /// that network in without a password, as initdb's own trust does for loopback.
+    init(address: String = "127.0.0.1", port: Int? = nil, namespace: [String] = [], trusting network: String? = nil) throws {
         self.address = address
         var template = Array("/tmp/uvfetch-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw ClusterError("mkdtemp failed") }
@@ -46,15 +51,21 @@ final class PostgresCluster: @unchecked Sendable {
             guard let user = getpwnam("postgres") else { throw ClusterError("running as root and there is no postgres user") }
             chown(directory.path, user.pointee.pw_uid, user.pointee.pw_gid)
         }
-        port = try Self.freePort(address)
+        self.port = try port ?? Self.freePort(address)
         let data = directory.appendingPathComponent("data").path
         try Self.run(Self.asServerUser([Self.binaries.appendingPathComponent("initdb").path, "-D", data, "-A", "trust",
                                         "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"]))
+        if let network {
+            let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: data + "/pg_hba.conf"))
+            try rules.seekToEnd()
+            try rules.write(contentsOf: Data("host all all \(network) trust\n".utf8))
+            try rules.close()
+        }
         // The server runs in the foreground under a supervisor shell (not `pg_ctl start`, whose
         // daemon would inherit the descriptor by which Foundation sees pg_ctl exit, so that
         // it never would). The supervisor waits for the pipe to close (this process gone, or
         // `stop`), then stops the server and removes the directory.
-        let server = Self.asServerUser([Self.binaries.appendingPathComponent("postgres").path, "-D", data, "-p", "\(port)",
+        let server = namespace + Self.asServerUser([Self.binaries.appendingPathComponent("postgres").path, "-D", data, "-p", "\(self.port)",
                                         "-c", "listen_addresses=\(address)", "-k", directory.path, "-c", "fsync=off",
                                         "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=100"])
         let stopServer = Self.asServerUser([Self.binaries.appendingPathComponent("pg_ctl").path, "stop", "-w", "-m", "immediate", "-D", data])

@@ -14,14 +14,15 @@ final class UVFetchChild: @unchecked Sendable {
     private let outputFile: URL
     private let errorFile: URL
 
-    /// Starts `uvfetch arguments...` with `environment` added to this process's, stdin from `stdin` (a file) or nothing.
-    init(_ arguments: [String], environment: [String: String] = [:], stdin: URL? = nil) throws {
+    /// Starts `uvfetch arguments...` (or `executable`, `ip netns exec ... uvfetch` say) with
+    /// `environment` added to this process's, stdin from `stdin` (a file) or nothing.
+    init(_ arguments: [String], executable: String = uvfetchPath, environment: [String: String] = [:], stdin: URL? = nil) throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("uvfetch-child-\(UUID().uuidString)")
         outputFile = base.appendingPathExtension("out")
         errorFile = base.appendingPathExtension("err")
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: uvfetchPath)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: outputFile)
