@@ -55,11 +55,8 @@ struct Fetch: ParsableCommand {
     @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
     var outputDirectory: String?
 
-    @Option(name: .long, help: ArgumentHelp("Archive every request and response in this WARC 1.1 file, as sent and received (bodies still chunked or compressed), each record gzip-compressed; exchanges without a response are left out.", valueName: "file"))
-    var warc: String?
-
-    @Option(name: .customLong("warc-max-size"), help: ArgumentHelp("With --warc, start a new file once one would pass this size (100M, 1G: K, M, G are powers of 1024); files are then numbered, FILE.warc.gz giving FILE-00000.warc.gz, FILE-00001.warc.gz, ...", valueName: "bytes"))
-    var warcMaxSize: ByteSize?
+    @OptionGroup(title: "Archive")
+    var archive: WARCOptions
 
     @OptionGroup(title: "Request options")
     var request: RequestOptions
@@ -81,7 +78,6 @@ struct Fetch: ParsableCommand {
             guard jsonl != "-" else { throw ValidationError("--resume needs --jsonl to name a file, not standard output") }
             guard repeatCount == 1 else { throw ValidationError("--resume and --repeat cannot go together: a URL recorded once is not fetched again") }
         }
-        guard warcMaxSize == nil || warc != nil else { throw ValidationError("--warc-max-size needs --warc") }
     }
 
     func run() throws {
@@ -102,9 +98,7 @@ struct Fetch: ParsableCommand {
             // `-`, `/dev/stdout` or the file stdout already is.
             let recordsOnStdout = writer?.isStandardOutput ?? false
             let directory = try outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
-            let archive = try warc.map { path in
-                try WARCWriter(path: path, maximumFileSize: warcMaxSize?.bytes, info: warcInfo())
-            }
+            let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions())
             var settings = FetchRunner.Settings()
             settings.concurrency = concurrency
             settings.perHost = perHost
@@ -164,16 +158,11 @@ struct Fetch: ParsableCommand {
         }
     }
 
-    /// The warcinfo fields that say how the archive was made: the options that shape what was
-    /// fetched and how fast, never credentials or header values (-u, -H may carry secrets).
-    private func warcInfo() -> [(name: String, value: String)] {
-        var options = ["--concurrency \(concurrency)", "--per-host \(perHost)", "--loops \(loops)",
-                       "--timeout \(request.timeout)", "--retries \(request.retries)"]
-        if let method = request.method { options.append("-X \(method)") }
+    /// The options that shape what was fetched and how fast, for the warcinfo record.
+    private func warcOptions() -> [String] {
+        var options = ["--concurrency \(concurrency)", "--per-host \(perHost)", "--loops \(loops)"]
         if let ratePerHost { options.append("--rate-per-host \(ratePerHost)") }
         if delayPerHost > 0 { options.append("--delay-per-host \(delayPerHost)") }
-        if let warcMaxSize { options.append("--warc-max-size \(warcMaxSize.bytes)") }
-        if request.insecure { options.append("--insecure") }
-        return [("description", "uvfetch fetch " + options.joined(separator: " "))]
+        return options + request.warcOptions
     }
 }

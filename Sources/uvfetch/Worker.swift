@@ -43,6 +43,9 @@ struct Worker: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds the URLs in flight get to finish after ^C or SIGTERM.", valueName: "seconds"))
     var grace = 5.0
 
+    @OptionGroup(title: "Archive")
+    var archive: WARCOptions
+
     @OptionGroup(title: "Request options")
     var request: RequestOptions
 
@@ -55,7 +58,15 @@ struct Worker: ParsableCommand {
 
     func run() throws {
         let directory: OutputDirectory?
-        do { directory = try fetching.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) } } catch {
+        let warc: WARCWriter?
+        do {
+            directory = try fetching.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
+            warc = try archive.makeWriter(command: "worker", options: warcOptions())
+        } catch let failure as WriteFailure {
+            // The WARC file's first record could not be written (a full disk, /dev/full).
+            FileHandle.standardError.write(Data("uvfetch: \(failure)\n".utf8))
+            throw ExitCode(ExitStatus.writeError)
+        } catch {
             FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
             throw ExitCode(ExitStatus.usage)
         }
@@ -71,7 +82,7 @@ struct Worker: ParsableCommand {
         let worker = QueueWorker(database: db, settings: queueSettings)
         var settings = fetching.settings()
         settings.onRecord = { worker.collect($0) }
-        let runner = FetchRunner(options: request, settings: settings, writer: nil, outputDirectory: directory) { message in
+        let runner = FetchRunner(options: request, settings: settings, writer: nil, outputDirectory: directory, warc: warc) { message in
             LineOutput.standardError.writeWithin(seconds: 5, message + "\n")
         }
         let stoppedBy = StopSignal()
@@ -105,14 +116,26 @@ struct Worker: ParsableCommand {
         var lines: [String] = []
         if let stop = stoppedBy.taken { lines.append("uvfetch: \(stop.word)") }
         if let failure = summary.failure { lines.append("uvfetch: \(failure)") }
+        // A WARC write that failed stopped the run: what it had not recorded was handed back.
+        if let failure = summary.outcome.writeFailure { lines.append("uvfetch: \(failure)") }
         lines.append(summary.outcome.statistics.summary(seconds: summary.outcome.seconds))
         lines.append(summary.queueLine)
         LineOutput.standardError.writeWithin(seconds: 5, lines.joined(separator: "\n") + "\n")
         if summary.failure != nil { throw ExitCode(QueueExitStatus.databaseError) }
+        if summary.outcome.writeFailure != nil { throw ExitCode(ExitStatus.writeError) }
         if let stop = stoppedBy.taken { throw ExitCode(stop.status) }
         if summary.outcome.statistics.exitStatus != ExitStatus.success || summary.abandoned > 0 {
             throw ExitCode(max(summary.outcome.statistics.exitStatus, ExitStatus.someFailed))
         }
+    }
+
+    /// The options that shape what was fetched and how fast, for the warcinfo record.
+    private func warcOptions() -> [String] {
+        var options = ["--batch-size \(batchSize)", "--concurrency \(fetching.concurrency)", "--per-host \(fetching.perHost)",
+                       "--loops \(fetching.loops)"]
+        if let rate = fetching.ratePerHost { options.append("--rate-per-host \(rate)") }
+        if fetching.delayPerHost > 0 { options.append("--delay-per-host \(fetching.delayPerHost)") }
+        return options + request.warcOptions
     }
 }
 

@@ -1,0 +1,12 @@
+import UVFetchCore
+
+extension RequestOptions {
+    /// The request options a warcinfo record names: those that shape what was fetched, never
+    /// credentials or header values (-u, -H may carry secrets).
+    var warcOptions: [String] {
+        var options = ["--timeout \(timeout)", "--retries \(retries)"]
+        if let method { options.append("-X \(method)") }
+        if insecure { options.append("--insecure") }
+        return options
+    }
+}

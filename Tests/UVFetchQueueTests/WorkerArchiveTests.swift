@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// `uvfetch worker --warc`: a worker archives what it fetches as `uvfetch --warc` does, checked
+/// by warcio (PyPI, installed by scripts/install-deps.sh), a reader no one here wrote; a failed
+/// archive write stops the worker and hands its unrecorded URLs back.
+@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+struct WorkerArchiveTests {
+    @Test func aWorkersArchivePassesWarcioWithAResponseForEveryURL() throws {
+        let fixture = try QueueFixture(count: 300)
+        let directory = try temporaryFile("placeholder", Data()).deletingLastPathComponent()
+        let archive = directory.appendingPathComponent("worker.warc.gz")
+        let worker = try uvfetch(["worker", "--db", fixture.db, "-q", "--warc", archive.path])
+        #expect(worker.status == 0, "\(worker.stderr)")
+        #expect(try fixture.states() == ["done": 300])
+
+        // warcio: every digest checks, and the index lists a 200 response per URL.
+        let index = try shell("""
+            command -v warcio >/dev/null || { echo "warcio is missing: run scripts/install-deps.sh (make test does)" >&2; exit 97; }
+            warcio check '\(archive.path)' || exit 98
+            warcio index -f warc-type,warc-target-uri,http:status '\(archive.path)'
+            """)
+        #expect(index.status == 0, "warcio: \(index.stderr)")
+        var responses: [String: Int] = [:]
+        var types: [String: Int] = [:]
+        for line in index.stdout.split(separator: "\n") {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let type = object["warc-type"] as? String else { continue }
+            types[type, default: 0] += 1
+            if type == "response", let uri = object["warc-target-uri"] as? String {
+                responses[uri] = Int(object["http:status"] as? String ?? "")
+            }
+        }
+        #expect(types == ["warcinfo": 1, "request": 300, "response": 300], "\(types)")
+        #expect(Set(responses.keys) == Set(fixture.urls))
+        #expect(responses.values.allSatisfy { $0 == 200 })
+        // The warcinfo says it was a worker's, with its batch size.
+        let info = try shell("gzip -dc '\(archive.path)' | head -c 2000")
+        #expect(info.stdout.contains("uvfetch worker --batch-size 100"), "\(info.stdout)")
+    }
+
+    @Test func anArchiveThatCannotBeWrittenStopsTheWorkerAndLosesNoURL() throws {
+        let fixture = try QueueFixture(count: 200)
+        // /dev/full takes the open, then refuses the first record: nothing is claimed.
+        let full = try uvfetch(["worker", "--db", fixture.db, "-q", "--warc", "/dev/full"])
+        #expect(full.status == 23, "\(full.stderr)")
+        #expect(full.stderr.contains("/dev/full"), "\(full.stderr)")
+        #expect(try fixture.states() == ["pending": 200])
+        #expect(try fixture.count("SELECT count(*) FROM uvfetch_results") == 0)
+        // A later worker with a working archive finishes the queue.
+        let next = try uvfetch(["worker", "--db", fixture.db, "-q"])
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(try fixture.states() == ["done": 200])
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to mount a small tmpfs"))
+    func aDiskThatFillsMidRunStopsTheWorkerAndItsURLsGoBack() throws {
+        let fixture = try QueueFixture(count: 1_000)
+        let directory = try temporaryFile("placeholder", Data()).deletingLastPathComponent()
+        // A tmpfs of 24 KiB in a mount namespace of the worker's own: full after a few dozen
+        // exchanges, while it holds leases.
+        let full = try shell("""
+            mkdir '\(directory.path)/small'
+            unshare -m /bin/sh -c "mount -t tmpfs -o size=24k tmpfs '\(directory.path)/small' && \
+              '\(uvfetchPath)' worker --db '\(fixture.db)' -q --concurrency 4 --warc '\(directory.path)/small/a.warc.gz'"
+            """)
+        #expect(full.status == 23, "\(full.stdout) \(full.stderr)")
+        #expect(full.stderr.contains("No space left on device"), "\(full.stderr)")
+        // Whatever it recorded is done; the rest went back to pending, none left leased.
+        let states = try fixture.states()
+        #expect(states["leased"] == nil, "\(states)")
+        #expect((states["pending"] ?? 0) > 0, "\(states)")
+        #expect(try fixture.count("SELECT count(*) FROM uvfetch_results") == states["done"] ?? 0)
+        let next = try uvfetch(["worker", "--db", fixture.db, "-q"])
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(try fixture.states() == ["done": 1_000])
+        #expect(try fixture.count("SELECT count(*) FROM uvfetch_results") == 1_000)
+    }
+
+    /// Runs `script` with /bin/sh; its status and output.
+    private func shell(_ script: String) throws -> UVFetchRun {
+        let child = try UVFetchChild(["-c", script], executable: "/bin/sh")
+        let exited = child.wait(timeout: 120)
+        return UVFetchRun(status: exited ? child.status : -1, stdout: child.stdout, stderr: child.stderr)
+    }
+}
