@@ -18,30 +18,11 @@ struct Fetch: ParsableCommand {
             \(ExitStatus.help)
             """)
 
-    @Option(name: .long, help: "Requests in flight at once.")
-    var concurrency: Int = 64
-
-    @Option(name: .long, help: "Connections per host.")
-    var perHost: Int = 64
-
-    @Option(name: .long, help: "Event loops (threads) that run the connections; the URLs' origins are spread over them (each origin on one). More than one pays for many hosts over HTTPS (handshakes on several cores).")
-    var loops: Int = 1
-    /// The most `--loops` taken: far more than the cores of any machine this runs on.
-    static let maximumLoops = 1_024
-    @Option(name: .long, help: "Connections in total, across hosts; past it an idle connection of another host closes, or the request waits (default: the open-file limit less an eighth).")
-    var maxConnections: Int?
-
-    @Option(name: .customLong("rate-per-host"), help: ArgumentHelp("Start at most R requests per second to one host (scheme, host, port); other hosts' URLs go first meanwhile.", valueName: "R"))
-    var ratePerHost: Double?
-
-    @Option(name: .customLong("delay-per-host"), help: ArgumentHelp("Wait SECONDS between the starts of two requests to one host, as wget's --wait; with --rate-per-host the larger spacing holds.", valueName: "seconds"))
-    var delayPerHost: Double = 0
+    @OptionGroup(title: "Fetching")
+    var running: FetchRunOptions
 
     @Option(name: [.customLong("repeat")], help: "Fetch the list this many times (-i must then be a regular file, which is read again).")
     var repeatCount: Int = 1
-
-    @Flag(name: .shortAndLong, help: "Print only the summary: no line per URL, no progress line.")
-    var quiet = false
 
     @Option(name: [.customShort("i"), .customLong("input")], help: ArgumentHelp("Read URLs from this file, one per line (- for stdin).", valueName: "file"))
     var inputPath: String?
@@ -51,9 +32,6 @@ struct Fetch: ParsableCommand {
 
     @Flag(name: .long, help: "Skip the URLs the --jsonl file (a regular file) already has records for, failed ones included, and append to it; a missing file is a fresh run. Continues a run that was interrupted or killed; a URL given twice is fetched once.")
     var resume = false
-
-    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
-    var outputDirectory: String?
 
     @OptionGroup(title: "Archive")
     var archive: WARCOptions
@@ -65,12 +43,7 @@ struct Fetch: ParsableCommand {
     var urls: [String] = []
 
     func validate() throws {
-        guard concurrency > 0, perHost > 0, repeatCount > 0, loops > 0, maxConnections ?? 1 > 0 else { throw ValidationError("counts must be positive") }
-        // Each loop is a thread with descriptors of its own: thousands would only start threads
-        // (and a loop whose thread cannot start waits for it forever).
-        guard loops <= Self.maximumLoops else { throw ValidationError("--loops must be at most \(Self.maximumLoops)") }
-        guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
-        guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
+        guard repeatCount > 0 else { throw ValidationError("counts must be positive") }
         guard !urls.isEmpty || inputPath != nil else { throw ValidationError("give at least one URL or -i FILE") }
         if resume {
             // The records are what is resumed from: they must be in a file that can be read back.
@@ -97,18 +70,12 @@ struct Fetch: ParsableCommand {
             }
             // `-`, `/dev/stdout` or the file stdout already is.
             let recordsOnStdout = writer?.isStandardOutput ?? false
-            let directory = try outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
+            let directory = try running.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
             let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions())
-            var settings = FetchRunner.Settings()
-            settings.concurrency = concurrency
-            settings.perHost = perHost
-            settings.loops = loops
-            settings.maxConnections = maxConnections
-            settings.ratePerHost = ratePerHost
-            settings.delayPerHost = delayPerHost
+            var settings = running.settings()
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
-            settings.printsLines = !quiet && !recordsOnStdout
-            settings.showsProgress = !quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal
+            settings.printsLines = !running.quiet && !recordsOnStdout
+            settings.showsProgress = !running.quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal
             let runner = FetchRunner(options: request, settings: settings, writer: writer, outputDirectory: directory,
                                      warc: archive, onWriteFailure: { outcome in
                                          if let failure = outcome.writeFailure { ending.afterWriteFailure(failure, outcome) }
@@ -160,9 +127,6 @@ struct Fetch: ParsableCommand {
 
     /// The options that shape what was fetched and how fast, for the warcinfo record.
     private func warcOptions() -> [String] {
-        var options = ["--concurrency \(concurrency)", "--per-host \(perHost)", "--loops \(loops)"]
-        if let ratePerHost { options.append("--rate-per-host \(ratePerHost)") }
-        if delayPerHost > 0 { options.append("--delay-per-host \(delayPerHost)") }
-        return options + request.warcOptions
+        running.warcOptions + request.warcOptions
     }
 }

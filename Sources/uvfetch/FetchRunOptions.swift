@@ -1,8 +1,8 @@
 import ArgumentParser
 import UVFetchCore
 
-/// How `uvfetch worker` runs its requests: the options `uvfetch fetch` takes for the same,
-/// with the same names and defaults.
+/// How `uvfetch fetch` and `uvfetch worker` run their requests: one set of options, with one
+/// set of names, defaults and checks.
 struct FetchRunOptions: ParsableArguments {
     @Option(name: .long, help: "Requests in flight at once.")
     var concurrency: Int = 64
@@ -10,29 +10,41 @@ struct FetchRunOptions: ParsableArguments {
     @Option(name: .long, help: "Connections per host.")
     var perHost: Int = 64
 
-    @Option(name: .long, help: "Event loops (threads) that run the connections.")
+    @Option(name: .long, help: "Event loops (threads) that run the connections; the URLs' origins are spread over them (each origin on one). More than one pays for many hosts over HTTPS (handshakes on several cores).")
     var loops: Int = 1
+    /// The most `--loops` taken: far more than the cores of any machine this runs on.
+    static let maximumLoops = 1_024
 
-    @Option(name: .long, help: "Connections in total, across hosts (default: the open-file limit less an eighth).")
+    @Option(name: .long, help: "Connections in total, across hosts; past it an idle connection of another host closes, or the request waits (default: the open-file limit less an eighth).")
     var maxConnections: Int?
 
-    @Option(name: .customLong("rate-per-host"), help: ArgumentHelp("Start at most R requests per second to one host.", valueName: "R"))
+    @Option(name: .customLong("rate-per-host"), help: ArgumentHelp("Start at most R requests per second to one host (scheme, host, port); other hosts' URLs go first meanwhile.", valueName: "R"))
     var ratePerHost: Double?
 
-    @Option(name: .customLong("delay-per-host"), help: ArgumentHelp("Wait SECONDS between the starts of two requests to one host.", valueName: "seconds"))
+    @Option(name: .customLong("delay-per-host"), help: ArgumentHelp("Wait SECONDS between the starts of two requests to one host, as wget's --wait; with --rate-per-host the larger spacing holds.", valueName: "seconds"))
     var delayPerHost: Double = 0
 
-    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing); without it bodies are discarded.", valueName: "dir"))
+    @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
     var outputDirectory: String?
 
-    @Flag(name: .shortAndLong, help: "No line per URL on standard output; only the summary (on standard error).")
+    @Flag(name: .shortAndLong, help: "Print only the summary: no line per URL, no progress line.")
     var quiet = false
 
     func validate() throws {
         guard concurrency > 0, perHost > 0, loops > 0, maxConnections ?? 1 > 0 else { throw ValidationError("counts must be positive") }
-        guard loops <= 1_024 else { throw ValidationError("--loops must be at most 1024") }
+        // Each loop is a thread with descriptors of its own: thousands would only start threads
+        // (and a loop whose thread cannot start waits for it forever).
+        guard loops <= Self.maximumLoops else { throw ValidationError("--loops must be at most \(Self.maximumLoops)") }
         guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
         guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
+    }
+
+    /// The options that shape what was fetched and how fast, for a warcinfo record.
+    var warcOptions: [String] {
+        var options = ["--concurrency \(concurrency)", "--per-host \(perHost)", "--loops \(loops)"]
+        if let ratePerHost { options.append("--rate-per-host \(ratePerHost)") }
+        if delayPerHost > 0 { options.append("--delay-per-host \(delayPerHost)") }
+        return options
     }
 
     /// The runner's settings: a line per URL unless `quiet`, never the progress line.

@@ -131,11 +131,7 @@ struct Worker: ParsableCommand {
 
     /// The options that shape what was fetched and how fast, for the warcinfo record.
     private func warcOptions() -> [String] {
-        var options = ["--batch-size \(batchSize)", "--concurrency \(fetching.concurrency)", "--per-host \(fetching.perHost)",
-                       "--loops \(fetching.loops)"]
-        if let rate = fetching.ratePerHost { options.append("--rate-per-host \(rate)") }
-        if fetching.delayPerHost > 0 { options.append("--delay-per-host \(fetching.delayPerHost)") }
-        return options + request.warcOptions
+        ["--batch-size \(batchSize)"] + fetching.warcOptions + request.warcOptions
     }
 }
 
