@@ -5,8 +5,9 @@ SWIFT ?= swift
 LLHTTP_PREFIX ?= $(if $(filter 0,$(shell id -u)),/usr/local,$(HOME)/.local/uvnetworking)
 export LLHTTP_PREFIX
 export PKG_CONFIG_PATH := $(LLHTTP_PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
+# `make fuzz`: seconds per harness; `make test`: seconds for all the harnesses' smoke together.
 FUZZ_SECONDS ?= 300
-FUZZ_SMOKE_SECONDS ?= 45
+FUZZ_SMOKE_SECONDS ?= 120
 # The replies of curl's own test suite (docs/conformance.md). Not part of this repository: when
 # the folder is there, `make test` runs them too; without it their suite skips itself, saying so.
 CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
@@ -29,7 +30,7 @@ release: deps
 # Every test: the documents' code blocks up to date in Examples/DocSnippets (which the build
 # compiles), the state machines, the end-to-end suites against nginx, httpbin and the scripted
 # server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, the DocC
-# catalog without a warning, then a short fuzz smoke of the response decoder.
+# catalog without a warning, then a short smoke of every fuzz harness (Fuzz/run.sh --smoke).
 test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
@@ -58,7 +59,7 @@ conformance: deps
 	$(SWIFT) test --skip-build --filter CurlReplies
 
 fuzz-smoke: deps
-	bash Fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
+	bash Fuzz/run.sh --smoke $(FUZZ_SMOKE_SECONDS)
 
 fuzz: deps
 	bash Fuzz/run.sh $(FUZZ_SECONDS)

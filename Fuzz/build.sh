@@ -1,74 +1,25 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness for the response decoder into Fuzz/.out/response-decoder.
-#
-# swiftc compiles the decoder's own source files together with the harness (SwiftPM executable
-# targets rename `main`, which libFuzzer provides, so a script it is). llhttp comes from pkg-config
-# (extend PKG_CONFIG_PATH to pick another build). When llhttp's C sources of the same version are
-# at hand (LLHTTP_SRC, default /usr/share/llhttp from Debian's node-llhttp), they are compiled in
-# with coverage instrumentation, so that the fuzzer is also guided by llhttp's own state machine;
-# set LLHTTP_SRC= (empty) to link the installed library as it is.
+# Usage: Fuzz/build.sh [HARNESS...]
+# Builds the libFuzzer harnesses (all of them by default) into Fuzz/.build/release/: SwiftPM, release
+# with AddressSanitizer and libFuzzer's coverage, `-enable-testing` so that a harness may
+# `@testable import` the library's internal parsers. The link uses the toolchain's lld: gold fails
+# on the sanitizer runtime's objects. The compiler's output is in Fuzz/.out/build.log.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-out=$here/.out
-mkdir -p "$out"
+swift=${SWIFT:-swift}
+bin_dir=$(dirname "$(readlink -f "$(command -v "$swift")")")
+mkdir -p "$here/.out"
+toolset=$here/.out/toolset.json
+printf '{"schemaVersion":"1.0","linker":{"path":"%s/ld.lld"}}\n' "$bin_dir" > "$toolset"
 
-swiftc=${SWIFTC:-swiftc}
-clang=${CLANG:-$(dirname "$(command -v "$swiftc")")/clang}
-pkg-config --exists libllhttp || { echo "build.sh: pkg-config cannot find libllhttp (run scripts/install-deps.sh)" >&2; exit 1; }
-read -r -a cflags <<<"$(pkg-config --cflags libllhttp)"
-read -r -a libs <<<"$(pkg-config --libs libllhttp)"
-# lld when the toolchain has it: quieter and faster than gold with sanitizer objects.
-linker=()
-[ -x "$(dirname "$(command -v "$swiftc")")/ld.lld" ] && linker=(-use-ld=lld)
-xcc=()
-for flag in "${cflags[@]}"; do xcc+=(-Xcc "$flag"); done
-
-decoder=$repo/Sources/UVNetworking/HTTP1
-sources=(
-  "$decoder/ResponseHead.swift"
-  "$decoder/HeadReplay.swift"
-  "$decoder/ReceivedFields.swift"
-  "$decoder/FieldSectionScanner.swift"
-  "$decoder/ScratchList.swift"
-  "$decoder/ResponseDecoderError.swift"
-  "$decoder/ResponseDecoder.swift"
-  "$decoder/ResponseDecoder+Callbacks.swift"
-  "$decoder/ResponseDecoder+MessageReplay.swift"
-  "$decoder/ChunkLineScanner.swift"
-  "$decoder/HexDigit.swift"
-  "$repo/Tests/UVNetworkingTests/HTTP1/ResponseDecoderEvents.swift"
-  "$here/ResponseDecoderFuzzer.swift"
-)
-
-# Instrumented llhttp objects, only when the sources match the installed version.
-objects=()
-src=${LLHTTP_SRC-/usr/share/llhttp}
-if [ -n "$src" ] && [ -f "$src/llhttp.c" ] && [ -x "$clang" ]; then
-  installed=$(pkg-config --modversion libllhttp)
-  header_dir=
-  for dir in "$src/../include/llhttp" "$src/include" "$src"; do
-    [ -f "$dir/llhttp.h" ] && { header_dir=$dir; break; }
-  done
-  if [ -n "$header_dir" ]; then
-    source_version=$(awk '/define LLHTTP_VERSION_(MAJOR|MINOR|PATCH)/ {printf "%s%s", sep, $3; sep="."}' "$header_dir/llhttp.h")
-    if [ "$source_version" = "$installed" ]; then
-      for f in api http llhttp; do
-        "$clang" -O1 -g -fsanitize=fuzzer-no-link,address -DLLHTTP_STRICT_MODE=1 -I"$header_dir" \
-          -c "$src/$f.c" -o "$out/llhttp-$f.o"
-        objects+=("$out/llhttp-$f.o")
-      done
-      echo "build.sh: llhttp $installed compiled from $src with coverage"
-    else
-      echo "build.sh: llhttp sources are $source_version, installed is $installed: linking the installed library"
-    fi
-  fi
+products=()
+for name in "$@"; do products+=(--product "$name"); done
+log=$here/.out/build.log
+if ! "$swift" build --package-path "$here" -c release --toolset "$toolset" \
+     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing "${products[@]}" > "$log" 2>&1; then
+  grep -E 'error:' "$log" | head -40 >&2 || tail -40 "$log" >&2
+  echo "build.sh: the build failed (whole output: $log)" >&2
+  exit 1
 fi
-
-"$swiftc" -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -D FUZZ_HARNESS \
-  -module-name ResponseDecoderFuzz "${linker[@]}" \
-  -I "$repo/Sources/CLLHTTP" "${xcc[@]}" \
-  "${sources[@]}" "${objects[@]}" "${libs[@]}" \
-  -o "$out/response-decoder"
-echo "build.sh: built $out/response-decoder"
+echo "build.sh: built $(if [ $# -eq 0 ]; then bash "$here/harnesses.sh" | tr '\n' ' '; else echo "$@"; fi)"

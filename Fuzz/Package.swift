@@ -1,0 +1,23 @@
+// swift-tools-version: 6.2
+// The libFuzzer harnesses, one executable per parser. A package of their own so that the library's
+// package never builds with sanitizers; Fuzz/build.sh builds them (see docs/fuzzing.md).
+import PackageDescription
+
+/// One harness: Sources/<name>/main.swift, its seeds and dictionary in corpora/<name>/, the inputs
+/// that once found a bug in regressions/<name>/.
+func harness(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies)
+}
+
+let library: Target.Dependency = .product(name: "UVNetworking", package: "UVNetworking")
+
+let package = Package(
+    name: "UVNetworkingFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "UVNetworking", path: "..")],
+    targets: [
+        .target(name: "CFuzzerDriver"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
+        harness("cookie-date", [library]),
+    ]
+)
