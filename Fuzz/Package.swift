@@ -21,5 +21,6 @@ let package = Package(
         harness("cookie-date", [library]),
         harness("content-decoder", [library]),
         harness("pem", [library]),
+        harness("pkcs12", [library]),
     ]
 )
