@@ -22,5 +22,6 @@ let package = Package(
         harness("content-decoder", [library]),
         harness("pem", [library]),
         harness("pkcs12", [library]),
+        harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworking")]),
     ]
 )
