@@ -17,6 +17,8 @@ let package = Package(
         // A swift-service-lifecycle Service that drains a SessionManager at graceful shutdown:
         // a product of its own, so the library alone does not build swift-service-lifecycle.
         .library(name: "UVNetworkingServiceLifecycle", targets: ["UVNetworkingServiceLifecycle"]),
+        // uvfetch's logic, for the fuzz harnesses of its input parsers (Fuzz/).
+        .library(name: "UVFetchCore", targets: ["UVFetchCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),

@@ -19,5 +19,9 @@ let package = Package(
         .target(name: "CFuzzerDriver"),
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
         harness("cookie-date", [library]),
+        harness("content-decoder", [library]),
+        harness("pem", [library]),
+        harness("pkcs12", [library]),
+        harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworking")]),
     ]
 )

@@ -48,13 +48,14 @@ struct RecordFileScan {
 
     private let decoder = JSONDecoder()
 
-    /// Reads `descriptor` (a regular file) from its start to its end, putting each record's
-    /// URL into `recorded`.
+    /// Reads `descriptor` (a regular file) from its start to its end, `chunkSize` bytes at a
+    /// time (smaller only in the fuzz harness, to cut lines across reads), putting each
+    /// record's URL into `recorded`.
     /// - Throws: `NotARecord` for a line that is not a record, save a torn last one (`Tail`);
     ///   `POSIXError` when reading fails.
-    static func scan(_ descriptor: Int32, into recorded: RecordedURLs) throws -> Tail {
+    static func scan(_ descriptor: Int32, into recorded: RecordedURLs, chunkSize: Int = 1 << 16) throws -> Tail {
         var scan = RecordFileScan()
-        return try scan.run(descriptor, recorded)
+        return try scan.run(descriptor, recorded, chunkSize: chunkSize)
     }
 
     /// The line being read: its bytes so far (unless too long), where it started, its number.
@@ -65,8 +66,8 @@ struct RecordFileScan {
     /// The last line ended but was not a record: an error unless it is the file's last.
     private var unjudged: (line: Int, offset: Int64, reason: String, looksTorn: Bool)?
 
-    private mutating func run(_ descriptor: Int32, _ recorded: RecordedURLs) throws -> Tail {
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+    private mutating func run(_ descriptor: Int32, _ recorded: RecordedURLs, chunkSize: Int) throws -> Tail {
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 1)
         defer { chunk.deallocate() }
         var offset: Int64 = 0
         while true {

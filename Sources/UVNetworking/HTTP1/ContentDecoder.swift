@@ -91,14 +91,30 @@ final class ContentDecoder {
 
     /// Decodes `bytes` (valid only during the call); returns what they decoded to (possibly
     /// nothing yet).
+    ///
+    /// With layers, a stage that fails hands what it decoded before the failure to the stages
+    /// after it first: a failure they find lies earlier in the content and is the one thrown.
+    /// So the failure does not depend on how the body was cut into reads (an inner bomb
+    /// followed by a damaged outer trailer is `.limitExceeded` whether it arrives in one read
+    /// or in several).
     func decode(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> [UInt8] {
         received += bytes.count
         guard let first = stages.first else { return Array(bytes) }
-        var data = try first.decode(bytes, received: received)
-        for stage in stages.dropFirst() {
+        let (data, failure) = first.decode(bytes, received: received)
+        return try decode(data, from: 1, thenThrow: failure)
+    }
+
+    /// Runs `data` through the stages from `index` on, then throws `failure` if there is one.
+    private func decode(_ data: [UInt8], from index: Int, thenThrow failure: Failure?) throws(Failure) -> [UInt8] {
+        var data = data
+        for position in index..<stages.count {
             if data.isEmpty { break }
-            data = try stage.decode(data, received: received)
+            let (decoded, stageFailure) = data.withUnsafeBytes { stages[position].decode($0, received: received) }
+            // A later stage's failure supersedes `failure`: it is earlier in the content.
+            if let stageFailure { return try decode(decoded, from: position + 1, thenThrow: stageFailure) }
+            data = decoded
         }
+        if let failure { throw failure }
         return data
     }
 
@@ -152,24 +168,29 @@ private final class Inflater {
         stream.deallocate()
     }
 
-    /// Decodes `bytes`, `received` wire bytes in so far; returns what they decoded to.
-    func decode(_ bytes: [UInt8], received: Int) throws(Failure) -> [UInt8] {
-        try bytes.withUnsafeBytes { pointer in Result { () throws(Failure) in try decode(pointer, received: received) } }.get()
+    /// Decodes `bytes` (valid only during the call), `received` wire bytes in so far; returns
+    /// what they decoded to, and the failure that stopped it, if one did (what was decoded
+    /// before the failure is still returned, for the stages after this one).
+    func decode(_ bytes: UnsafeRawBufferPointer, received: Int) -> (decoded: [UInt8], failure: Failure?) {
+        var decoded: [UInt8] = []
+        do {
+            try decode(bytes, received: received, into: &decoded)
+        } catch {
+            return (decoded, error)
+        }
+        return (decoded, nil)
     }
 
-    /// Decodes `bytes` (valid only during the call), `received` wire bytes in so far; returns
-    /// what they decoded to.
-    func decode(_ bytes: UnsafeRawBufferPointer, received: Int) throws(Failure) -> [UInt8] {
+    private func decode(_ bytes: UnsafeRawBufferPointer, received: Int, into decoded: inout [UInt8]) throws(Failure) {
         consumedInput += bytes.count
         self.received = received
         var input = bytes
-        var decoded: [UInt8] = []
         if !framingKnown {
-            guard let first = heldFirstByte ?? input.first else { return [] }
+            guard let first = heldFirstByte ?? input.first else { return }
             if heldFirstByte == nil { input = UnsafeRawBufferPointer(rebasing: input.dropFirst()) }
             guard let second = input.first else {
                 heldFirstByte = first
-                return []
+                return
             }
             heldFirstByte = nil
             framingKnown = true
@@ -179,7 +200,6 @@ private final class Inflater {
             try [first].withUnsafeBytes { one in Result { () throws(Failure) in try inflateAll(one, into: &decoded) } }.get()
         }
         try inflateAll(input, into: &decoded)
-        return decoded
     }
 
     private func inflateAll(_ bytes: UnsafeRawBufferPointer, into decoded: inout [UInt8]) throws(Failure) {

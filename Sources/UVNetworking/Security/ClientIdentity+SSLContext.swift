@@ -22,5 +22,9 @@ extension ClientIdentity {
                 throw .privateKeyRefused(subject: certificate.subjectSummary, openSSL: OpenSSLErrorQueue.drain())
             }
         }
+        // Accepted, yet OpenSSL may have queued a reason on the way (an extension it could not
+        // read when it first looked at the certificate's extensions, which it tolerates): it
+        // must not turn up in the detail of the next, unrelated error on this thread.
+        OpenSSLErrorQueue.drain()
     }
 }

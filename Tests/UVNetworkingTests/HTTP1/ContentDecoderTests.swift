@@ -72,6 +72,31 @@ import Testing
         #expect(throws: ContentDecoder.Failure.self) { _ = try decoder.decode(Array(zeros)) }
     }
 
+    /// Found by Fuzz/content-decoder: a bomb inside a gzip layer whose trailer is damaged was
+    /// `.corrupt` when the body came in one read (the outer layer failed before the inner one
+    /// saw its bytes) and `.limitExceeded` when it came in several.
+    @Test func aLayeredFailureDoesNotDependOnHowTheBodyWasRead() throws {
+        var body = Array(try gzipCompressed(try gzipCompressed(Data(count: 4 << 20))))
+        body[body.count - 8] ^= 0xFF  // the outer member's CRC-32
+        let sized = ContentDecoder.Limits(maximumBytes: 1 << 20, maximumRatio: .infinity)
+        for pieceSize in [body.count, 7, 1] {
+            let decoder = try #require(ContentDecoder(codings: [.gzip, .gzip], limits: sized))
+            var failure: ContentDecoder.Failure?
+            do {
+                for start in stride(from: 0, to: body.count, by: pieceSize) {
+                    _ = try decoder.decode(Array(body[start..<min(start + pieceSize, body.count)]))
+                }
+                try decoder.finish()
+            } catch {
+                failure = error
+            }
+            guard case .limitExceeded = failure else {
+                Issue.record("read \(pieceSize) bytes at a time: \(String(describing: failure))")
+                continue
+            }
+        }
+    }
+
     @Test func gzipFedOneByteAtATimeDecodesTheSame() throws {
         let original = Data((0..<50_000).map { UInt8($0 % 7) })
         let compressed = try gzipCompressed(original)

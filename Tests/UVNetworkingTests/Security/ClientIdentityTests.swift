@@ -102,6 +102,20 @@ import Testing
         #expect(unreadable.detail.contains(missing), "\(unreadable.detail)")
     }
 
+    /// Found by Fuzz/pkcs12: an identity whose certificate has an extension OpenSSL cannot
+    /// read installs, but left "invalid certificate" in the thread's error queue.
+    @Test func installingLeavesNoErrorBehind() throws {
+        let input = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../../Fuzz/regressions/pkcs12/install-left-an-openssl-error").standardized
+        // The harness's input: a password-length byte (0), then the archive.
+        let archive = try Data(contentsOf: input).dropFirst()
+        let identity = try ClientIdentity.pkcs12(Data(archive), password: "")
+        let context = try #require(SSL_CTX_new(TLS_client_method()))
+        defer { SSL_CTX_free(context) }
+        try identity.apply(to: context)
+        #expect(ERR_peek_error() == 0)
+    }
+
     @Test func appliesToAnSSLContext() throws {
         let context = try #require(SSL_CTX_new(TLS_client_method()))
         defer { SSL_CTX_free(context) }
