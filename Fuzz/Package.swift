@@ -19,5 +19,6 @@ let package = Package(
         .target(name: "CFuzzerDriver"),
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
         harness("cookie-date", [library]),
+        harness("response-parser", [library]),
     ]
 )
