@@ -20,5 +20,6 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
         harness("cookie-date", [library]),
         harness("response-parser", [library]),
+        harness("set-cookie", [library]),
     ]
 )
