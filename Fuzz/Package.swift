@@ -21,5 +21,6 @@ let package = Package(
         harness("cookie-date", [library]),
         harness("response-parser", [library]),
         harness("set-cookie", [library]),
+        harness("url-resolution", [library]),
     ]
 )
