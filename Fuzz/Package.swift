@@ -22,5 +22,6 @@ let package = Package(
         harness("response-parser", [library]),
         harness("set-cookie", [library]),
         harness("url-resolution", [library]),
+        harness("redirect-planner", [library]),
     ]
 )
