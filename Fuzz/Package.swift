@@ -23,5 +23,6 @@ let package = Package(
         harness("set-cookie", [library]),
         harness("url-resolution", [library]),
         harness("redirect-planner", [library]),
+        harness("query-string", [library]),
     ]
 )
