@@ -24,5 +24,6 @@ let package = Package(
         harness("url-resolution", [library]),
         harness("redirect-planner", [library]),
         harness("query-string", [library]),
+        harness("proxy-env", [library]),
     ]
 )
