@@ -25,7 +25,7 @@ let otherBase = URL(string: "https://other.example.net/a/b/c?q#f")!
 
 func check(baseText: String, reference: String) {
     // A session's base names a host. Without one RFC 3986 §5.2.4 can leave a path starting "//"
-    // ("http:.//h/" with "x" gives "http://h/x"), which then reads as an authority (§5.3): see
+    // ("http:.///h/" with "x" gives "http://h/x"), which then reads as an authority (§5.3): see
     // docs/fuzzing.md.
     guard let rawBase = URL(string: baseText), rawBase.scheme != nil, rawBase.host != nil else { return }
     let base = BaseURL.normalized(rawBase)
