@@ -56,16 +56,16 @@ struct BaseURLDifferentialTests {
     static func corpusInputs() throws -> [(file: String, base: String, reference: String)] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")
-        var inputs: [(String, String, String)] = []
+        var inputs: [(file: String, base: String, reference: String)] = []
         for directory in ["corpora/url-resolution/seeds", "regressions/url-resolution"] {
             let folder = root.appendingPathComponent(directory)
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names.sorted() {
                 let text = String(decoding: try Data(contentsOf: folder.appendingPathComponent(name)), as: UTF8.self)
                 if let newline = text.firstIndex(of: "\n") {
-                    inputs.append(("\(directory)/\(name)", String(text[..<newline]), String(text[text.index(after: newline)...])))
+                    inputs.append((file: "\(directory)/\(name)", base: String(text[..<newline]), reference: String(text[text.index(after: newline)...])))
                 } else {
-                    inputs.append(("\(directory)/\(name)", "http://api.example.com/v1", text))
+                    inputs.append((file: "\(directory)/\(name)", base: "http://api.example.com/v1", reference: text))
                 }
             }
         }
