@@ -13,13 +13,18 @@ mkdir -p "$here/.out"
 toolset=$here/.out/toolset.json
 printf '{"schemaVersion":"1.0","linker":{"path":"%s/ld.lld"}}\n' "$bin_dir" > "$toolset"
 
-products=()
-for name in "$@"; do products+=(--product "$name"); done
+# SwiftPM keeps only the last --product of a command line, so one build per harness named (the
+# library is compiled by the first and reused); none named: one build of everything.
+products=("$@")
+[ ${#products[@]} -gt 0 ] || products=("")
 log=$here/.out/build.log
-if ! "$swift" build --package-path "$here" -c release --toolset "$toolset" \
-     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing "${products[@]}" > "$log" 2>&1; then
-  grep -E 'error:' "$log" | head -40 >&2 || tail -40 "$log" >&2
-  echo "build.sh: the build failed (whole output: $log)" >&2
-  exit 1
-fi
+: > "$log"
+for product in "${products[@]}"; do
+  if ! "$swift" build --package-path "$here" -c release --toolset "$toolset" \
+       -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing ${product:+--product "$product"} >> "$log" 2>&1; then
+    grep -E 'error:' "$log" | head -40 >&2 || tail -40 "$log" >&2
+    echo "build.sh: the build failed (whole output: $log)" >&2
+    exit 1
+  fi
+done
 echo "build.sh: built $(if [ $# -eq 0 ]; then bash "$here/harnesses.sh" | tr '\n' ' '; else echo "$@"; fi)"

@@ -12,6 +12,17 @@ struct BaseURLTests {
         #expect(BaseURL.normalized(URL(string: "http://example.com")!).absoluteString == "http://example.com")
     }
 
+    /// Found by the url-resolution fuzz harness (Fuzz/regressions/url-resolution/
+    /// base-query-ending-in-slash): a base whose query or fragment ended in "/" was taken for one
+    /// whose path did, so "users" replaced the path's last segment.
+    @Test func aQueryOrFragmentEndingInASlashDoesNotCountAsThePaths() {
+        let withQuery = BaseURL.normalized(URL(string: "http://example.com/v1?next=/")!)
+        #expect(withQuery.absoluteString == "http://example.com/v1/?next=/")
+        #expect(BaseURL.resolve("users", against: withQuery)?.absoluteString == "http://example.com/v1/users")
+        let withFragment = BaseURL.normalized(URL(string: "http://example.com/v1#/")!)
+        #expect(BaseURL.resolve("users", against: withFragment)?.absoluteString == "http://example.com/v1/users")
+    }
+
     @Test(arguments: [
         ("foo", "http://example.com/v1/foo"),
         ("/foo", "http://example.com/foo"),

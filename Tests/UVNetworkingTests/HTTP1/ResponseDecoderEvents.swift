@@ -1,10 +1,8 @@
-// The decoder's output as a list, for tests and the fuzz harness (Fuzz/build.sh compiles this
-// file into the harness, with FUZZ_HARNESS defined). The decoder itself hands each piece to its
-// consumer as it decodes it; this adapter collects them into `ResponseEvent`s.
+// The decoder's output as a list, for tests and the fuzz harness (Fuzz/Sources/response-parser
+// links to this file). The decoder itself hands each piece to its consumer as it decodes it; this
+// adapter collects them into `ResponseEvent`s.
 
-#if !FUZZ_HARNESS
 @testable import UVNetworking
-#endif
 
 /// What the decoder produced from the bytes of one feed or finish, in wire order.
 ///

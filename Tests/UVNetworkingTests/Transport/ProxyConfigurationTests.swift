@@ -29,6 +29,20 @@ import Testing
         #expect(ProxyConfiguration.environment(["http_proxy": "http://p.test:1", "no_proxy": "*"]).proxy(forScheme: "http", host: "a.test") == nil)
     }
 
+    /// Found by the proxy-env fuzz harness (Fuzz/regressions/proxy-env/trailing-dot-host): a
+    /// fully qualified host, "www.example.com.", went through the proxy though no_proxy listed
+    /// example.com; curl ignores a trailing dot on the host and on the entry.
+    @Test func aTrailingDotOnTheHostOrTheEntryIsIgnored() {
+        let configuration = ProxyConfiguration.environment(["http_proxy": "http://p.test:1", "no_proxy": "example.com,corp.test."])
+        for direct in ["www.example.com.", "example.com.", "corp.test", "a.corp.test."] {
+            #expect(configuration.proxy(forScheme: "http", host: direct) == nil, "\(direct)")
+        }
+        #expect(configuration.proxy(forScheme: "http", host: "notexample.com.") != nil)
+        // An entry that is only dots names nothing.
+        let dots = ProxyConfiguration.environment(["http_proxy": "http://p.test:1", "no_proxy": ".,.."])
+        #expect(dots.proxy(forScheme: "http", host: "a.test.") != nil)
+    }
+
     @Test func explicitProxiesDoNotSkipLoopback() {
         let configuration = ProxyConfiguration(httpProxy: URL(string: "http://p.test"))
         #expect(configuration.proxy(forScheme: "http", host: "127.0.0.1")?.port == 1080)

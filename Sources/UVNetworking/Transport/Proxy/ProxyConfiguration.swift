@@ -10,8 +10,8 @@ public struct ProxyConfiguration: Sendable, Hashable {
     /// The proxy for https URLs, reached in clear with CONNECT. nil: direct.
     public var httpsProxy: URL?
     /// Hosts that never use a proxy, as curl's no_proxy: "*" for all, a name matching itself
-    /// and its subdomains ("example.com" and ".example.com" both match "a.example.com"), or an
-    /// IP literal.
+    /// and its subdomains ("example.com" and ".example.com" both match "a.example.com", and a
+    /// trailing dot on either side is ignored), or an IP literal.
     public var noProxy: [String]
     /// Whether loopback hosts (localhost, 127.0.0.0/8, ::1) go direct whatever the lists say.
     /// On for `environment()`, as Go's net/http does: a proxy elsewhere cannot reach this
@@ -64,12 +64,17 @@ public struct ProxyConfiguration: Sendable, Hashable {
         return ProxyEndpoint(host: bracketless, port: url.port ?? 1080, authorization: authorization)
     }
 
+    /// curl's rules: a trailing dot is ignored on both sides ("example.com." is the same name as
+    /// "example.com", fully qualified), a leading dot on the pattern too.
     private static func matches(pattern: String, host: String) -> Bool {
         if pattern == "*" { return true }
         var domain = pattern.lowercased()
+        if domain.hasSuffix(".") { domain.removeLast() }
         if domain.hasPrefix(".") { domain.removeFirst() }
         if domain.hasPrefix("[") && domain.hasSuffix("]") { domain = String(domain.dropFirst().dropLast()) }
-        return host == domain || host.hasSuffix("." + domain)
+        guard !domain.isEmpty else { return false }
+        let name = host.hasSuffix(".") ? host.dropLast() : host[...]
+        return name == domain || name.hasSuffix("." + domain)
     }
 
     private static func isLoopback(_ host: String) -> Bool {

@@ -1,5 +1,6 @@
-// libFuzzer harness for ResponseDecoder. Built by Fuzz/build.sh together with the decoder's own
-// source files (which import only CLLHTTP and the standard library), not by SwiftPM.
+// Fuzzes the HTTP/1.1 response decoder (Sources/UVNetworking/HTTP1/ResponseDecoder.swift) as a
+// connection drives it. The event recorder is the tests' (ResponseDecoderEvents.swift, a link to
+// Tests/UVNetworkingTests/HTTP1/), so that both read the decoder through the same adapter.
 //
 // Input: 4 option bytes, then the bytes a server sends.
 //   byte 0  bit 0: the first request is a HEAD; bit 1: later requests alternate HEAD / not HEAD
@@ -31,10 +32,14 @@
 //   For failures the error Kind, heads and body bytes delivered before the error must match; the
 //   reason text and the number of bytes consumed before the error may differ.
 
-/// Traps with `message` when `condition` is false (kept in -O builds, unlike assert).
+import FuzzSupport
+@testable import UVNetworking
+
+/// Ends the run when `condition` is false (FuzzSupport's check, under the name this file uses).
 @inline(__always)
-private func invariant(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError("invariant violated: \(message())") }
+private func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+                       line: UInt = #line) {
+    fuzzCheck(condition(), message(), line: line)
 }
 
 /// Options decoded from the first four input bytes.
@@ -242,9 +247,8 @@ private func compare(_ a: [ResponseRecord], _ b: [ResponseRecord], _ label: Stri
     }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func responseDecoderFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let input = Array(UnsafeBufferPointer(start: data, count: size))
+runFuzzer { bytes in
+    let input = Array(bytes)
     let options = FuzzOptions(input[...])
     let stream = Array(input.dropFirst(4))
     let oneRead = decodeStream(stream, bounds: [stream.count], options: options)
@@ -263,5 +267,4 @@ public func responseDecoderFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -
         let byteReads = decodeStream(stream, bounds: Array(stride(from: 1, through: stream.count, by: 1)), options: options)
         compare(oneRead, byteReads, "one read vs one byte per read")
     }
-    return 0
 }

@@ -1,0 +1,1 @@
+../../../Tests/UVNetworkingTests/HTTP1/ResponseDecoderEvents.swift
