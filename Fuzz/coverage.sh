@@ -22,15 +22,20 @@ printf '{"schemaVersion":"1.0","linker":{"path":"%s/ld.lld"}}\n' "$bin_dir" > "$
 
 names=("$@")
 [ ${#names[@]} -gt 0 ] || mapfile -t names < <(bash "$here/harnesses.sh")
-products=()
-for name in "${names[@]}"; do products+=(--product "$name"); done
-if ! "$swift" build --package-path "$here" --build-path "$here/.build-coverage" -c release --toolset "$toolset" \
-     -Xswiftc -sanitize=fuzzer -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping \
-     -Xswiftc -enable-testing "${products[@]}" > "$out/build.log" 2>&1; then
-  grep -E 'error:' "$out/build.log" | head -20 >&2
-  echo "coverage.sh: the build failed (whole output: $out/build.log)" >&2
-  exit 1
-fi
+# SwiftPM keeps only the last --product of a command line: one build per harness named, or one
+# build of everything when none is.
+products=("$@")
+[ ${#products[@]} -gt 0 ] || products=("")
+: > "$out/build.log"
+for product in "${products[@]}"; do
+  if ! "$swift" build --package-path "$here" --build-path "$here/.build-coverage" -c release --toolset "$toolset" \
+       -Xswiftc -sanitize=fuzzer -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping \
+       -Xswiftc -enable-testing ${product:+--product "$product"} >> "$out/build.log" 2>&1; then
+    grep -E 'error:' "$out/build.log" | head -20 >&2
+    echo "coverage.sh: the build failed (whole output: $out/build.log)" >&2
+    exit 1
+  fi
+done
 bin=$here/.build-coverage/release
 export SWIFT_BACKTRACE=enable=no
 
