@@ -25,7 +25,7 @@ linker=()
 xcc=()
 for flag in "${cflags[@]}"; do xcc+=(-Xcc "$flag"); done
 
-decoder=$repo/Sources/UVNetworking/HTTP1
+decoder=$repo/Sources/UVHTTP1
 sources=(
   "$decoder/ResponseHead.swift"
   "$decoder/HeadReplay.swift"
@@ -38,7 +38,7 @@ sources=(
   "$decoder/ResponseDecoder+MessageReplay.swift"
   "$decoder/ChunkLineScanner.swift"
   "$decoder/HexDigit.swift"
-  "$repo/Tests/UVNetworkingTests/HTTP1/ResponseDecoderEvents.swift"
+  "$repo/Tests/UVHTTP1Tests/ResponseDecoderEvents.swift"
   "$here/ResponseDecoderFuzzer.swift"
 )
 
@@ -67,7 +67,7 @@ if [ -n "$src" ] && [ -f "$src/llhttp.c" ] && [ -x "$clang" ]; then
 fi
 
 "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -D FUZZ_HARNESS \
-  -module-name ResponseDecoderFuzz "${linker[@]}" \
+  -module-name ResponseDecoderFuzz -package-name UVHTTP1Fuzz "${linker[@]}" \
   -I "$repo/Sources/CLLHTTP" "${xcc[@]}" \
   "${sources[@]}" "${objects[@]}" "${libs[@]}" \
   -o "$out/response-decoder"

@@ -1,5 +1,6 @@
 import CUV
 import Foundation
+import UVHTTP1
 
 /// The I/O shell of one HTTP/1.1 connection: a TCP transport, a response decoder and the
 /// connection state machine. Each callback feeds the machine and performs the action it returns;

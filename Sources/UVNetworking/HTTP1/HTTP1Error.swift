@@ -1,3 +1,5 @@
+import UVHTTP1
+
 /// What went wrong with an HTTP/1.1 connection or exchange, in the connection's terms: the
 /// connect, the socket (libuv statuses), the response's framing, the request body, or a failure
 /// below (`transport`). The pool forwards these too (its only error of its own, `noConnection`,

@@ -1,4 +1,5 @@
 import DequeModule
+import UVHTTP1
 
 /// Someone waiting for a connection from a pool: a task runner. Loop thread only.
 protocol PoolRequest: AnyObject {

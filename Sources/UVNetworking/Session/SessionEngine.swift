@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import UVHTTP1
 
 /// The loop-side half of a session: its pools (one per origin), its running tasks and the
 /// hand-off of finished tasks to the worker pool and the completion queue. Loop-confined; the

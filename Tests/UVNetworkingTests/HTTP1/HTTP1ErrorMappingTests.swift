@@ -1,6 +1,7 @@
 import CUV
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// Each `HTTP1Error` (with the request body's and the decoder's errors) becomes the
 /// `NetworkingError` the public API has always reported.

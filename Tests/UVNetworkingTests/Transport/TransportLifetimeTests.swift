@@ -3,6 +3,7 @@ import Foundation
 import LoopbackHTTPServer
 import Synchronization
 import Testing
+import UVHTTP1
 @_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {

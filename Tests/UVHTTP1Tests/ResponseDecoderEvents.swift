@@ -3,7 +3,7 @@
 // consumer as it decodes it; this adapter collects them into `ResponseEvent`s.
 
 #if !FUZZ_HARNESS
-@testable import UVNetworking
+@testable import UVHTTP1
 #endif
 
 /// What the decoder produced from the bytes of one feed or finish, in wire order.

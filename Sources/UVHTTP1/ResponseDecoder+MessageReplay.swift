@@ -20,7 +20,7 @@ extension ResponseDecoder {
     /// without llhttp: the head is the template's with this head's Date, the body is the bytes
     /// after it. Returns the bytes consumed (up to the message's end, or all of them when its body
     /// goes on in the next read).
-    func replayMessage(_ bytes: UnsafeRawBufferPointer, at offset: Int, of replay: HeadReplay,
+    package func replayMessage(_ bytes: UnsafeRawBufferPointer, at offset: Int, of replay: HeadReplay,
                        bodyLength: Int) throws(ResponseDecoderError) -> Int {
         let start = bytes.baseAddress! + offset
         // What onHeadersComplete leaves for a final head with the template's fields.
@@ -41,7 +41,7 @@ extension ResponseDecoder {
 
     /// Hands on the next body bytes of a replayed message from `bytes[offset...]`, and its end
     /// once the last one is there. Returns the bytes consumed up to where it stopped.
-    func replayBody(_ bytes: UnsafeRawBufferPointer, from offset: Int) throws(ResponseDecoderError) -> Int {
+    package func replayBody(_ bytes: UnsafeRawBufferPointer, from offset: Int) throws(ResponseDecoderError) -> Int {
         let remaining = replayedBodyRemaining!
         let count = min(remaining, bytes.count &- offset)
         if count > 0 {

@@ -9,7 +9,7 @@ import CLLHTTP
 extension ResponseDecoder {
     /// The callback table shared by every decoder; llhttp requires it to outlive the parser,
     /// so it is allocated once and never freed.
-    nonisolated(unsafe) static let settings: UnsafePointer<llhttp_settings_t> = {
+    package nonisolated(unsafe) static let settings: UnsafePointer<llhttp_settings_t> = {
         let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
         llhttp_settings_init(settings)
         // No callback for the status line, names or values: the scanner has recorded the
@@ -37,7 +37,7 @@ extension ResponseDecoder {
 
     /// llhttp's header_state for a Content-Length name (HEADER_STATE_CONTENT_LENGTH, the same in
     /// 8.x and 9.x).
-    static let contentLengthHeaderState: UInt8 = 2
+    package static let contentLengthHeaderState: UInt8 = 2
 
     /// A field name is complete. A Content-Length is ours to read (`noteFraming`): setting
     /// llhttp's header state back to 0 ("general") before it looks at the value makes llhttp
@@ -45,7 +45,7 @@ extension ResponseDecoder {
     /// in the trailers frames nothing (RFC 9110 §6.5.1) and is passed on as any field (9.x would
     /// otherwise refuse it next to chunked; 8.1 lets it through).
     @inline(__always)
-    static func releaseContentLength(_ parser: UnsafeMutablePointer<llhttp_t>) -> Int32 {
+    package static func releaseContentLength(_ parser: UnsafeMutablePointer<llhttp_t>) -> Int32 {
         if parser.pointee.header_state == contentLengthHeaderState { parser.pointee.header_state = 0 }
         return 0
     }
@@ -58,7 +58,7 @@ extension ResponseDecoder {
     /// For a head (`readingHead`), the same walk reads the framing fields (every Content-Length
     /// and Transfer-Encoding; `framingProblem` is why they cannot frame a body) and finds the
     /// first Date field (`dateIndex`, -1 without one), so no later pass looks at the names again.
-    func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
+    package func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
         var framingProblem: String?
         var dateIndex = -1
         boundsScratch.removeAll()
@@ -179,7 +179,7 @@ extension ResponseDecoder {
     ///
     /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
-    func onHeadersComplete() -> Int32 {
+    package func onHeadersComplete() -> Int32 {
         // A head that repeats the template's bytes takes its record (`HeadReplay`).
         var replay: (HeadReplay, date: UnsafeRawPointer)?
         let (fields, problem, dateIndex): (ReceivedFields, String?, Int)
@@ -323,7 +323,7 @@ extension ResponseDecoder {
     // MARK: - Body and end
 
     /// Body bytes, after chunked decoding: handed to the consumer as they come, up to the body limit.
-    func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    package func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         var accepted = length
         var overflow = false
         if let maxBody = limits.maxBodyBytes, length > maxBody - bodyByteCount {
@@ -343,7 +343,7 @@ extension ResponseDecoder {
 
     /// A chunk-size line ended; after the last chunk, pause so the trailer section can be scanned
     /// from its first byte (llhttp stops right after the line's LF).
-    func onChunkHeader() -> Int32 {
+    package func onChunkHeader() -> Int32 {
         guard parser.pointee.content_length == 0 else { return 0 }
         pause = .lastChunk
         return Int32(HPE_PAUSED.rawValue)
@@ -351,7 +351,7 @@ extension ResponseDecoder {
 
     /// A message ended: a 1xx (the final response follows) or the final response. Always pause,
     /// so no byte after the message is consumed.
-    func onMessageComplete() -> Int32 {
+    package func onMessageComplete() -> Int32 {
         if isInterim {
             pause = .interimComplete
         } else {

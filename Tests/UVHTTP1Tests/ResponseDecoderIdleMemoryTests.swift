@@ -1,6 +1,6 @@
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// What a decoder keeps while its connection is idle: storage of a usual head's size, never
 /// what one large head grew.

@@ -51,23 +51,29 @@ import CLLHTTP
 /// ends to a `ResponseDecoderConsumer`.
 ///
 /// Not thread-safe and not re-entrant: one connection's loop thread owns it.
-final class ResponseDecoder {
+package final class ResponseDecoder {
     /// Bounds on what one response may make the decoder hold.
-    struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Raw bytes of one head, status line and final empty line included (each 1xx head is
         /// counted on its own), and likewise of a trailer section.
-        var maxHeaderBytes: Int = 64 * 1024
+        package var maxHeaderBytes: Int = 64 * 1024
         /// Bytes of one response body after chunked decoding; nil for no limit.
-        var maxBodyBytes: Int? = nil
+        package var maxBodyBytes: Int? = nil
+
+        /// Limits of the given sizes (64 KiB heads, unbounded bodies by default).
+        package init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int? = nil) {
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxBodyBytes = maxBodyBytes
+        }
     }
 
     /// Which part of the current message llhttp is in; decides where fields go and how EOF reads.
-    enum Section: Equatable {
+    package enum Section: Equatable {
         case head, body, trailers
     }
 
     /// Why llhttp last paused (set by the callback that returned HPE_PAUSED).
-    enum Pause: Equatable {
+    package enum Pause: Equatable {
         /// A 1xx ended: the final response follows on the same bytes.
         case interimComplete
         /// A chunked body starts here: its framing lines are scanned from its first byte.
@@ -79,11 +85,11 @@ final class ResponseDecoder {
     }
 
     /// The limits this decoder enforces.
-    let limits: Limits
+    package let limits: Limits
 
     /// llhttp's state. A separate allocation so that its address stays fixed while llhttp holds it
     /// and the callbacks reach it without an exclusive access to `self`.
-    let parser: UnsafeMutablePointer<llhttp_t>
+    package let parser: UnsafeMutablePointer<llhttp_t>
 
     // Mutable state. `@exclusivity(unchecked)`: the decoder is confined to one thread and never
     // re-entered (`executing` guards that), and the runtime's per-access exclusivity checks on
@@ -92,78 +98,78 @@ final class ResponseDecoder {
     // Response-level state (one request's response, 1xx included), touched only by this type
     // and its callbacks.
     /// The request was a HEAD: the final response has no body whatever its fields say.
-    @exclusivity(unchecked) var toHEAD = false
+    @exclusivity(unchecked) package var toHEAD = false
     /// A byte of this response has been fed.
-    @exclusivity(unchecked) var receivedBytes = false
+    @exclusivity(unchecked) package var receivedBytes = false
     /// The final response has ended.
-    @exclusivity(unchecked) var completed = false
+    @exclusivity(unchecked) package var completed = false
     /// Set once an error was thrown: the decoder is dead.
-    @exclusivity(unchecked) var failure: ResponseDecoderError?
+    @exclusivity(unchecked) package var failure: ResponseDecoderError?
     /// Inside feed/finish (re-entrancy guard).
-    @exclusivity(unchecked) var executing = false
+    @exclusivity(unchecked) package var executing = false
     /// Who gets the heads, body bytes and end, during one feed or finish (its caller keeps it alive).
     @exclusivity(unchecked) unowned(unsafe) var consumer: (any ResponseDecoderConsumer)?
     /// No 1xx of this response said the connection closes.
-    @exclusivity(unchecked) var interimKeepAlive = true
+    @exclusivity(unchecked) package var interimKeepAlive = true
     /// llhttp's keep-alive verdict on the final head.
-    @exclusivity(unchecked) var finalKeepAlive = false
+    @exclusivity(unchecked) package var finalKeepAlive = false
     /// The final response's body length as its head announced it: Content-Length, 0 when the
     /// response has no body (HEAD, 204, 304), nil when it is chunked or EOF-framed. Valid from
     /// the `.head` event on; taken from llhttp so the caller need not scan the fields again.
-    @exclusivity(unchecked) var announcedBodyLength: Int64?
+    @exclusivity(unchecked) package var announcedBodyLength: Int64?
 
     // Message-level state (one status line to its message end), reset by `startMessage`.
     /// Checks the raw bytes of the field section being received, if any.
-    @exclusivity(unchecked) var scanner = FieldSectionScanner.inactive
+    @exclusivity(unchecked) package var scanner = FieldSectionScanner.inactive
     /// Finds the line ends of a chunked body's framing, while one is received.
-    @exclusivity(unchecked) var chunkScanner = ChunkLineScanner.inactive
+    @exclusivity(unchecked) package var chunkScanner = ChunkLineScanner.inactive
     /// Where llhttp is in the message.
-    @exclusivity(unchecked) var section = Section.head
+    @exclusivity(unchecked) package var section = Section.head
     /// Why llhttp paused, until the decoding loop handles it.
-    @exclusivity(unchecked) var pause: Pause?
+    @exclusivity(unchecked) package var pause: Pause?
     /// An error found by a callback, for the decoding loop to throw.
-    @exclusivity(unchecked) var callbackError: ResponseDecoderError?
+    @exclusivity(unchecked) package var callbackError: ResponseDecoderError?
     /// This message is a 1xx (known at headers-complete).
-    @exclusivity(unchecked) var isInterim = false
+    @exclusivity(unchecked) package var isInterim = false
     /// The raw bytes of the field section being received and where its lines lie, recorded by
     /// `scanner`; the storage is reused from one section (and one response) to the next.
-    @exclusivity(unchecked) var record = SectionRecord()
+    @exclusivity(unchecked) package var record = SectionRecord()
     /// Scratch for building a section's `ReceivedFields`: the fields' bounds, and the values
     /// that obs-fold made non-contiguous.
-    @exclusivity(unchecked) var boundsScratch = ScratchList<ReceivedFields.Bounds>(capacity: 0)
-    @exclusivity(unchecked) var foldBytes = ByteAccumulator(capacity: 0)
+    @exclusivity(unchecked) package var boundsScratch = ScratchList<ReceivedFields.Bounds>(capacity: 0)
+    @exclusivity(unchecked) package var foldBytes = ByteAccumulator(capacity: 0)
     /// Transfer-Encoding seen in the head, how many codings it listed, and whether all were chunked.
-    @exclusivity(unchecked) var sawTransferEncoding = false
-    @exclusivity(unchecked) var transferCodingCount = 0
-    @exclusivity(unchecked) var transferCodingsAllChunked = true
+    @exclusivity(unchecked) package var sawTransferEncoding = false
+    @exclusivity(unchecked) package var transferCodingCount = 0
+    @exclusivity(unchecked) package var transferCodingsAllChunked = true
     /// The Content-Length value the head's fields gave so far (all of them must agree).
-    @exclusivity(unchecked) var contentLength: UInt64?
+    @exclusivity(unchecked) package var contentLength: UInt64?
     /// Body bytes of this response so far, for the limit.
-    @exclusivity(unchecked) var bodyByteCount = 0
+    @exclusivity(unchecked) package var bodyByteCount = 0
 
     // Connection-level state.
     /// The last final head decoded on this connection that had no template: the next head whose
     /// bytes match it apart from Date takes it as its template (`ResponseHead.template`).
-    @exclusivity(unchecked) var templateHead: ResponseHead?
+    @exclusivity(unchecked) package var templateHead: ResponseHead?
     /// What a head that repeats `templateHead` may take from it instead of being scanned; nil when
     /// the template cannot be replayed (an obs-fold or a bare LF in it).
-    @exclusivity(unchecked) var headReplay: HeadReplay?
+    @exclusivity(unchecked) package var headReplay: HeadReplay?
     /// The head being decoded repeats `headReplay`'s: where it starts in the bytes being fed
     /// (valid during this feed only; cleared at headers-complete and by `startMessage`).
-    @exclusivity(unchecked) var replayedHead: UnsafeRawPointer?
+    @exclusivity(unchecked) package var replayedHead: UnsafeRawPointer?
     /// Heads that took the replay (tests and profiles: how often the shortcut is taken).
-    @exclusivity(unchecked) private(set) var replayedHeadCount = 0
+    @exclusivity(unchecked) package private(set) var replayedHeadCount = 0
     /// Whether a message that repeats a replayable template's is decoded without llhttp
     /// (`replayMessage`). Always on in the library; off only to check the replay against llhttp.
-    @exclusivity(unchecked) var replaysMessages = true
+    @exclusivity(unchecked) package var replaysMessages = true
     /// Messages of those heads that were decoded without llhttp (tests and profiles).
-    @exclusivity(unchecked) private(set) var replayedMessageCount = 0
+    @exclusivity(unchecked) package private(set) var replayedMessageCount = 0
     /// Body bytes still to come of a message decoded without llhttp; nil when none is (llhttp
     /// then sits where `startMessage` left it).
-    @exclusivity(unchecked) var replayedBodyRemaining: Int?
+    @exclusivity(unchecked) package var replayedBodyRemaining: Int?
 
     /// Creates a decoder armed for a response to a non-HEAD request.
-    init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
         parser = .allocate(capacity: 1)
         llhttp_init(parser, HTTP_RESPONSE, ResponseDecoder.settings)
@@ -182,7 +188,7 @@ final class ResponseDecoder {
     /// Legal before any byte of the current response or after its `.end`; calling it in between
     /// traps. A dead decoder stays dead. Whether the connection may carry another request is the
     /// caller's decision (`keepAlive`, leftover bytes); the decoder starts afresh either way.
-    func expectResponse(toHEAD: Bool) {
+    package func expectResponse(toHEAD: Bool) {
         precondition(!executing, "ResponseDecoder is not re-entrant")
         guard failure == nil else { return }
         precondition(completed || !receivedBytes, "expectResponse(toHEAD:) called in the middle of a response")
@@ -199,7 +205,7 @@ final class ResponseDecoder {
     /// end; bytes left over belong to no request (the caller then must not reuse the connection).
     /// On throw, `consumer` has had what was decoded before the error and the decoder is dead
     /// (every later call throws the same error).
-    func feed(_ bytes: UnsafeRawBufferPointer, to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) -> Int {
+    package func feed(_ bytes: UnsafeRawBufferPointer, to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) -> Int {
         precondition(!executing, "ResponseDecoder is not re-entrant")
         if let failure { throw failure }
         guard !completed, !bytes.isEmpty else { return 0 }
@@ -215,7 +221,7 @@ final class ResponseDecoder {
 
     /// The peer closed the connection: ends an EOF-framed body (tells `consumer` of the end) or
     /// throws truncatedBody / closedBeforeResponse.
-    func finish(to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) {
+    package func finish(to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) {
         precondition(!executing, "ResponseDecoder is not re-entrant")
         if let failure { throw failure }
         if completed { return }
@@ -249,7 +255,7 @@ final class ResponseDecoder {
     /// size is kept: the next response reuses it without allocating.
     /// Called per request that ends on a kept connection, so the usual case is four compares.
     @inline(__always)
-    func releaseIdleMemory() {
+    package func releaseIdleMemory() {
         if record.bytes.capacity > SectionRecord.keptBytes || record.lines.capacity > SectionRecord.keptLines
             || boundsScratch.capacity > SectionRecord.keptLines || foldBytes.capacity > SectionRecord.keptBytes {
             shrinkScratch()
@@ -264,20 +270,20 @@ final class ResponseDecoder {
     }
 
     /// Bytes and lines the decoder's scratch has room for (tests: what an idle connection keeps).
-    var scratchCapacity: (bytes: Int, lines: Int, bounds: Int, foldBytes: Int) {
+    package var scratchCapacity: (bytes: Int, lines: Int, bounds: Int, foldBytes: Int) {
         (record.bytes.capacity, record.lines.capacity, boundsScratch.capacity, foldBytes.capacity)
     }
 
     /// Whether any byte of the current response (1xx included) has been received.
-    var hasReceivedBytes: Bool { receivedBytes }
+    package var hasReceivedBytes: Bool { receivedBytes }
 
     /// Whether the final response has ended.
-    var isComplete: Bool { completed }
+    package var isComplete: Bool { completed }
 
     /// Whether the final response's body is being read and only the end of the connection can
     /// end it (no Content-Length, not chunked). Over TLS such a body is complete only if the
     /// server said close_notify first: a bare EOF may be an attacker's truncation.
-    var isReadingBodyUntilEOF: Bool {
+    package var isReadingBodyUntilEOF: Bool {
         !completed && section == .body && announcedBodyLength == nil
             && parser.pointee.flags & UInt16(F_CHUNKED.rawValue) == 0
     }
@@ -285,7 +291,7 @@ final class ResponseDecoder {
     /// After `.end`: whether the connection may carry another request (llhttp keep-alive, and no leftover bytes were seen is the caller's business).
     ///
     /// False before `.end`. An interim response that announced `Connection: close` also makes it false.
-    var keepAlive: Bool { completed && finalKeepAlive && interimKeepAlive }
+    package var keepAlive: Bool { completed && finalKeepAlive && interimKeepAlive }
 
     // MARK: - Decoding loop
 
@@ -389,7 +395,7 @@ final class ResponseDecoder {
     }
 
     /// Resets llhttp and the per-message state for the next status line.
-    func startMessage() {
+    package func startMessage() {
         llhttp_reset(parser)
         scanner = .head
         replayedHead = nil
@@ -408,13 +414,13 @@ final class ResponseDecoder {
     }
 
     /// Marks the decoder dead with `error` and returns it for throwing.
-    func fail(_ error: ResponseDecoderError) -> ResponseDecoderError {
+    package func fail(_ error: ResponseDecoderError) -> ResponseDecoderError {
         failure = error
         return error
     }
 
     /// Builds a `.malformed` error from llhttp's errno and reason (which may be NULL).
-    static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>) -> ResponseDecoderError {
+    package static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>) -> ResponseDecoderError {
         let name = llhttp_errno_name(code).map { String(cString: $0) } ?? "HPE_\(code.rawValue)"
         let detail = llhttp_get_error_reason(parser).map { String(cString: $0) } ?? "no reason given"
         return .malformed("\(name): \(detail)")
@@ -422,21 +428,21 @@ final class ResponseDecoder {
 }
 
 /// Byte constants and helpers shared by the response decoder files.
-enum DecoderASCII {
-    static let cr = UInt8(ascii: "\r")
-    static let lf = UInt8(ascii: "\n")
-    static let space = UInt8(ascii: " ")
-    static let tab = UInt8(ascii: "\t")
-    static let colon = UInt8(ascii: ":")
+package enum DecoderASCII {
+    package static let cr = UInt8(ascii: "\r")
+    package static let lf = UInt8(ascii: "\n")
+    package static let space = UInt8(ascii: " ")
+    package static let tab = UInt8(ascii: "\t")
+    package static let colon = UInt8(ascii: ":")
 
     /// SP or HTAB: optional whitespace (RFC 9110 §5.6.3).
-    @inline(__always) static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }
+    @inline(__always) package static func isWhitespace(_ byte: UInt8) -> Bool { byte == space || byte == tab }
 
     /// 0-9.
-    @inline(__always) static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+    @inline(__always) package static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
     /// ASCII case-insensitive comparison of `bytes` with a lowercase `literal`.
-    static func equalsLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+    package static func equalsLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         guard bytes.count == literal.utf8CodeUnitCount else { return false }
         let expected = literal.utf8Start
         for index in 0..<bytes.count {
@@ -448,7 +454,7 @@ enum DecoderASCII {
     }
 
     /// `bytes` without leading and trailing SP/HTAB.
-    static func trimmingWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+    package static func trimmingWhitespace(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var start = 0
         var end = bytes.count
         while start < end && isWhitespace(bytes[start]) { start += 1 }
@@ -457,7 +463,7 @@ enum DecoderASCII {
     }
 
     /// The bytes of an llhttp span. Int8 and UInt8 may alias, so viewing the chars as bytes is sound.
-    @inline(__always) static func bytes(_ at: UnsafePointer<CChar>?, _ count: Int) -> UnsafeBufferPointer<UInt8> {
+    @inline(__always) package static func bytes(_ at: UnsafePointer<CChar>?, _ count: Int) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: UnsafeRawPointer(at)?.assumingMemoryBound(to: UInt8.self), count: count)
     }
 }

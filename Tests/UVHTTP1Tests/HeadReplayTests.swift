@@ -1,6 +1,6 @@
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// A head that repeats the connection's template head apart from Date's value skips the scan
 /// (`HeadReplay`). Each case decodes one connection's responses twice — each response in one read,

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// What the decoder hands its consumer directly: heads built from the one recorded copy of the
 /// head, and body bytes as views of the bytes fed.

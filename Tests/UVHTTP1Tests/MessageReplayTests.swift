@@ -1,7 +1,7 @@
 import CLLHTTP
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// A message that repeats the connection's replayable template (same head bytes, Date's value
 /// aside; kept alive; framed by Content-Length alone) is decoded without llhttp

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// Heads of one connection that differ only in Date's value share their swift-http-types fields.
 @Suite struct ResponseHeadTemplateTests {

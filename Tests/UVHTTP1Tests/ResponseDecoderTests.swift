@@ -1,7 +1,7 @@
 import CLLHTTP
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// The HTTP/1.1 response decoder, fed bytes directly (no socket).
 ///

@@ -3,9 +3,9 @@
 
 /// Why the response on a connection could not be decoded. After one is thrown the decoder is dead
 /// and the connection must be closed.
-struct ResponseDecoderError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct ResponseDecoderError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The category callers act on (retry, status to report, metrics label).
-    enum Kind: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         /// llhttp rejected it, or one of our own checks failed.
         case malformed
         /// Head (status line + fields, or trailers) beyond limits.maxHeaderBytes.
@@ -21,15 +21,21 @@ struct ResponseDecoderError: Error, Equatable, Sendable, CustomStringConvertible
     }
 
     /// What went wrong, for code.
-    var kind: Kind
+    package var kind: Kind
     /// What went wrong, for people: llhttp's errno name and reason when llhttp found it.
-    var reason: String
+    package var reason: String
+
+    /// An error of this kind, for this reason.
+    package init(kind: Kind, reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
 
     /// "kind: reason", for logs.
-    var description: String { "\(kind): \(reason)" }
+    package var description: String { "\(kind): \(reason)" }
 
     /// An error of kind `.malformed`.
-    static func malformed(_ reason: String) -> ResponseDecoderError {
+    package static func malformed(_ reason: String) -> ResponseDecoderError {
         ResponseDecoderError(kind: .malformed, reason: reason)
     }
 }
