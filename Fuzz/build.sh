@@ -32,13 +32,13 @@ sources=(
   "$decoder/ReceivedFields.swift"
   "$decoder/FieldSectionScanner.swift"
   "$decoder/ScratchList.swift"
-  "$decoder/ResponseDecoderError.swift"
-  "$decoder/ResponseDecoder.swift"
-  "$decoder/ResponseDecoder+Callbacks.swift"
-  "$decoder/ResponseDecoder+MessageReplay.swift"
+  "$decoder/HTTP1ParseError.swift"
+  "$decoder/ResponseParser.swift"
+  "$decoder/ResponseParser+Callbacks.swift"
+  "$decoder/ResponseParser+MessageReplay.swift"
   "$decoder/ChunkLineScanner.swift"
   "$decoder/HexDigit.swift"
-  "$repo/Tests/UVHTTP1Tests/ResponseDecoderEvents.swift"
+  "$repo/Tests/UVHTTP1Tests/ResponseParserEvents.swift"
   "$here/ResponseDecoderFuzzer.swift"
 )
 

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 binary=$here/.out/response-decoder
 
-sources=("$here/ResponseDecoderFuzzer.swift" "$here/build.sh" "$repo/Tests/UVHTTP1Tests/ResponseDecoderEvents.swift" "$repo"/Sources/UVHTTP1/{ResponseHead,HeadReplay,ReceivedFields,FieldSectionScanner,ScratchList,ResponseDecoderError,ResponseDecoder,ResponseDecoder+Callbacks,ResponseDecoder+MessageReplay,ChunkLineScanner,HexDigit}.swift)
+sources=("$here/ResponseDecoderFuzzer.swift" "$here/build.sh" "$repo/Tests/UVHTTP1Tests/ResponseParserEvents.swift" "$repo"/Sources/UVHTTP1/{ResponseHead,HeadReplay,ReceivedFields,FieldSectionScanner,ScratchList,HTTP1ParseError,ResponseParser,ResponseParser+Callbacks,ResponseParser+MessageReplay,ChunkLineScanner,HexDigit}.swift)
 if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary" 2>/dev/null)" ]; then
   "$here/build.sh"
 fi

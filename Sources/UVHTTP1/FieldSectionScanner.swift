@@ -6,7 +6,7 @@
 /// llhttp must get a CR before.
 package struct ScanStop {
     package var index: Int
-    package var problem: ResponseDecoderError?
+    package var problem: HTTP1ParseError?
 }
 
 /// The raw bytes of the field section being received, copied once as the scanner walks them,
@@ -112,8 +112,11 @@ package struct FieldSectionScanner {
     /// (the scanner is then past it), appending what it scanned to `record`. Returns where llhttp
     /// must stop: before a byte that must not reach it, with the error it causes, or before a
     /// bare LF; nil if neither came.
-    package mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, into record: inout SectionRecord) -> ScanStop? {
-        let (stop, scannedEnd) = scanLines(bytes, from: start, limit: limit, into: &record)
+    /// A bare LF, or an obs-fold line, is a problem unless `allowsBareLF` / `allowsObsFold`.
+    package mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, allowsBareLF: Bool,
+                               allowsObsFold: Bool, into record: inout SectionRecord) -> ScanStop? {
+        let (stop, scannedEnd) = scanLines(bytes, from: start, limit: limit, allowsBareLF: allowsBareLF,
+                                           allowsObsFold: allowsObsFold, into: &record)
         if scannedEnd > start, let base = bytes.baseAddress {
             record.bytes.append(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self) + start, count: scannedEnd - start))
         }
@@ -121,8 +124,8 @@ package struct FieldSectionScanner {
     }
 
     /// `scan` without the copy; also returns the end of the bytes it went past.
-    private mutating func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int,
-                                    into record: inout SectionRecord) -> (ScanStop?, Int) {
+    private mutating func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, allowsBareLF: Bool,
+                                    allowsObsFold: Bool, into record: inout SectionRecord) -> (ScanStop?, Int) {
         var index = start
         let end = bytes.count
         while index < end {
@@ -135,6 +138,9 @@ package struct FieldSectionScanner {
                             // RFC 9110 §5.1: a name is a token, never empty (llhttp 8.1 takes ": value").
                             if first == DecoderASCII.colon { return (ScanStop(index: index, problem: .malformed("empty field name")), index) }
                             if DecoderASCII.isWhitespace(first) {
+                                if !allowsObsFold {
+                                    return (ScanStop(index: index, problem: .malformed("obs-fold (a line starting with whitespace) in a field section")), index)
+                                }
                                 // An obs-fold continuation line: no name, its value joins the previous one.
                                 colon = SectionRecord.Line.continuation
                                 inName = false
@@ -173,7 +179,7 @@ package struct FieldSectionScanner {
             }
             let byte = bytes[index]
             if byteCount >= limit {
-                return (ScanStop(index: index, problem: ResponseDecoderError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes")), index)
+                return (ScanStop(index: index, problem: HTTP1ParseError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes")), index)
             }
             byteCount += 1
             if sawCR {
@@ -183,6 +189,7 @@ package struct FieldSectionScanner {
             } else if byte == DecoderASCII.lf {
                 // A bare LF ends the line too (RFC 9112 §2.2); llhttp must get a CR before it.
                 if onStatusLine && column < 12 { return (ScanStop(index: index, problem: .malformed("status line too short")), index) }
+                if !allowsBareLF { return (ScanStop(index: index, problem: .malformed("bare LF ending a line of a field section")), index) }
                 record.hasBareLF = true
                 _ = lineEnded(at: byteCount - 1, into: &record)
                 return (ScanStop(index: index, problem: nil), index + 1)

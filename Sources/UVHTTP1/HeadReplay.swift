@@ -2,12 +2,12 @@
 // been scanned and built, the next head that repeats its bytes needs neither the scan nor the
 // build: two compares tell it apart, and the template's record of its lines, names, framing and
 // Date position holds for it too. llhttp still validates every byte, unless the template's whole
-// message can be replayed (`bodyLength`, ResponseDecoder+MessageReplay.swift). Only the standard
+// message can be replayed (`bodyLength`, ResponseParser+MessageReplay.swift). Only the standard
 // library and libc are used here so that the fuzz harness can compile the decoder's files alone.
 
 import Glibc
 
-/// What the decoder keeps of its connection's template head (`ResponseDecoder.templateHead`) so
+/// What the decoder keeps of its connection's template head (`ResponseParser.templateHead`) so
 /// that a later head with the same bytes apart from Date's value can skip the scan.
 ///
 /// The rule that makes the shortcut exact: a head whose bytes equal the template's everywhere but
@@ -32,7 +32,7 @@ package final class HeadReplay {
     package let transferCodingCount: Int
     package let transferCodingsAllChunked: Bool
     /// The template's body length when its whole message may be replayed without llhttp
-    /// (`ResponseDecoder.replayMessage`): llhttp took the template as the final response to a
+    /// (`ResponseParser.replayMessage`): llhttp took the template as the final response to a
     /// request other than HEAD, kept alive, framed by Content-Length alone (no Transfer-Encoding,
     /// no upgrade or close, not 204 or 304). nil otherwise.
     package let bodyLength: Int?

@@ -10,14 +10,14 @@ extension ResponseHead {
     /// the same Date value: a server sends the same head response after response, and the same
     /// Date for a whole second of them, so most heads cost one lock and one compare of Date's
     /// bytes, and no allocation.
-    package var httpResponse: HTTPResponse {
+    public var httpResponse: HTTPResponse {
         guard let template else { return Self.makeResponse(self) }
         return withDateValue { template.sharedResponse(date: $0, of: self) }
     }
 
     /// The fields as swift-http-types fields (shared with the template's followers, as
     /// `httpResponse` is).
-    package var httpFields: HTTPFields {
+    public var httpFields: HTTPFields {
         guard let template else { return Self.makeFields(headers) }
         return withDateValue { template.sharedResponse(date: $0, of: self) }.headerFields
     }
@@ -57,7 +57,7 @@ extension ResponseHead {
     }
 
     /// Builds swift-http-types fields from received ones.
-    private static func makeFields(_ headers: ReceivedFields) -> HTTPFields {
+    fileprivate static func makeFields(_ headers: ReceivedFields) -> HTTPFields {
         var fields = HTTPFields()
         // Without this, appending grows the storage several times for a typical head.
         fields.reserveCapacity(headers.count)
@@ -78,6 +78,12 @@ extension ResponseHead {
         // validates UTF-8 through unspecialised generic code.)
         return HTTPField(name: name, value: value)
     }
+}
+
+extension ReceivedFields {
+    /// The fields as swift-http-types fields, in order (names keep the peer's spelling in
+    /// `rawName`; a value with obs-text keeps its bytes).
+    public var httpFields: HTTPFields { ResponseHead.makeFields(self) }
 }
 
 /// The response a template head last handed out to its followers and the Date value it

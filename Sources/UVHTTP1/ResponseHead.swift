@@ -9,16 +9,16 @@ import Synchronization
 /// A class, though immutable: a head travels from the decoder through the connection, the task
 /// runner and the task to the worker, and each hand-off is then one retain rather than a copy of
 /// every field.
-package final class ResponseHead: Equatable, Sendable {
+public final class ResponseHead: Equatable, Sendable {
     /// Always 1: the decoder rejects any other major version.
-    package let versionMajor: Int
+    public let versionMajor: Int
     /// 0 or 1 (llhttp rejects HTTP/1.2 and later).
-    package let versionMinor: Int
+    public let versionMinor: Int
     /// Three digits, 100...999. Codes 600...999 are passed through: RFC 9110 §15 asks a client to
     /// treat them as 5xx, a policy decision left to the caller.
-    package let status: Int
+    public let status: Int
     /// The reason phrase, possibly empty; RFC 9112 §4 says a client should ignore it.
-    package let reason: String
+    public let reason: String
     /// The fields in the order received, duplicates kept. For a decoded head the storage also
     /// holds the raw head, status line included. Written only by `reuse`, when nothing else
     /// holds the head (so no other thread can read it), hence nonisolated(unsafe); no access
@@ -26,12 +26,15 @@ package final class ResponseHead: Equatable, Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) package private(set) var headers: ReceivedFields
     /// llhttp_should_keep_alive() at headers-complete: false for HTTP/1.0 without keep-alive, Connection: close, EOF-framed bodies.
     /// Written only by `reuse`, as `headers`.
-    @exclusivity(unchecked) nonisolated(unsafe) package private(set) var keepAlive: Bool
+    @exclusivity(unchecked) nonisolated(unsafe) public package(set) var keepAlive: Bool
     /// An earlier head of the same connection whose raw bytes equal this one's apart from the
     /// value of its first Date field: the heads naming it share their swift-http-types response,
     /// rebuilt only when Date's value changes (see ResponseHead+HTTPTypes.swift). Always a head
     /// without a template.
     package let template: ResponseHead?
+    /// The fields in the order received, duplicates kept (obs-fold joined by SP when the parser
+    /// allows it); `httpFields` has them as swift-http-types fields.
+    public var fields: ReceivedFields { headers }
     /// The index of the first Date field, when `template` is set.
     package let dateIndex: Int
     /// Whether a field is named Content-Encoding: most responses have none, and then the task
@@ -63,7 +66,8 @@ package final class ResponseHead: Equatable, Sendable {
         self.keepAlive = keepAlive
     }
 
-    package static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
+    /// Whether two heads have the same version, status, reason, fields (bytes included) and keep-alive.
+    public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
         lhs.versionMajor == rhs.versionMajor && lhs.versionMinor == rhs.versionMinor && lhs.status == rhs.status
             && lhs.reason == rhs.reason && lhs.headers == rhs.headers && lhs.keepAlive == rhs.keepAlive
     }
@@ -132,17 +136,17 @@ package func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _
 }
 
 /// What the decoder hands on as it decodes, in wire order: `interim* head body* end` for each
-/// response; an error cuts that short. Called during `ResponseDecoder.feed`/`finish`, from
+/// response; an error cuts that short. Called during `ResponseParser.feed`/`finish`, from
 /// inside llhttp: the consumer must not call back into the decoder (its read-only properties
 /// excepted).
-package protocol ResponseDecoderConsumer: AnyObject {
+public protocol ResponseParserConsumer: AnyObject {
     /// A 1xx other than 101; the decoder then waits for the final response.
-    func decoderReceivedInterim(_ head: ResponseHead)
+    func parserReceivedInterim(_ head: ResponseHead)
     /// The final response head.
-    func decoderReceivedHead(_ head: ResponseHead)
+    func parserReceivedHead(_ head: ResponseHead)
     /// Body bytes after chunked decoding, never empty: a view of the bytes being fed, valid
     /// only during the call.
-    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer)
+    func parserReceivedBody(_ bytes: UnsafeRawBufferPointer)
     /// The final response is complete; `trailers` is empty unless a chunked body carried some.
-    func decoderReceivedEnd(trailers: ReceivedFields)
+    func parserReceivedEnd(trailers: ReceivedFields)
 }

@@ -24,7 +24,7 @@ enum HTTP1Error: Error {
     /// Bytes arrived while no response was expected.
     case bytesOutsideResponse(count: Int)
     /// The response could not be decoded.
-    case decoding(ResponseDecoderError)
+    case decoding(HTTP1ParseError)
     /// TLS ended without close_notify inside a body that only the end of the connection frames.
     case uncleanTLSEnd
     /// The server closed the connection while no response was in progress.

@@ -34,7 +34,7 @@ final class ConnectionPool {
         var maximumConnections: Int
         var idleTimeout: Double
         var connectTimeout: Double
-        var decoderLimits: ResponseDecoder.Limits
+        var decoderLimits: ResponseParser.Options
     }
 
     let host: String

@@ -142,7 +142,7 @@ final class SessionEngine {
             maximumConnections: max(1, configuration.maximumConnectionsPerHost),
             idleTimeout: configuration.idleConnectionTimeout,
             connectTimeout: configuration.connectTimeout,
-            decoderLimits: ResponseDecoder.Limits(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
+            decoderLimits: ResponseParser.Options.client(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
         // Through a proxy, connections go to the proxy; https tunnels to the origin from there.
         let pool = ConnectionPool(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port,

@@ -61,7 +61,7 @@ extension NetworkingError {
     }
 }
 
-extension ResponseDecoderError {
+extension HTTP1ParseError {
     /// The public error code for a decoder error.
     var networkingCode: NetworkingError.Code {
         switch kind {

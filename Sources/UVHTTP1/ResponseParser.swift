@@ -13,7 +13,7 @@ import CLLHTTP
 //   llhttp is first run on the bytes before i, so that whichever problem comes first in the
 //   stream wins however the stream was split.
 // - llhttp validates, with no callback for the status line, names or values. At headers-complete
-//   (ResponseDecoder+Callbacks.swift) the head is built from the record (one `ResponseHead`, one
+//   (ResponseParser+Callbacks.swift) the head is built from the record (one `ResponseHead`, one
 //   byte array), framing and the first Date are read in the same walk over the recorded lines,
 //   and the checks that need the whole head (framing, upgrades) are applied. Body bytes go to
 //   the consumer as views of the fed bytes.
@@ -21,7 +21,7 @@ import CLLHTTP
 //   Date's value skips the scan and the build (`HeadReplay`): it is recognised by two compares
 //   when it starts a read whole, then llhttp validates it as any other. When the template was a
 //   kept-alive response framed by Content-Length alone, llhttp is left out too: the message is
-//   that head plus the next Content-Length bytes (ResponseDecoder+MessageReplay.swift).
+//   that head plus the next Content-Length bytes (ResponseParser+MessageReplay.swift).
 // - A bare LF ends a line (RFC 9112 §2.2 allows it; curl, Go and browsers accept it), but strict
 //   llhttp 8.1 refuses it in field and chunk lines and has no lenient flag for exactly that (9.x
 //   has one, lenient_optional_cr_before_lf; what follows works with both, checked on 9.3). The
@@ -48,22 +48,49 @@ import CLLHTTP
 //   bytes, a body at maxBodyBytes.
 
 /// Decodes the HTTP/1.1 responses received on one connection, handing heads, body bytes and
-/// ends to a `ResponseDecoderConsumer`.
+/// ends to a `ResponseParserConsumer`.
 ///
 /// Not thread-safe and not re-entrant: one connection's loop thread owns it.
-package final class ResponseDecoder {
-    /// Bounds on what one response may make the decoder hold.
-    package struct Limits: Sendable {
+public final class ResponseParser {
+    /// Limits, and the leniencies RFC 9112 allows a recipient but does not ask of it. The
+    /// default is strict: each leniency is off, so what is refused is exactly what RFC 9112 says a
+    /// recipient may refuse. The client turns all three on (what curl, Go and browsers accept;
+    /// docs/conformance.md).
+    public struct Options: Equatable, Sendable {
         /// Raw bytes of one head, status line and final empty line included (each 1xx head is
-        /// counted on its own), and likewise of a trailer section.
-        package var maxHeaderBytes: Int = 64 * 1024
-        /// Bytes of one response body after chunked decoding; nil for no limit.
-        package var maxBodyBytes: Int? = nil
+        /// counted on its own), and likewise of a trailer section. Default 64 KiB.
+        public var maxHeaderBytes: Int
+        /// Bytes of one response body after chunked decoding; nil (the default) for no limit.
+        public var maxBodyBytes: Int?
+        /// Whether a bare LF ends a line of the head, of the trailers or of the chunked framing.
+        /// RFC 9112 §2.2 lets a recipient take it as a line end; a mismatch of line ends between
+        /// two parsers is a smuggling vector, so the default refuses it (`.malformed`). A bare CR
+        /// is refused either way.
+        public var allowsBareLF: Bool
+        /// Whether obs-fold (a field line continued on a line starting with SP or HTAB) is taken,
+        /// its pieces joined by one SP as RFC 9112 §5.2 asks of a user agent that accepts it.
+        /// RFC 9112 §5.2 deprecates it and lets a user agent refuse it; the default does.
+        public var allowsObsFold: Bool
+        /// Whether Content-Length may be repeated with the same value, or be a list of the same
+        /// value ("6, 6"), which RFC 9110 §8.6 lets a recipient take as one value. The default
+        /// refuses any repeat or list (RFC 9112 §6.3 lets a recipient treat it as invalid);
+        /// differing values are refused either way.
+        public var allowsRepeatedContentLength: Bool
 
-        /// Limits of the given sizes (64 KiB heads, unbounded bodies by default).
-        package init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int? = nil) {
+        /// Options with these limits and leniencies; the defaults are strict.
+        public init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int? = nil, allowsBareLF: Bool = false,
+                    allowsObsFold: Bool = false, allowsRepeatedContentLength: Bool = false) {
             self.maxHeaderBytes = maxHeaderBytes
             self.maxBodyBytes = maxBodyBytes
+            self.allowsBareLF = allowsBareLF
+            self.allowsObsFold = allowsObsFold
+            self.allowsRepeatedContentLength = allowsRepeatedContentLength
+        }
+
+        /// What the client accepts (docs/conformance.md): every leniency on, with these limits.
+        package static func client(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int? = nil) -> Options {
+            Options(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes, allowsBareLF: true, allowsObsFold: true,
+                    allowsRepeatedContentLength: true)
         }
     }
 
@@ -84,8 +111,8 @@ package final class ResponseDecoder {
         case lastChunk
     }
 
-    /// The limits this decoder enforces.
-    package let limits: Limits
+    /// The limits and leniencies this parser applies.
+    public let options: Options
 
     /// llhttp's state. A separate allocation so that its address stays fixed while llhttp holds it
     /// and the callbacks reach it without an exclusive access to `self`.
@@ -104,11 +131,15 @@ package final class ResponseDecoder {
     /// The final response has ended.
     @exclusivity(unchecked) package var completed = false
     /// Set once an error was thrown: the decoder is dead.
-    @exclusivity(unchecked) package var failure: ResponseDecoderError?
+    @exclusivity(unchecked) package var failure: HTTP1ParseError?
+    /// Bytes consumed by the feeds before this one: where the bytes being fed start in the stream.
+    @exclusivity(unchecked) package var streamOffset = 0
+    /// The bytes being fed (during a feed), so that a callback can say where its error lies.
+    @exclusivity(unchecked) package var feedBase: UnsafeRawPointer?
     /// Inside feed/finish (re-entrancy guard).
     @exclusivity(unchecked) package var executing = false
     /// Who gets the heads, body bytes and end, during one feed or finish (its caller keeps it alive).
-    @exclusivity(unchecked) unowned(unsafe) var consumer: (any ResponseDecoderConsumer)?
+    @exclusivity(unchecked) unowned(unsafe) var consumer: (any ResponseParserConsumer)?
     /// No 1xx of this response said the connection closes.
     @exclusivity(unchecked) package var interimKeepAlive = true
     /// llhttp's keep-alive verdict on the final head.
@@ -128,7 +159,10 @@ package final class ResponseDecoder {
     /// Why llhttp paused, until the decoding loop handles it.
     @exclusivity(unchecked) package var pause: Pause?
     /// An error found by a callback, for the decoding loop to throw.
-    @exclusivity(unchecked) package var callbackError: ResponseDecoderError?
+    @exclusivity(unchecked) package var callbackError: HTTP1ParseError?
+    /// Where in the bytes being fed that error lies, when the callback knows better than
+    /// llhttp's error position (a body over its limit: the first byte past it).
+    @exclusivity(unchecked) package var callbackErrorIndex: Int?
     /// This message is a 1xx (known at headers-complete).
     @exclusivity(unchecked) package var isInterim = false
     /// The raw bytes of the field section being received and where its lines lie, recorded by
@@ -168,11 +202,11 @@ package final class ResponseDecoder {
     /// then sits where `startMessage` left it).
     @exclusivity(unchecked) package var replayedBodyRemaining: Int?
 
-    /// Creates a decoder armed for a response to a non-HEAD request.
-    package init(limits: Limits = Limits()) {
-        self.limits = limits
+    /// Creates a parser armed for a response to a non-HEAD request.
+    public init(options: Options = Options()) {
+        self.options = options
         parser = .allocate(capacity: 1)
-        llhttp_init(parser, HTTP_RESPONSE, ResponseDecoder.settings)
+        llhttp_init(parser, HTTP_RESPONSE, ResponseParser.settings)
         // Unretained: the decoder owns the parser, so it outlives every callback.
         parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         startMessage()
@@ -188,8 +222,8 @@ package final class ResponseDecoder {
     /// Legal before any byte of the current response or after its `.end`; calling it in between
     /// traps. A dead decoder stays dead. Whether the connection may carry another request is the
     /// caller's decision (`keepAlive`, leftover bytes); the decoder starts afresh either way.
-    package func expectResponse(toHEAD: Bool) {
-        precondition(!executing, "ResponseDecoder is not re-entrant")
+    public func expectResponse(toHEAD: Bool) {
+        precondition(!executing, "ResponseParser is not re-entrant")
         guard failure == nil else { return }
         precondition(completed || !receivedBytes, "expectResponse(toHEAD:) called in the middle of a response")
         self.toHEAD = toHEAD
@@ -205,28 +239,32 @@ package final class ResponseDecoder {
     /// end; bytes left over belong to no request (the caller then must not reuse the connection).
     /// On throw, `consumer` has had what was decoded before the error and the decoder is dead
     /// (every later call throws the same error).
-    package func feed(_ bytes: UnsafeRawBufferPointer, to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) -> Int {
-        precondition(!executing, "ResponseDecoder is not re-entrant")
+    public func feed(_ bytes: UnsafeRawBufferPointer, to consumer: any ResponseParserConsumer) throws(HTTP1ParseError) -> Int {
+        precondition(!executing, "ResponseParser is not re-entrant")
         if let failure { throw failure }
         guard !completed, !bytes.isEmpty else { return 0 }
         receivedBytes = true
         executing = true
         self.consumer = consumer
+        feedBase = bytes.baseAddress
         defer {
             self.consumer = nil
+            feedBase = nil
             executing = false
         }
-        return try decode(bytes)
+        let consumed = try decode(bytes)
+        streamOffset += consumed
+        return consumed
     }
 
     /// The peer closed the connection: ends an EOF-framed body (tells `consumer` of the end) or
     /// throws truncatedBody / closedBeforeResponse.
-    package func finish(to consumer: any ResponseDecoderConsumer) throws(ResponseDecoderError) {
-        precondition(!executing, "ResponseDecoder is not re-entrant")
+    public func finish(to consumer: any ResponseParserConsumer) throws(HTTP1ParseError) {
+        precondition(!executing, "ResponseParser is not re-entrant")
         if let failure { throw failure }
         if completed { return }
         guard receivedBytes else {
-            throw fail(ResponseDecoderError(kind: .closedBeforeResponse, reason: "connection closed before any byte of the response"))
+            throw fail(HTTP1ParseError(kind: .closedBeforeResponse, reason: "connection closed before any byte of the response"), at: 0)
         }
         executing = true
         self.consumer = consumer
@@ -238,7 +276,7 @@ package final class ResponseDecoder {
         // unfinished is INVALID_EOF_STATE (or OK with nothing begun, right after a 1xx).
         _ = llhttp_finish(parser)
         if completed { return }
-        if let callbackError { throw fail(callbackError) }
+        if let callbackError { throw fail(callbackError, at: 0) }
         let reason: String
         switch section {
         case .head:
@@ -247,7 +285,7 @@ package final class ResponseDecoder {
         case .body: reason = "connection closed inside the body"
         case .trailers: reason = "connection closed inside the trailer section"
         }
-        throw fail(ResponseDecoderError(kind: .truncatedBody, reason: reason))
+        throw fail(HTTP1ParseError(kind: .truncatedBody, reason: reason), at: 0)
     }
 
     /// The connection went idle: scratch that a large head (or trailer section) grew is given
@@ -263,7 +301,7 @@ package final class ResponseDecoder {
     }
 
     private func shrinkScratch() {
-        precondition(!executing, "ResponseDecoder is not re-entrant")
+        precondition(!executing, "ResponseParser is not re-entrant")
         record.shrinkIfGrown()
         if boundsScratch.capacity > SectionRecord.keptLines { boundsScratch = ScratchList(capacity: 0) }
         foldBytes.removeAll(shrinkingPast: SectionRecord.keptBytes, to: 0)
@@ -275,10 +313,10 @@ package final class ResponseDecoder {
     }
 
     /// Whether any byte of the current response (1xx included) has been received.
-    package var hasReceivedBytes: Bool { receivedBytes }
+    public var hasReceivedBytes: Bool { receivedBytes }
 
     /// Whether the final response has ended.
-    package var isComplete: Bool { completed }
+    public var isComplete: Bool { completed }
 
     /// Whether the final response's body is being read and only the end of the connection can
     /// end it (no Content-Length, not chunked). Over TLS such a body is complete only if the
@@ -291,13 +329,13 @@ package final class ResponseDecoder {
     /// After `.end`: whether the connection may carry another request (llhttp keep-alive, and no leftover bytes were seen is the caller's business).
     ///
     /// False before `.end`. An interim response that announced `Connection: close` also makes it false.
-    package var keepAlive: Bool { completed && finalKeepAlive && interimKeepAlive }
+    public var keepAlive: Bool { completed && finalKeepAlive && interimKeepAlive }
 
     // MARK: - Decoding loop
 
     /// Runs llhttp over `bytes`, stopping it early where a scanner found a problem or a bare LF,
     /// and handling each pause. Returns the bytes consumed.
-    private func decode(_ bytes: UnsafeRawBufferPointer) throws(ResponseDecoderError) -> Int {
+    private func decode(_ bytes: UnsafeRawBufferPointer) throws(HTTP1ParseError) -> Int {
         // The rest of a replayed message's body, which llhttp never saw the head of.
         if replayedBodyRemaining != nil { return try replayBody(bytes, from: 0) }
         let base = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
@@ -321,14 +359,15 @@ package final class ResponseDecoder {
                 scanner = .inactive
             }
             if scanner.isActive {
-                found = scanner.scan(bytes, from: scanned, limit: limits.maxHeaderBytes, into: &record)
+                found = scanner.scan(bytes, from: scanned, limit: options.maxHeaderBytes, allowsBareLF: options.allowsBareLF,
+                                     allowsObsFold: options.allowsObsFold, into: &record)
             } else if chunkScanner.isActive, let lf = chunkScanner.scan(bytes, from: scanned) {
-                found = ScanStop(index: lf, problem: nil)
+                found = ScanStop(index: lf, problem: options.allowsBareLF ? nil : .malformed("bare LF ending a line of the chunked framing"))
             }
             if let found { stop = found.index }
             scanned = found == nil ? bytes.count : stop + 1
             if stop > offset {
-                if let consumed = try execute(base + offset, count: stop - offset) {
+                if let consumed = try execute(base + offset, count: stop - offset, at: offset) {
                     offset += consumed
                     // Every pause starts a new section, whose scanner starts here.
                     scanned = offset
@@ -339,9 +378,9 @@ package final class ResponseDecoder {
             }
             guard let found else { continue }
             // llhttp took every byte before this one without complaint: ours is the first problem.
-            if let problem = found.problem { throw fail(problem) }
+            if let problem = found.problem { throw fail(problem, at: found.index) }
             // A bare LF: llhttp gets the CR it wants first, then the LF with the bytes after it.
-            let paused = try execute(Self.carriageReturn, count: 1)
+            let paused = try execute(Self.carriageReturn, count: 1, at: found.index)
             assert(paused == nil, "llhttp paused on a CR")
         }
         return offset
@@ -354,8 +393,9 @@ package final class ResponseDecoder {
         return UnsafePointer(byte)
     }()
 
-    /// One llhttp_execute. Returns nil when every byte was consumed, or the count consumed up to a pause.
-    private func execute(_ start: UnsafePointer<CChar>, count: Int) throws(ResponseDecoderError) -> Int? {
+    /// One llhttp_execute of the bytes fed from `index` on (or of the CR fed before the bare LF at
+    /// `index`). Returns nil when every byte was consumed, or the count consumed up to a pause.
+    private func execute(_ start: UnsafePointer<CChar>, count: Int, at index: Int) throws(HTTP1ParseError) -> Int? {
         let result = llhttp_execute(parser, start, count)
         if result == HPE_OK { return nil }
         if result == HPE_PAUSED {
@@ -363,7 +403,10 @@ package final class ResponseDecoder {
             // error_pos is the first byte not consumed (checked against llhttp 8.1).
             return llhttp_get_error_pos(parser).map { $0 - start } ?? count
         }
-        throw fail(callbackError ?? Self.llhttpError(result, parser: parser))
+        // llhttp's error position is the byte it stopped at (the LF itself for the CR fed before it).
+        let position = callbackErrorIndex
+            ?? index + (start == Self.carriageReturn ? 0 : llhttp_get_error_pos(parser).map { $0 - start } ?? 0)
+        throw fail(callbackError ?? Self.llhttpError(result, parser: parser), at: position)
     }
 
     /// Acts on the pause llhttp just returned. Returns true when the final response is complete.
@@ -404,6 +447,7 @@ package final class ResponseDecoder {
         section = .head
         pause = nil
         callbackError = nil
+        callbackErrorIndex = nil
         isInterim = false
         record.removeAll()
         sawTransferEncoding = false
@@ -413,14 +457,17 @@ package final class ResponseDecoder {
         bodyByteCount = 0
     }
 
-    /// Marks the decoder dead with `error` and returns it for throwing.
-    package func fail(_ error: ResponseDecoderError) -> ResponseDecoderError {
+    /// Marks the parser dead with `error`, found at `index` in the bytes being fed (at the end of
+    /// the stream for `finish`), and returns it for throwing.
+    package func fail(_ error: HTTP1ParseError, at index: Int) -> HTTP1ParseError {
+        var error = error
+        error.offset = streamOffset + index
         failure = error
         return error
     }
 
     /// Builds a `.malformed` error from llhttp's errno and reason (which may be NULL).
-    package static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>) -> ResponseDecoderError {
+    package static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>) -> HTTP1ParseError {
         let name = llhttp_errno_name(code).map { String(cString: $0) } ?? "HPE_\(code.rawValue)"
         let detail = llhttp_get_error_reason(parser).map { String(cString: $0) } ?? "no reason given"
         return .malformed("\(name): \(detail)")
