@@ -8,6 +8,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "UVNetworking", targets: ["UVNetworking"]),
+        // The HTTP/1.1 codec alone (parsers and encoders, no I/O): for harnesses, captured
+        // traffic and test servers. The client is built on the same types.
+        .library(name: "UVHTTP1", targets: ["UVHTTP1"]),
         // An OpenAPI ClientTransport over a SessionManager: its own product, so that only its
         // users build swift-openapi-runtime.
         .library(name: "UVNetworkingOpenAPI", targets: ["UVNetworkingOpenAPI"]),
@@ -42,7 +45,7 @@ let package = Package(
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
-        // import CUV; only the library's response decoder and LoopbackHTTPServer's request
+        // import CUV; only UVHTTP1 (the HTTP/1.1 codec) and LoopbackHTTPServer's request
         // parser import CLLHTTP; only transport and security import COpenSSL.
         .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp"),
@@ -51,10 +54,18 @@ let package = Package(
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         // Only the content decoder imports CZlib.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The sans-I/O HTTP/1.1 codec: no threads, no I/O, no global mutable state.
+        .target(
+            name: "UVHTTP1",
+            dependencies: [
+                "CLLHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "UVNetworking",
             dependencies: [
-                "CUV", "CLLHTTP", "COpenSSL", "CZlib", "CAres",
+                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CAres",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -173,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
-                "UVNetworking", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
+                "UVNetworking", "UVHTTP1", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
                 "UVNetworkingServiceLifecycle", "uvnetworking-service-probe", "uvnetworking-example-service",
                 "UVNetworkingOpenAPI", "HTTPBinOpenAPIClient",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
@@ -184,6 +195,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "UVHTTP1Tests",
+            dependencies: [
+                "UVHTTP1", "CLLHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // The queue against a throwaway PostgreSQL cluster that the tests start (initdb, pg_ctl).

@@ -1,10 +1,12 @@
-// Fuzzes the HTTP/1.1 response decoder (Sources/UVNetworking/HTTP1/ResponseDecoder.swift) as a
-// connection drives it. The event recorder is the tests' (ResponseDecoderEvents.swift, a link to
-// Tests/UVNetworkingTests/HTTP1/), so that both read the decoder through the same adapter.
+// Fuzzes UVHTTP1's ResponseParser (Sources/UVHTTP1/ResponseParser.swift) as a connection drives
+// it. The event recorder is the tests' (ResponseParserEvents.swift, a link to
+// Tests/UVHTTP1Tests/), so that both read the parser through the same adapter.
 //
 // Input: 4 option bytes, then the bytes a server sends.
 //   byte 0  bit 0: the first request is a HEAD; bit 1: later requests alternate HEAD / not HEAD
 //           bit 2: small head limit (byte 1); bit 3: body limit (byte 2)
+//           bits 4, 5, 6: refuse bare LF, obs-fold, repeated Content-Length (each leniency
+//           the client allows is on unless its bit is set; all three set is the strict default)
 //   byte 1  maxHeaderBytes = 8 + 2 * byte 1, when bit 2 is set (else the 64 KiB default)
 //   byte 2  maxBodyBytes = byte 2, when bit 3 is set (else none)
 //   byte 3  seed for the read sizes of the split run
@@ -14,7 +16,7 @@
 // response that closes the connection, and call finish at the end of the stream.
 // Three runs: one read, reads of pseudo-random sizes, and (inputs up to 512 bytes) one byte per read.
 // The first two are repeated by a decoder that leaves every message to llhttp (no message replay,
-// ResponseDecoder+MessageReplay.swift), which must deliver exactly the same: the same heads and
+// ResponseParser+MessageReplay.swift), which must deliver exactly the same: the same heads and
 // body pieces from each feed, the same bytes consumed, the same errors (reason text included).
 //
 // Invariants (a violation traps with a message):
@@ -28,12 +30,13 @@
 //   no larger than maxHeaderBytes, measured by a lower bound of its raw size.
 // - Split invariance, response by response: the same heads (interim and final), the same body
 //   bytes (concatenated), the same trailers and the same outcome, where an outcome is
-//   "complete, with this keep-alive, ending at this stream offset" or "failed with this Kind".
-//   For failures the error Kind, heads and body bytes delivered before the error must match; the
-//   reason text and the number of bytes consumed before the error may differ.
+//   "complete, with this keep-alive, ending at this stream offset" or "failed with this Kind at
+//   this stream offset" (HTTP1ParseError.offset). For failures the error's Kind and offset, and
+//   the heads and body bytes delivered before the error, must match; the reason text and the
+//   number of bytes consumed before the error may differ.
 
 import FuzzSupport
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// Ends the run when `condition` is false (FuzzSupport's check, under the name this file uses).
 @inline(__always)
@@ -46,7 +49,7 @@ private func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclo
 private struct FuzzOptions {
     var firstIsHEAD = false
     var alternateHEAD = false
-    var limits = ResponseDecoder.Limits()
+    var limits = ResponseParser.Options.client()
     var seed: UInt32 = 1
 
     init(_ bytes: ArraySlice<UInt8>) {
@@ -57,6 +60,9 @@ private struct FuzzOptions {
         alternateHEAD = flags & 2 != 0
         if flags & 4 != 0 { limits.maxHeaderBytes = 8 + 2 * Int(bytes[base + 1]) }
         if flags & 8 != 0 { limits.maxBodyBytes = Int(bytes[base + 2]) }
+        if flags & 16 != 0 { limits.allowsBareLF = false }
+        if flags & 32 != 0 { limits.allowsObsFold = false }
+        if flags & 64 != 0 { limits.allowsRepeatedContentLength = false }
         seed = UInt32(bytes[base + 3]) &* 2_654_435_761 | 1
     }
 
@@ -69,7 +75,7 @@ private struct FuzzOptions {
 /// How one response ended.
 private enum Outcome: Equatable {
     case complete(keepAlive: Bool, endOffset: Int)
-    case failed(ResponseDecoderError.Kind)
+    case failed(HTTP1ParseError.Kind, offset: Int)
 }
 
 /// Everything one response delivered.
@@ -89,7 +95,7 @@ private enum Stage {
 private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions, replaysMessages: Bool = true,
                           trace: UnsafeMutablePointer<[String]>? = nil) -> [ResponseRecord] {
     let limits = options.limits
-    let decoder = ResponseDecoder(limits: limits)
+    let decoder = ResponseParser(options: limits)
     decoder.replaysMessages = replaysMessages
     decoder.expectResponse(toHEAD: options.isHEAD(0))
     var records: [ResponseRecord] = []
@@ -131,25 +137,25 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
     }
 
     /// Records a thrown error and checks that the decoder stays dead.
-    func die(_ failure: ResponseDecoderError, _ all: UnsafeRawBufferPointer) {
+    func die(_ failure: HTTP1ParseError, _ all: UnsafeRawBufferPointer) {
         trace?.pointee.append("failed: \(failure)")
         invariant((failure.kind == .closedBeforeResponse) == !fedThisResponse, "closedBeforeResponse iff nothing was fed: \(failure)")
         invariant(!decoder.isComplete && !decoder.keepAlive, "a failed decoder reports completion")
         var events: [ResponseEvent] = []
-        do throws(ResponseDecoderError) {
+        do throws(HTTP1ParseError) {
             _ = try decoder.feed(all, into: &events)
             invariant(false, "feed after an error did not throw")
         } catch {
             invariant(error == failure, "feed after an error threw \(error), not \(failure)")
         }
-        do throws(ResponseDecoderError) {
+        do throws(HTTP1ParseError) {
             try decoder.finish(into: &events)
             invariant(false, "finish after an error did not throw")
         } catch {
             invariant(error == failure, "finish after an error threw \(error), not \(failure)")
         }
         invariant(events.isEmpty, "events after an error")
-        record.outcome = .failed(failure.kind)
+        record.outcome = .failed(failure.kind, offset: failure.offset)
         records.append(record)
     }
 
@@ -160,7 +166,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
                 var events: [ResponseEvent] = []
                 let consumed: Int
                 fedThisResponse = true
-                do throws(ResponseDecoderError) {
+                do throws(HTTP1ParseError) {
                     consumed = try decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &events)
                 } catch {
                     absorb(events)
@@ -190,7 +196,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
             start = end
         }
         var events: [ResponseEvent] = []
-        do throws(ResponseDecoderError) {
+        do throws(HTTP1ParseError) {
             try decoder.finish(into: &events)
         } catch {
             absorb(events)
@@ -210,7 +216,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 /// and the section ends with a line end; a line end is at least one byte (a bare LF). The reason
 /// counts Unicode scalars, not UTF-8 bytes, because each invalid byte became one U+FFFD; fields
 /// are counted in raw bytes.
-private func checkSectionSize(statusLineReason reason: String?, _ fields: ReceivedFields, _ limits: ResponseDecoder.Limits) {
+private func checkSectionSize(statusLineReason reason: String?, _ fields: ReceivedFields, _ limits: ResponseParser.Options) {
     var size = 1
     if let reason { size += 12 + (reason.isEmpty ? 0 : 1 + reason.unicodeScalars.count) + 1 }
     for index in fields.indices {

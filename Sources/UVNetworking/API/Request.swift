@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Synchronization
+import UVHTTP1
 
 /// A request to send: what AFNetworking users know as an NSURLRequest.
 ///

@@ -1,4 +1,5 @@
 import CZlib
+import UVHTTP1
 
 /// Decodes a response body encoded with gzip or deflate (RFC 9110 §8.4.1), once or in layers,
 /// as it arrives, with zlib, within limits that stop a decompression bomb early: a total size,

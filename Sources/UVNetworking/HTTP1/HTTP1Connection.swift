@@ -1,5 +1,6 @@
 import CUV
 import Foundation
+import UVHTTP1
 
 /// The I/O shell of one HTTP/1.1 connection: a TCP transport, a response decoder and the
 /// connection state machine. Each callback feeds the machine and performs the action it returns;
@@ -30,7 +31,7 @@ final class HTTP1Connection {
     private let tls: TLSRoute?
     /// For https through a proxy: the CONNECT tunnel the connection opens first.
     private let tunnel: TunnelRoute?
-    private let decoder: ResponseDecoder
+    private let decoder: ResponseParser
     @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
     @exclusivity(unchecked) private var timer: LoopTimer?
     /// When an idle connection should close (the pool's idle timeout).
@@ -97,7 +98,7 @@ final class HTTP1Connection {
     /// - Parameters:
     ///   - host, port: where to connect: the origin, or the proxy in front of it.
     init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int, tls: TLSRoute?, tunnel: TunnelRoute?,
-         resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseDecoder.Limits) {
+         resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseParser.Options) {
         loop.assertInLoop()
         self.id = id
         self.loop = loop
@@ -109,7 +110,7 @@ final class HTTP1Connection {
         self.tls = tls
         self.tunnel = tunnel
         self.transport = TCPTransport(loop: loop)
-        self.decoder = ResponseDecoder(limits: decoderLimits)
+        self.decoder = ResponseParser(options: decoderLimits)
     }
 
     /// Over the connected TCP transport: a CONNECT tunnel through a proxy if there is one; then
@@ -476,17 +477,17 @@ final class HTTP1Connection {
     }
 }
 
-extension HTTP1Connection: ResponseDecoderConsumer {
+extension HTTP1Connection: ResponseParserConsumer {
     // Called by the decoder from inside `feed`/`finish`: each piece goes straight to the exchange
     // (which may abort the connection meanwhile: `exchange` is then nil and the rest is dropped).
     // The end only sets a flag, acted on once the decoder has returned.
 
-    func decoderReceivedInterim(_ head: ResponseHead) {
+    func parserReceivedInterim(_ head: ResponseHead) {
         // Other 1xx (102, 103) say nothing about the body.
         if head.status == 100 { perform(machine.continueToBody()) }
     }
 
-    func decoderReceivedHead(_ head: ResponseHead) {
+    func parserReceivedHead(_ head: ResponseHead) {
         if machine.isAwaitingContinue {
             // The server answered without a 100: it does not want the body.
             continueDeadline = .max
@@ -495,11 +496,11 @@ extension HTTP1Connection: ResponseDecoderConsumer {
         exchange?.exchangeReceivedHead(head, bodyLength: decoder.announcedBodyLength)
     }
 
-    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) {
+    func parserReceivedBody(_ bytes: UnsafeRawBufferPointer) {
         exchange?.exchangeReceivedBody(bytes)
     }
 
-    func decoderReceivedEnd(trailers: ReceivedFields) {
+    func parserReceivedEnd(trailers: ReceivedFields) {
         decodedEnd = true
     }
 }

@@ -1,3 +1,5 @@
+import UVHTTP1
+
 /// What went wrong with an HTTP/1.1 connection or exchange, in the connection's terms: the
 /// connect, the socket (libuv statuses), the response's framing, the request body, or a failure
 /// below (`transport`). The pool forwards these too (its only error of its own, `noConnection`,
@@ -22,7 +24,7 @@ enum HTTP1Error: Error {
     /// Bytes arrived while no response was expected.
     case bytesOutsideResponse(count: Int)
     /// The response could not be decoded.
-    case decoding(ResponseDecoderError)
+    case decoding(HTTP1ParseError)
     /// TLS ended without close_notify inside a body that only the end of the connection frames.
     case uncleanTLSEnd
     /// The server closed the connection while no response was in progress.

@@ -1,3 +1,5 @@
+import UVHTTP1
+
 /// What an HTTP/1.1 connection reports to the task running an exchange on it. Loop thread only;
 /// after `exchangeFinished` or `exchangeFailed` nothing more is reported.
 protocol HTTP1ExchangeDelegate: AnyObject {

@@ -1,4 +1,5 @@
 import Foundation
+import UVHTTP1
 
 /// Basic credentials (RFC 7617) from the userinfo of a URL, `scheme://user:password@host/`, as
 /// curl, wget and URLSession send them; also the proxy URL's, for `Proxy-Authorization`.

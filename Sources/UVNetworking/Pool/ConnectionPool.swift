@@ -1,4 +1,5 @@
 import DequeModule
+import UVHTTP1
 
 /// Someone waiting for a connection from a pool: a task runner. Loop thread only.
 protocol PoolRequest: AnyObject {
@@ -33,7 +34,7 @@ final class ConnectionPool {
         var maximumConnections: Int
         var idleTimeout: Double
         var connectTimeout: Double
-        var decoderLimits: ResponseDecoder.Limits
+        var decoderLimits: ResponseParser.Options
     }
 
     let host: String

@@ -1,5 +1,6 @@
 import DequeModule
 import Synchronization
+import UVHTTP1
 
 /// The hand-off between the loop and an `AsyncBodyStream`'s consumer: the loop pushes the head,
 /// body chunks and the end; the consumer takes them in order. Thread-safe (one mutex).

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import UVHTTP1
 
 extension SessionEngine {
     /// A task whose exchange is over, on its way to the serializer and the completion handler.

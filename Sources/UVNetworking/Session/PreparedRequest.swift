@@ -1,4 +1,5 @@
 import Foundation
+import UVHTTP1
 
 /// A request checked and encoded for HTTP/1.1, ready for any connection to its origin.
 ///
@@ -137,13 +138,13 @@ final class PreparedRequest: Sendable {
             case .none: break
             }
             encoded = Result { () throws(RequestEncoder.EncodeError) in
-                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields,
+                try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, defaults: additionalFields,
                                           framing: framing, body: nil)
             }
         } else if let body = request.body {
             encoded = body.withUnsafeBytes { raw in
                 Result { () throws(RequestEncoder.EncodeError) in
-                    try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields,
+                    try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, defaults: additionalFields,
                                               framing: framing, body: raw)
                 }
             }
@@ -151,7 +152,7 @@ final class PreparedRequest: Sendable {
             // No body; chunked framing still sends the empty chunked body.
             let empty = framing == .chunked ? UnsafeRawBufferPointer(start: nil, count: 0) : nil
             encoded = Result { () throws(RequestEncoder.EncodeError) in
-                try RequestEncoder.encode(method: method, target: target, fields: fields, defaults: additionalFields,
+                try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, defaults: additionalFields,
                                           framing: framing, body: empty)
             }
         }

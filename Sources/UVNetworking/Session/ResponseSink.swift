@@ -1,4 +1,5 @@
 import Foundation
+import UVHTTP1
 
 /// Where a task's response body goes: memory for the serializer, an async stream, a download's
 /// file, or nowhere (counted and dropped). Chosen once, when the task's runner is made; the

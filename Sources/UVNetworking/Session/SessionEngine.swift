@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import UVHTTP1
 
 /// The loop-side half of a session: its pools (one per origin), its running tasks and the
 /// hand-off of finished tasks to the worker pool and the completion queue. Loop-confined; the
@@ -141,7 +142,7 @@ final class SessionEngine {
             maximumConnections: max(1, configuration.maximumConnectionsPerHost),
             idleTimeout: configuration.idleConnectionTimeout,
             connectTimeout: configuration.connectTimeout,
-            decoderLimits: ResponseDecoder.Limits(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
+            decoderLimits: ResponseParser.Options.client(maxHeaderBytes: configuration.maximumResponseHeaderBytes,
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes))
         // Through a proxy, connections go to the proxy; https tunnels to the origin from there.
         let pool = ConnectionPool(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port,

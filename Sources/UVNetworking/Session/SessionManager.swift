@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import UVHTTP1
 
 /// Creates and runs tasks, like AFURLSessionManager: every task's connection lives on one event
 /// loop; responses are serialized on a worker pool; completion handlers run on `completionQueue`

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Synchronization
+import UVHTTP1
 
 /// A request's life as the caller sees it, like URLSessionTask: created suspended, started with
 /// `resume()`, ended once with its completion handler. Safe to use from any thread.

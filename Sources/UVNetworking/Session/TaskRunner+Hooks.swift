@@ -1,4 +1,5 @@
 import Foundation
+import UVHTTP1
 
 /// The runner's side of the manager's hooks. Each entry point costs one atomic load (or a nil
 /// check) when no hook is set. Loop thread only.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import UVHTTP1
 
 /// What planning a redirect decided, on its way back to the loop.
 enum RedirectOutcome: Sendable {

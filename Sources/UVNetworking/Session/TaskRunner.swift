@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import UVHTTP1
 
 /// The loop-side half of a task: owns its state machine, its deadlines and its response while it
 /// runs, and performs what the machine decides. Loop-confined.

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// Where sessions meet the store, without sockets: the Cookie field added when a request is
 /// prepared, and the Set-Cookie fields stored once per finished task, whichever way it is

@@ -3,6 +3,7 @@ import HTTPTypes
 import Synchronization
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 extension EndToEnd {
     /// The library alone frames a request body: what a caller's Content-Length and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// The decoder alone: framings, split input, several gzip members, raw deflate, limits.
 @Suite struct ContentDecoderTests {

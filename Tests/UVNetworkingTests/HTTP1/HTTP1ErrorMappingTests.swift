@@ -1,6 +1,7 @@
 import CUV
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// Each `HTTP1Error` (with the request body's and the decoder's errors) becomes the
 /// `NetworkingError` the public API has always reported.
@@ -26,11 +27,11 @@ import Testing
         (.socketFailed(status: UV_ETIMEDOUT.rawValue), .writeFailed, "the connection failed: ETIMEDOUT (connection timed out)"),
         (.bytesOutsideResponse(count: 7), .malformedResponse, "the server sent 7 bytes outside of any response"),
         (.decoding(.malformed("HPE_INVALID_CONSTANT")), .malformedResponse, "HPE_INVALID_CONSTANT"),
-        (.decoding(ResponseDecoderError(kind: .headersTooLarge, reason: "h")), .responseHeadTooLarge, "h"),
-        (.decoding(ResponseDecoderError(kind: .bodyTooLarge, reason: "b")), .responseBodyTooLarge, "b"),
-        (.decoding(ResponseDecoderError(kind: .truncatedBody, reason: "t")), .truncatedResponse, "t"),
-        (.decoding(ResponseDecoderError(kind: .closedBeforeResponse, reason: "c")), .connectionClosed, "c"),
-        (.decoding(ResponseDecoderError(kind: .upgradeRefused, reason: "u")), .unexpectedUpgrade, "u"),
+        (.decoding(HTTP1ParseError(kind: .headersTooLarge, reason: "h")), .responseHeadTooLarge, "h"),
+        (.decoding(HTTP1ParseError(kind: .bodyTooLarge, reason: "b")), .responseBodyTooLarge, "b"),
+        (.decoding(HTTP1ParseError(kind: .truncatedBody, reason: "t")), .truncatedResponse, "t"),
+        (.decoding(HTTP1ParseError(kind: .closedBeforeResponse, reason: "c")), .connectionClosed, "c"),
+        (.decoding(HTTP1ParseError(kind: .upgradeRefused, reason: "u")), .unexpectedUpgrade, "u"),
         (.uncleanTLSEnd, .truncatedResponse,
          "the TLS connection ended without close_notify inside a body that only the end of the connection frames; it may have been cut short"),
         (.closedWithoutResponse, .connectionClosed, "the server closed the connection"),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// The buffer between the loop and a body stream's consumer, driven by hand (no socket).
 @Suite struct BodyStreamBufferTests {

@@ -4,6 +4,7 @@ import HTTPTypes
 import Synchronization
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// CompletionDelivery without sockets: finished tasks are made by hand and run through it.
 @Suite struct CompletionDeliveryTests {

@@ -3,6 +3,7 @@ import Foundation
 import LoopbackHTTPServer
 import Synchronization
 import Testing
+import UVHTTP1
 @_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
@@ -86,7 +87,7 @@ extension EndToEnd {
             onLoop {
                 let connection = HTTP1Connection(id: 1, loop: loop, owner: owner, host: host, port: port, tls: route.value, tunnel: nil,
                                                   resolver: DNSResolver(loop: loop, ttlMilliseconds: 0, overrides: overrides), connectTimeout: 5,
-                                                  decoderLimits: ResponseDecoder.Limits())
+                                                  decoderLimits: ResponseParser.Options.client())
                 owner.connection = connection
                 watch.connection = connection
                 connection.start()

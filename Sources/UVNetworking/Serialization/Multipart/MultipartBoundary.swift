@@ -1,3 +1,5 @@
+import UVHTTP1
+
 /// The boundary rules of RFC 2046 §5.1.1 and AFNetworking's random boundary.
 enum MultipartBoundary {
     /// "Boundary+" and two random 32-bit values as 16 uppercase hex digits, AFNetworking's format

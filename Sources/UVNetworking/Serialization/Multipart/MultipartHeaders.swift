@@ -1,4 +1,5 @@
 import Foundation
+import UVHTTP1
 
 /// Builds the header block of a part, so that no name, filename or value can break it.
 ///

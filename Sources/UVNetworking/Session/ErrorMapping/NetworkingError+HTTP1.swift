@@ -1,3 +1,5 @@
+import UVHTTP1
+
 extension NetworkingError {
     /// The public error for a connection or exchange failure: the one place `HTTP1Error` (and
     /// the request body's and the decoder's errors within it) becomes a `NetworkingError`.
@@ -59,7 +61,7 @@ extension NetworkingError {
     }
 }
 
-extension ResponseDecoderError {
+extension HTTP1ParseError {
     /// The public error code for a decoder error.
     var networkingCode: NetworkingError.Code {
         switch kind {

@@ -1,4 +1,5 @@
 import Foundation
+import UVHTTP1
 
 /// The loop-side state of a download task: its file writer and what the current response
 /// decided. Loop-confined, owned by the task's runner.

@@ -2,7 +2,7 @@
 // links to this file). The decoder itself hands each piece to its consumer as it decodes it; this
 // adapter collects them into `ResponseEvent`s.
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// What the decoder produced from the bytes of one feed or finish, in wire order.
 ///
@@ -20,25 +20,25 @@ enum ResponseEvent: Equatable, Sendable {
 
 /// A consumer that records what the decoder hands it as events, one `.body` per run of body
 /// bytes (the decoder may hand the bytes of one read in several pieces).
-final class ResponseEventCollector: ResponseDecoderConsumer {
+final class ResponseEventCollector: ResponseParserConsumer {
     var events: [ResponseEvent] = []
     /// Body bytes not yet closed into a `.body` event.
     private var body: [UInt8] = []
 
-    func decoderReceivedInterim(_ head: ResponseHead) {
+    func parserReceivedInterim(_ head: ResponseHead) {
         events.append(.informational(head))
     }
 
-    func decoderReceivedHead(_ head: ResponseHead) {
+    func parserReceivedHead(_ head: ResponseHead) {
         events.append(.head(head))
     }
 
-    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) {
+    func parserReceivedBody(_ bytes: UnsafeRawBufferPointer) {
         precondition(!bytes.isEmpty, "the decoder handed an empty body")
         body.append(contentsOf: bytes)
     }
 
-    func decoderReceivedEnd(trailers: ReceivedFields) {
+    func parserReceivedEnd(trailers: ReceivedFields) {
         flushBody()
         events.append(.end(trailers: trailers))
     }
@@ -51,9 +51,9 @@ final class ResponseEventCollector: ResponseDecoderConsumer {
     }
 }
 
-extension ResponseDecoder {
+extension ResponseParser {
     /// `feed(_:to:)`, appending the pieces as events (the body bytes of this call as one `.body`).
-    func feed(_ bytes: UnsafeRawBufferPointer, into events: inout [ResponseEvent]) throws(ResponseDecoderError) -> Int {
+    func feed(_ bytes: UnsafeRawBufferPointer, into events: inout [ResponseEvent]) throws(HTTP1ParseError) -> Int {
         let collector = ResponseEventCollector()
         defer {
             collector.flushBody()
@@ -63,7 +63,7 @@ extension ResponseDecoder {
     }
 
     /// `finish(to:)`, appending the pieces as events.
-    func finish(into events: inout [ResponseEvent]) throws(ResponseDecoderError) {
+    func finish(into events: inout [ResponseEvent]) throws(HTTP1ParseError) {
         let collector = ResponseEventCollector()
         defer {
             collector.flushBody()
@@ -74,9 +74,9 @@ extension ResponseDecoder {
 
     /// `feed(_:into:)` from an array, its error as a value (withUnsafeBytes does not carry a typed
     /// throw).
-    func feed(_ bytes: [UInt8], into events: inout [ResponseEvent]) -> Result<Int, ResponseDecoderError> {
+    func feed(_ bytes: [UInt8], into events: inout [ResponseEvent]) -> Result<Int, HTTP1ParseError> {
         bytes.withUnsafeBytes { raw in
-            do throws(ResponseDecoderError) {
+            do throws(HTTP1ParseError) {
                 return .success(try feed(raw, into: &events))
             } catch {
                 return .failure(error)

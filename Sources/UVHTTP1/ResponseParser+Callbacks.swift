@@ -6,17 +6,17 @@ import CLLHTTP
 // HPE_PAUSED to stop llhttp at a boundary the decoding loop handles, or `failCallback`'s code
 // after storing the error to throw.
 
-extension ResponseDecoder {
+extension ResponseParser {
     /// The callback table shared by every decoder; llhttp requires it to outlive the parser,
     /// so it is allocated once and never freed.
-    nonisolated(unsafe) static let settings: UnsafePointer<llhttp_settings_t> = {
+    package nonisolated(unsafe) static let settings: UnsafePointer<llhttp_settings_t> = {
         let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
         llhttp_settings_init(settings)
         // No callback for the status line, names or values: the scanner has recorded the
         // section (`record`), and llhttp only validates it. The one per-field callback that
         // remains runs no Swift method: it keeps llhttp from parsing Content-Length itself.
         settings.pointee.on_header_field_complete = { parser in
-            ResponseDecoder.releaseContentLength(parser!)
+            ResponseParser.releaseContentLength(parser!)
         }
         settings.pointee.on_headers_complete = { parser in
             withDecoder(parser) { $0.onHeadersComplete() }
@@ -37,7 +37,7 @@ extension ResponseDecoder {
 
     /// llhttp's header_state for a Content-Length name (HEADER_STATE_CONTENT_LENGTH, the same in
     /// 8.x and 9.x).
-    static let contentLengthHeaderState: UInt8 = 2
+    package static let contentLengthHeaderState: UInt8 = 2
 
     /// A field name is complete. A Content-Length is ours to read (`noteFraming`): setting
     /// llhttp's header state back to 0 ("general") before it looks at the value makes llhttp
@@ -45,7 +45,7 @@ extension ResponseDecoder {
     /// in the trailers frames nothing (RFC 9110 §6.5.1) and is passed on as any field (9.x would
     /// otherwise refuse it next to chunked; 8.1 lets it through).
     @inline(__always)
-    static func releaseContentLength(_ parser: UnsafeMutablePointer<llhttp_t>) -> Int32 {
+    package static func releaseContentLength(_ parser: UnsafeMutablePointer<llhttp_t>) -> Int32 {
         if parser.pointee.header_state == contentLengthHeaderState { parser.pointee.header_state = 0 }
         return 0
     }
@@ -58,7 +58,7 @@ extension ResponseDecoder {
     /// For a head (`readingHead`), the same walk reads the framing fields (every Content-Length
     /// and Transfer-Encoding; `framingProblem` is why they cannot frame a body) and finds the
     /// first Date field (`dateIndex`, -1 without one), so no later pass looks at the names again.
-    func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
+    package func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
         var framingProblem: String?
         var dateIndex = -1
         boundsScratch.removeAll()
@@ -145,6 +145,7 @@ extension ResponseDecoder {
         // without the list walk; anything else takes the general path below.
         if !value.isEmpty && value.count <= 18 && value.allSatisfy(DecoderASCII.isDigit) {
             let parsed = value.reduce(UInt64(0)) { $0 * 10 + UInt64($1 &- UInt8(ascii: "0")) }
+            if contentLength != nil && !options.allowsRepeatedContentLength { return "Content-Length repeated" }
             if let contentLength, contentLength != parsed { return "Content-Length fields with differing values" }
             contentLength = parsed
             return nil
@@ -165,9 +166,11 @@ extension ResponseDecoder {
                 parsed = parsed * 10 + digit
             }
             if let number, number != parsed { return "Content-Length lists differing values" }
+            if number != nil && !options.allowsRepeatedContentLength { return "Content-Length is a list" }
             number = parsed
         }
         guard let number else { return "empty Content-Length" }
+        if contentLength != nil && !options.allowsRepeatedContentLength { return "Content-Length repeated" }
         if let contentLength, contentLength != number { return "Content-Length fields with differing values" }
         contentLength = number
         return nil
@@ -179,7 +182,7 @@ extension ResponseDecoder {
     ///
     /// Returns 1 ("no body") for 1xx, HEAD, 204 and 304: strict llhttp 8.1 would otherwise read a
     /// Content-Length body after a 204/304 and wait for one after a HEAD.
-    func onHeadersComplete() -> Int32 {
+    package func onHeadersComplete() -> Int32 {
         // A head that repeats the template's bytes takes its record (`HeadReplay`).
         var replay: (HeadReplay, date: UnsafeRawPointer)?
         let (fields, problem, dateIndex): (ReceivedFields, String?, Int)
@@ -199,7 +202,7 @@ extension ResponseDecoder {
         let state = parser.pointee
         let status = Int(state.status_code)
         if status == 101 || state.upgrade != 0 {
-            return failCallback(ResponseDecoderError(kind: .upgradeRefused, reason: "status \(status): the server switched protocols, which was never requested"))
+            return failCallback(HTTP1ParseError(kind: .upgradeRefused, reason: "status \(status): the server switched protocols, which was never requested"))
         }
         if state.http_major != 1 {
             return failCallback(.malformed("HTTP/\(state.http_major).\(state.http_minor) is not HTTP/1.x"))
@@ -216,7 +219,7 @@ extension ResponseDecoder {
         let keepAlive = llhttp_should_keep_alive(parser) != 0
         if isInterim {
             interimKeepAlive = interimKeepAlive && keepAlive
-            consumer?.decoderReceivedInterim(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: false,
+            consumer?.parserReceivedInterim(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: false,
                                                       replaying: replay))
             return 1
         }
@@ -224,13 +227,13 @@ extension ResponseDecoder {
         announcedBodyLength = skipBody ? 0
             : state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 ? Int64(clamping: state.content_length) : nil
         section = .body
-        consumer?.decoderReceivedHead(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: true,
+        consumer?.parserReceivedHead(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: true,
                                                replaying: replay))
         if skipBody { return 1 }
-        if let maxBody = limits.maxBodyBytes, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0,
+        if let maxBody = options.maxBodyBytes, state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0,
            state.content_length > UInt64(maxBody) {
             // The head is fine and already delivered; it is the body that will not fit.
-            return failCallback(ResponseDecoderError(kind: .bodyTooLarge, reason: "Content-Length \(state.content_length) exceeds the \(maxBody)-byte body limit"))
+            return failCallback(HTTP1ParseError(kind: .bodyTooLarge, reason: "Content-Length \(state.content_length) exceeds the \(maxBody)-byte body limit"))
         }
         if state.flags & UInt16(F_CHUNKED.rawValue) != 0 {
             // Pause at the body's first byte, so its framing lines are scanned from there.
@@ -323,27 +326,29 @@ extension ResponseDecoder {
     // MARK: - Body and end
 
     /// Body bytes, after chunked decoding: handed to the consumer as they come, up to the body limit.
-    func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    package func onBody(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         var accepted = length
         var overflow = false
-        if let maxBody = limits.maxBodyBytes, length > maxBody - bodyByteCount {
+        if let maxBody = options.maxBodyBytes, length > maxBody - bodyByteCount {
             // Deliver what fits, so the bytes delivered do not depend on how reads were split.
             accepted = maxBody - bodyByteCount
             overflow = true
         }
         if accepted > 0 {
             bodyByteCount += accepted
-            consumer?.decoderReceivedBody(UnsafeRawBufferPointer(start: at, count: accepted))
+            consumer?.parserReceivedBody(UnsafeRawBufferPointer(start: at, count: accepted))
         }
         if overflow {
-            return failCallback(ResponseDecoderError(kind: .bodyTooLarge, reason: "body exceeds the \(limits.maxBodyBytes ?? 0)-byte limit"))
+            // The first byte past the limit, wherever llhttp stops.
+            if let at, let feedBase { callbackErrorIndex = UnsafeRawPointer(at) + accepted - feedBase }
+            return failCallback(HTTP1ParseError(kind: .bodyTooLarge, reason: "body exceeds the \(options.maxBodyBytes ?? 0)-byte limit"))
         }
         return 0
     }
 
     /// A chunk-size line ended; after the last chunk, pause so the trailer section can be scanned
     /// from its first byte (llhttp stops right after the line's LF).
-    func onChunkHeader() -> Int32 {
+    package func onChunkHeader() -> Int32 {
         guard parser.pointee.content_length == 0 else { return 0 }
         pause = .lastChunk
         return Int32(HPE_PAUSED.rawValue)
@@ -351,13 +356,13 @@ extension ResponseDecoder {
 
     /// A message ended: a 1xx (the final response follows) or the final response. Always pause,
     /// so no byte after the message is consumed.
-    func onMessageComplete() -> Int32 {
+    package func onMessageComplete() -> Int32 {
         if isInterim {
             pause = .interimComplete
         } else {
             completed = true
             pause = .finalComplete
-            consumer?.decoderReceivedEnd(trailers: section == .trailers ? takeSection().fields : ReceivedFields())
+            consumer?.parserReceivedEnd(trailers: section == .trailers ? takeSection().fields : ReceivedFields())
         }
         return Int32(HPE_PAUSED.rawValue)
     }
@@ -365,7 +370,7 @@ extension ResponseDecoder {
     // MARK: - Helpers
 
     /// Stores `error` for the decoding loop to throw and returns the code that stops llhttp.
-    private func failCallback(_ error: ResponseDecoderError) -> Int32 {
+    private func failCallback(_ error: HTTP1ParseError) -> Int32 {
         callbackError = error
         return Int32(HPE_USER.rawValue)
     }
@@ -374,6 +379,6 @@ extension ResponseDecoder {
 /// Calls `body` with the decoder that owns `parser`, without retaining it: the decoder owns the
 /// parser, so it is alive for as long as llhttp runs.
 @inline(__always)
-private func withDecoder(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (ResponseDecoder) -> Int32) -> Int32 {
-    Unmanaged<ResponseDecoder>.fromOpaque(parser!.pointee.data!)._withUnsafeGuaranteedRef(body)
+private func withDecoder(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (ResponseParser) -> Int32) -> Int32 {
+    Unmanaged<ResponseParser>.fromOpaque(parser!.pointee.data!)._withUnsafeGuaranteedRef(body)
 }

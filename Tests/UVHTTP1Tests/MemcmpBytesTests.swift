@@ -1,5 +1,5 @@
 import Testing
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// memcmpBytes, the decoder's and the response cache's byte compare: every length, a difference
 /// at every place (the overlapping last word included).

@@ -2,12 +2,12 @@
 // been scanned and built, the next head that repeats its bytes needs neither the scan nor the
 // build: two compares tell it apart, and the template's record of its lines, names, framing and
 // Date position holds for it too. llhttp still validates every byte, unless the template's whole
-// message can be replayed (`bodyLength`, ResponseDecoder+MessageReplay.swift). Only the standard
+// message can be replayed (`bodyLength`, ResponseParser+MessageReplay.swift). Only the standard
 // library and libc are used here so that the fuzz harness can compile the decoder's files alone.
 
 import Glibc
 
-/// What the decoder keeps of its connection's template head (`ResponseDecoder.templateHead`) so
+/// What the decoder keeps of its connection's template head (`ResponseParser.templateHead`) so
 /// that a later head with the same bytes apart from Date's value can skip the scan.
 ///
 /// The rule that makes the shortcut exact: a head whose bytes equal the template's everywhere but
@@ -19,32 +19,32 @@ import Glibc
 ///
 /// A class: made once per template, then only referenced (a struct of this size would be copied,
 /// with its references retained, at every head).
-final class HeadReplay {
+package final class HeadReplay {
     /// The template: a final head with no obs-fold and no bare LF.
-    let head: ResponseHead
+    package let head: ResponseHead
     /// Its first Date field's index among its fields, -1 without one.
-    let dateIndex: Int
+    package let dateIndex: Int
     /// Where that field's value lies in the raw head (an empty range without one).
-    let dateValue: Range<Int>
+    package let dateValue: Range<Int>
     /// What its framing fields said (the decoder's state after reading them).
-    let contentLength: UInt64?
-    let sawTransferEncoding: Bool
-    let transferCodingCount: Int
-    let transferCodingsAllChunked: Bool
+    package let contentLength: UInt64?
+    package let sawTransferEncoding: Bool
+    package let transferCodingCount: Int
+    package let transferCodingsAllChunked: Bool
     /// The template's body length when its whole message may be replayed without llhttp
-    /// (`ResponseDecoder.replayMessage`): llhttp took the template as the final response to a
+    /// (`ResponseParser.replayMessage`): llhttp took the template as the final response to a
     /// request other than HEAD, kept alive, framed by Content-Length alone (no Transfer-Encoding,
     /// no upgrade or close, not 204 or 304). nil otherwise.
-    let bodyLength: Int?
+    package let bodyLength: Int?
     /// The last head replayed from this template. Once its task is done with it (the decoder's
     /// is then the only reference), the next replay writes its Date value over it and hands on
     /// the same object: no head is allocated or freed per response, and none is freed on the
     /// completion queue's thread, where it would go back to the loop's malloc arena under that
     /// arena's lock, which the loop takes too (measured as futex calls on both threads). While
     /// something else holds it, the next replay copies its fields into a new head.
-    @exclusivity(unchecked) var lastHead: ResponseHead?
+    @exclusivity(unchecked) package var lastHead: ResponseHead?
 
-    init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
+    package init(head: ResponseHead, dateIndex: Int, dateValue: Range<Int>, contentLength: UInt64?, sawTransferEncoding: Bool,
          transferCodingCount: Int, transferCodingsAllChunked: Bool, bodyLength: Int?) {
         self.head = head
         self.dateIndex = dateIndex
@@ -59,7 +59,7 @@ final class HeadReplay {
     /// The head of a message that repeats the template's bytes, its Date value at `date`:
     /// the last replayed head rewritten in place when nothing else holds it, else a new head
     /// whose fields are a copy (the template's and any live head's bytes never change).
-    func replayedHead(date: UnsafeRawPointer, keepAlive: Bool) -> ResponseHead {
+    package func replayedHead(date: UnsafeRawPointer, keepAlive: Bool) -> ResponseHead {
         // Checked in place: taking it out and putting it back would cost a retain and a release.
         if lastHead != nil && isKnownUniquelyReferenced(&lastHead!) {
             let last = lastHead.unsafelyUnwrapped
@@ -76,11 +76,11 @@ final class HeadReplay {
     }
 
     /// The raw head's length, final empty line included.
-    var byteCount: Int { head.headers.sectionByteCount }
+    package var byteCount: Int { head.headers.sectionByteCount }
 
     /// Whether `bytes[offset...]` starts with a head that repeats the template's bytes apart from
     /// Date's value (see the type's rule).
-    func matches(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+    package func matches(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
         let count = byteCount
         guard count > 0, bytes.count - offset >= count, let base = bytes.baseAddress else { return false }
         let incoming = (base + offset).assumingMemoryBound(to: UInt8.self)

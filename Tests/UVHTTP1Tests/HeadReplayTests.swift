@@ -1,6 +1,6 @@
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// A head that repeats the connection's template head apart from Date's value skips the scan
 /// (`HeadReplay`). Each case decodes one connection's responses twice — each response in one read,
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func aReplayReusesTheLastReplayedHeadsStorageOnceThatHeadIsGone() {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         func head(_ date: String) -> ResponseHead? {
             decoder.expectResponse(toHEAD: false)
             var events: [ResponseEvent] = []
@@ -68,7 +68,7 @@ import Testing
     @Test func theNextReplayReusesTheLastReplayedHeadOnceNothingElseHoldsIt() {
         // No head is allocated or freed per response, and none is freed on the completion
         // queue's thread; a head something still holds is never changed.
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         func decodeOne(_ date: String) -> ResponseHead? {
             decoder.expectResponse(toHEAD: false)
             var events: [ResponseEvent] = []
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func aHeadSplitAcrossReadsIsScanned() {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         for (index, response) in [Self.nginx(Self.date1), Self.nginx(Self.date2)].enumerated() {
             decoder.expectResponse(toHEAD: false)
             let bytes = Array(response.utf8)
@@ -171,7 +171,7 @@ import Testing
     @Test func aHeadBeyondTheLimitIsRefusedWhetherOrNotItRepeats() {
         // The template fitted; a head of the same length fits too, so the replay never meets the
         // limit. A longer one is scanned and refused.
-        var limits = ResponseDecoder.Limits()
+        var limits = ResponseParser.Options.client()
         limits.maxHeaderBytes = Self.nginx(Self.date1).utf8.count - 5 + 10
         let long = Self.nginx(Self.date2).replacingOccurrences(of: "nginx", with: "nginx-with-a-longer-name")
         let (whole, _) = Self.checkSameAsScanned([Self.nginx(Self.date1), Self.nginx(Self.date2), long], limits: limits)
@@ -183,7 +183,7 @@ import Testing
     /// What one response decoded to.
     struct Decoded: Equatable {
         var events: [ResponseEvent] = []
-        var failure: ResponseDecoderError.Kind?
+        var failure: HTTP1ParseError.Kind?
         var keepAlive = false
         /// The template of each head, as the index of the response whose final head it is.
         var templateIndex: Int?
@@ -201,7 +201,7 @@ import Testing
     /// and returns the whole run's and how many heads it replayed.
     @discardableResult
     private static func checkSameAsScanned(_ responses: [String], heads: [Bool]? = nil,
-                                           limits: ResponseDecoder.Limits = ResponseDecoder.Limits()) -> (whole: [Decoded], replayed: Int) {
+                                           limits: ResponseParser.Options = ResponseParser.Options.client()) -> (whole: [Decoded], replayed: Int) {
         let (whole, replayed) = decode(responses, heads: heads, limits: limits, bytesPerRead: Int.max)
         let (single, none) = decode(responses, heads: heads, limits: limits, bytesPerRead: 1)
         #expect(none == 0)
@@ -209,9 +209,9 @@ import Testing
         return (whole, replayed)
     }
 
-    private static func decode(_ responses: [String], heads: [Bool]?, limits: ResponseDecoder.Limits,
+    private static func decode(_ responses: [String], heads: [Bool]?, limits: ResponseParser.Options,
                                bytesPerRead: Int) -> ([Decoded], Int) {
-        let decoder = ResponseDecoder(limits: limits)
+        let decoder = ResponseParser(options: limits)
         var results: [Decoded] = []
         var finalHeads: [ResponseHead] = []
         for (index, response) in responses.enumerated() {
@@ -219,7 +219,7 @@ import Testing
             var decoded = Decoded()
             let bytes = Array(response.utf8)
             var start = 0
-            do throws(ResponseDecoderError) {
+            do throws(HTTP1ParseError) {
                 while start < bytes.count && !decoder.isComplete {
                     let end = min(bytes.count, start &+ bytesPerRead)
                     let consumed = try decoder.feed(Array(bytes[start..<end]), into: &decoded.events).get()

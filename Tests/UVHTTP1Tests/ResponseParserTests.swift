@@ -1,13 +1,13 @@
 import CLLHTTP
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// The HTTP/1.1 response decoder, fed bytes directly (no socket).
 ///
 /// Tests named `llhttpAlone…` run bare llhttp 8.1 (strict) on the same input first: they show which
 /// checks are the decoder's own, and will flag a newer llhttp that changes behaviour.
-@Suite struct ResponseDecoderTests {
+@Suite struct ResponseParserTests {
     // MARK: - Framing
 
     @Test func contentLengthBody() {
@@ -190,7 +190,7 @@ import Testing
         let first = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none"
         let second = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n"
         let input = Array((first + second).utf8)
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         var events: [ResponseEvent] = []
         let consumed = try input.withUnsafeBytes { try decoder.feed($0, into: &events) }
         #expect(consumed == first.utf8.count)
@@ -272,22 +272,22 @@ import Testing
 
     @Test func closedAfterInterimResponse() {
         let result = decode("HTTP/1.1 100 Continue\r\n\r\n", eof: true)
-        #expect(result.error == ResponseDecoderError(kind: .truncatedBody, reason: "connection closed after an interim response"))
+        #expect(result.error == HTTP1ParseError(kind: .truncatedBody, reason: "connection closed after an interim response", offset: 25))
         #expect(result.events == [.informational(head(100, "Continue", []))])
     }
 
     @Test func closedBeforeResponse() throws {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         var events: [ResponseEvent] = []
         #expect(!decoder.hasReceivedBytes)
-        #expect(throws: ResponseDecoderError(kind: .closedBeforeResponse, reason: "connection closed before any byte of the response")) {
+        #expect(throws: HTTP1ParseError(kind: .closedBeforeResponse, reason: "connection closed before any byte of the response")) {
             try decoder.finish(into: &events)
         }
         // The same on a reused connection, after a complete response.
         let reused = decode("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").decoder
         reused.expectResponse(toHEAD: false)
         #expect(!reused.hasReceivedBytes)
-        #expect(throws: ResponseDecoderError.self) { try reused.finish(into: &events) }
+        #expect(throws: HTTP1ParseError.self) { try reused.finish(into: &events) }
         #expect(events.isEmpty)
         do { try reused.finish(into: &events) } catch { #expect(error.kind == .closedBeforeResponse) }
     }
@@ -306,10 +306,10 @@ import Testing
         let input = "HTTP/1.1 200 OK\r\nX-Pad: abcdefgh\r\nContent-Length: 0\r\n\r\n"
         let size = input.utf8.count
         for pieces in [nil, 1] as [Int?] {
-            let atLimit = decode(input, limits: .init(maxHeaderBytes: size), pieces: pieces)
+            let atLimit = decode(input, limits: .client(maxHeaderBytes: size), pieces: pieces)
             #expect(atLimit.error == nil)
             #expect(atLimit.decoder.isComplete)
-            let over = decode(input, limits: .init(maxHeaderBytes: size - 1), pieces: pieces)
+            let over = decode(input, limits: .client(maxHeaderBytes: size - 1), pieces: pieces)
             #expect(over.error?.kind == .headersTooLarge)
             #expect(over.events.isEmpty)
         }
@@ -319,20 +319,20 @@ import Testing
         let interim = "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
         let final = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
         let limit = max(interim.utf8.count, final.utf8.count)
-        #expect(decode(interim + interim + final, limits: .init(maxHeaderBytes: limit)).error == nil)
-        #expect(decode(interim + final, limits: .init(maxHeaderBytes: interim.utf8.count - 1)).error?.kind == .headersTooLarge)
+        #expect(decode(interim + interim + final, limits: .client(maxHeaderBytes: limit)).error == nil)
+        #expect(decode(interim + final, limits: .client(maxHeaderBytes: interim.utf8.count - 1)).error?.kind == .headersTooLarge)
     }
 
     /// The limit is enforced while the head arrives: an endless field never grows the buffers
     /// beyond the limit.
     @Test func endlessHeadIsCutAtTheLimit() throws {
-        let decoder = ResponseDecoder(limits: .init(maxHeaderBytes: 1024))
+        let decoder = ResponseParser(options: .client(maxHeaderBytes: 1024))
         var events: [ResponseEvent] = []
         _ = try Array("HTTP/1.1 200 OK\r\nX-Endless: ".utf8).withUnsafeBytes { try decoder.feed($0, into: &events) }
         let filler = [UInt8](repeating: UInt8(ascii: "a"), count: 100)
-        var thrown: ResponseDecoderError?
+        var thrown: HTTP1ParseError?
         for _ in 0..<50 {
-            do { _ = try filler.withUnsafeBytes { try decoder.feed($0, into: &events) } } catch { thrown = error as? ResponseDecoderError; break }
+            do { _ = try filler.withUnsafeBytes { try decoder.feed($0, into: &events) } } catch { thrown = error as? HTTP1ParseError; break }
             #expect(decoder.record.bytes.count <= 1024)
         }
         #expect(thrown?.kind == .headersTooLarge)
@@ -342,7 +342,7 @@ import Testing
     /// A trailer section has its own budget of maxHeaderBytes raw bytes, final empty line included.
     @Test func trailerSectionExactlyAtTheLimitAndOneOver() {
         let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Pad: \(String(repeating: "p", count: 40))\r\n\r\n"
-        let limits = ResponseDecoder.Limits(maxHeaderBytes: head.utf8.count)
+        let limits = ResponseParser.Options.client(maxHeaderBytes: head.utf8.count)
         /// "X-Trailer: ttt…\r\n\r\n" of `size` bytes.
         func trailerSection(_ size: Int) -> String { "X-Trailer: \(String(repeating: "t", count: size - 15))\r\n\r\n" }
         for pieces in [nil, 1] as [Int?] {
@@ -356,7 +356,7 @@ import Testing
     }
 
     @Test func bodyExactlyAtTheLimitAndOneOver() {
-        let limits = ResponseDecoder.Limits(maxBodyBytes: 5)
+        let limits = ResponseParser.Options.client(maxBodyBytes: 5)
         for pieces in [nil, 1, 2] as [Int?] {
             #expect(decode("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", limits: limits, pieces: pieces).error == nil)
             #expect(decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n", limits: limits, pieces: pieces).error == nil)
@@ -371,11 +371,11 @@ import Testing
     }
 
     @Test func contentLengthAnnouncingTooMuch() {
-        let result = decode("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", limits: .init(maxBodyBytes: 5))
+        let result = decode("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", limits: .client(maxBodyBytes: 5))
         #expect(result.error?.kind == .bodyTooLarge)
         #expect(result.events == [.head(head(200, "OK", [("Content-Length", "6")]))])
         // A HEAD response's Content-Length announces nothing to read.
-        #expect(decode("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", toHEAD: true, limits: .init(maxBodyBytes: 5)).error == nil)
+        #expect(decode("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", toHEAD: true, limits: .client(maxBodyBytes: 5)).error == nil)
     }
 
     // MARK: - Status line
@@ -685,7 +685,7 @@ import Testing
     // MARK: - Lifecycle
 
     @Test func reuseForASecondResponse() throws {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         var events: [ResponseEvent] = []
         decoder.expectResponse(toHEAD: true)
         let first = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-First: 1\r\n\r\n".utf8)
@@ -739,7 +739,7 @@ import Testing
 
     @Test func expectResponseInTheMiddleOfAResponseTraps() async {
         await #expect(processExitsWith: .failure) {
-            let decoder = ResponseDecoder()
+            let decoder = ResponseParser(options: .client())
             var events: [ResponseEvent] = []
             _ = try? Array("HTTP/1.1 200 OK\r\n".utf8).withUnsafeBytes { try decoder.feed($0, into: &events) }
             decoder.expectResponse(toHEAD: false)
@@ -756,7 +756,7 @@ import Testing
         llhttp_settings_init(settings)
         llhttp_init(parser, HTTP_RESPONSE, settings)
         #expect(llhttp_get_error_reason(parser) == nil)
-        let error = ResponseDecoder.llhttpError(HPE_INTERNAL, parser: parser)
+        let error = ResponseParser.llhttpError(HPE_INTERNAL, parser: parser)
         #expect(error.kind == .malformed)
         #expect(error.reason.hasPrefix("HPE_INTERNAL"))
     }
@@ -782,10 +782,10 @@ import Testing
 
 /// What one decoding run produced.
 private struct DecodeResult {
-    var decoder: ResponseDecoder
+    var decoder: ResponseParser
     var events: [ResponseEvent] = []
     var consumed = 0
-    var error: ResponseDecoderError?
+    var error: HTTP1ParseError?
 
     /// The events with neighbouring `.body` events joined, to compare runs fed in different pieces.
     var merged: [ResponseEvent] { events.mergingBodies }
@@ -817,9 +817,9 @@ private struct DecodeResult {
 
 /// Feeds `input` to a new decoder in pieces of `pieces` bytes (one piece if nil), or in two pieces
 /// split at `splitAt`, stopping at completion or error; then calls `finish` if `eof`.
-private func decode(_ input: [UInt8], toHEAD: Bool = false, limits: ResponseDecoder.Limits = .init(),
+private func decode(_ input: [UInt8], toHEAD: Bool = false, limits: ResponseParser.Options = .client(),
                     pieces: Int? = nil, splitAt: Int? = nil, eof: Bool = false) -> DecodeResult {
-    let decoder = ResponseDecoder(limits: limits)
+    let decoder = ResponseParser(options: limits)
     decoder.expectResponse(toHEAD: toHEAD)
     var result = DecodeResult(decoder: decoder)
     var bounds: [Int] = []
@@ -828,7 +828,7 @@ private func decode(_ input: [UInt8], toHEAD: Bool = false, limits: ResponseDeco
     var start = 0
     input.withUnsafeBytes { all in
         for end in bounds where end > start {
-            do throws(ResponseDecoderError) {
+            do throws(HTTP1ParseError) {
                 let consumed = try decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &result.events)
                 result.consumed += consumed
                 if consumed < end - start { return }
@@ -839,13 +839,13 @@ private func decode(_ input: [UInt8], toHEAD: Bool = false, limits: ResponseDeco
             start = end
         }
         if eof {
-            do throws(ResponseDecoderError) { try decoder.finish(into: &result.events) } catch { result.error = error }
+            do throws(HTTP1ParseError) { try decoder.finish(into: &result.events) } catch { result.error = error }
         }
     }
     return result
 }
 
-private func decode(_ input: String, toHEAD: Bool = false, limits: ResponseDecoder.Limits = .init(),
+private func decode(_ input: String, toHEAD: Bool = false, limits: ResponseParser.Options = .client(),
                     pieces: Int? = nil, splitAt: Int? = nil, eof: Bool = false) -> DecodeResult {
     decode(Array(input.utf8), toHEAD: toHEAD, limits: limits, pieces: pieces, splitAt: splitAt, eof: eof)
 }

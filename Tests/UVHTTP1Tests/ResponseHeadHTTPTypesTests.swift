@@ -1,6 +1,6 @@
 import HTTPTypes
 import Testing
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// The conversion of a received head into swift-http-types, done on the worker pool.
 struct ResponseHeadHTTPTypesTests {

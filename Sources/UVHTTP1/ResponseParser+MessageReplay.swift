@@ -14,14 +14,14 @@
 // piece per read. llhttp itself is left where `startMessage` put it, so the next message that
 // does not repeat the template goes through it as usual.
 
-extension ResponseDecoder {
+extension ResponseParser {
     /// Decodes the message whose head starts at `bytes[offset]` and repeats `replay`'s template
     /// (`HeadReplay.matches`), whose framing is the template's Content-Length (`bodyLength`),
     /// without llhttp: the head is the template's with this head's Date, the body is the bytes
     /// after it. Returns the bytes consumed (up to the message's end, or all of them when its body
     /// goes on in the next read).
-    func replayMessage(_ bytes: UnsafeRawBufferPointer, at offset: Int, of replay: HeadReplay,
-                       bodyLength: Int) throws(ResponseDecoderError) -> Int {
+    package func replayMessage(_ bytes: UnsafeRawBufferPointer, at offset: Int, of replay: HeadReplay,
+                       bodyLength: Int) throws(HTTP1ParseError) -> Int {
         let start = bytes.baseAddress! + offset
         // What onHeadersComplete leaves for a final head with the template's fields.
         contentLength = replay.contentLength
@@ -30,10 +30,11 @@ extension ResponseDecoder {
         finalKeepAlive = true
         announcedBodyLength = Int64(bodyLength)
         section = .body
-        consumer?.decoderReceivedHead(replay.replayedHead(date: start + replay.dateValue.lowerBound, keepAlive: true))
-        if let maxBody = limits.maxBodyBytes, bodyLength > maxBody {
+        consumer?.parserReceivedHead(replay.replayedHead(date: start + replay.dateValue.lowerBound, keepAlive: true))
+        if let maxBody = options.maxBodyBytes, bodyLength > maxBody {
             // As onHeadersComplete: the head is delivered, the body will not fit.
-            throw fail(ResponseDecoderError(kind: .bodyTooLarge, reason: "Content-Length \(bodyLength) exceeds the \(maxBody)-byte body limit"))
+            throw fail(HTTP1ParseError(kind: .bodyTooLarge, reason: "Content-Length \(bodyLength) exceeds the \(maxBody)-byte body limit"),
+                       at: offset &+ replay.byteCount)
         }
         replayedBodyRemaining = bodyLength
         return try replayBody(bytes, from: offset &+ replay.byteCount)
@@ -41,13 +42,13 @@ extension ResponseDecoder {
 
     /// Hands on the next body bytes of a replayed message from `bytes[offset...]`, and its end
     /// once the last one is there. Returns the bytes consumed up to where it stopped.
-    func replayBody(_ bytes: UnsafeRawBufferPointer, from offset: Int) throws(ResponseDecoderError) -> Int {
+    package func replayBody(_ bytes: UnsafeRawBufferPointer, from offset: Int) throws(HTTP1ParseError) -> Int {
         let remaining = replayedBodyRemaining!
         let count = min(remaining, bytes.count &- offset)
         if count > 0 {
             replayedBodyRemaining = remaining &- count
             let at = (bytes.baseAddress! + offset).assumingMemoryBound(to: CChar.self)
-            if onBody(at, count) != 0 { throw fail(callbackError!) }
+            if onBody(at, count) != 0 { throw fail(callbackError!, at: callbackErrorIndex ?? offset) }
         }
         guard remaining == count else { return bytes.count }
         replayedBodyRemaining = nil

@@ -2,15 +2,15 @@
 /// none of an Array's uniqueness checks, and emptying only resets the count. The decoder's
 /// scratch (a head's bytes and lines, field bounds, folded values) lives in these; their sizes
 /// are bounded by the head limit, which the scanner enforces before llhttp sees the bytes.
-struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
+package struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
     private var base: UnsafeMutablePointer<Element>
     /// Elements it has room for.
-    private(set) var capacity: Int
+    package private(set) var capacity: Int
     /// Elements held.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     /// Empty, with room for `capacity` elements (none: storage comes with the first append).
-    init(capacity: Int) {
+    package init(capacity: Int) {
         base = .allocate(capacity: capacity)
         self.capacity = capacity
     }
@@ -21,17 +21,17 @@ struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
     }
 
     /// The elements held; valid until the next mutation.
-    var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
+    package var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 
     /// Appends an element, doubling the storage when full.
-    mutating func append(_ element: Element) {
+    package mutating func append(_ element: Element) {
         if count == capacity { reserveCapacity(Swift.max(capacity * 2, 8)) }
         (base + count).initialize(to: element)
         count += 1
     }
 
     /// Appends `more`, doubling the storage (at least) when it does not fit.
-    mutating func append(_ more: UnsafeBufferPointer<Element>) {
+    package mutating func append(_ more: UnsafeBufferPointer<Element>) {
         guard let source = more.baseAddress, more.count > 0 else { return }
         if count + more.count > capacity { reserveCapacity(Swift.max(count + more.count, capacity * 2)) }
         (base + count).initialize(from: source, count: more.count)
@@ -39,7 +39,7 @@ struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
     }
 
     /// Makes room for at least `needed` elements, keeping those held.
-    mutating func reserveCapacity(_ needed: Int) {
+    package mutating func reserveCapacity(_ needed: Int) {
         guard needed > capacity else { return }
         let newBase = UnsafeMutablePointer<Element>.allocate(capacity: needed)
         newBase.initialize(from: base, count: count)
@@ -49,13 +49,13 @@ struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
     }
 
     /// Forgets the elements, keeping the storage.
-    mutating func removeAll() {
+    package mutating func removeAll() {
         count = 0
     }
 
     /// Forgets the elements and, when the storage grew past `limit` elements, goes back to
     /// `capacity` (an idle connection gives back what one large head grew).
-    mutating func removeAll(shrinkingPast limit: Int, to capacity: Int) {
+    package mutating func removeAll(shrinkingPast limit: Int, to capacity: Int) {
         count = 0
         guard self.capacity > limit else { return }
         base.deallocate()
@@ -65,9 +65,9 @@ struct ScratchList<Element: BitwiseCopyable>: ~Copyable {
 }
 
 /// A head's raw bytes, gathered read by read, then copied out once.
-typealias ByteAccumulator = ScratchList<UInt8>
+package typealias ByteAccumulator = ScratchList<UInt8>
 
 extension ScratchList where Element == UInt8 {
     /// The bytes held; valid until the next mutation.
-    var bytes: UnsafeBufferPointer<UInt8> { elements }
+    package var bytes: UnsafeBufferPointer<UInt8> { elements }
 }

@@ -4,52 +4,52 @@
 
 /// Where a scanner stopped llhttp: a problem at `index`, or (no problem) a bare LF there that
 /// llhttp must get a CR before.
-struct ScanStop {
-    var index: Int
-    var problem: ResponseDecoderError?
+package struct ScanStop {
+    package var index: Int
+    package var problem: HTTP1ParseError?
 }
 
 /// The raw bytes of the field section being received, copied once as the scanner walks them,
 /// and where its lines lie. Its storage is reused from one section to the next.
-struct SectionRecord: ~Copyable {
+package struct SectionRecord: ~Copyable {
     /// One field line: offsets in `bytes`.
-    struct Line {
+    package struct Line: BitwiseCopyable {
         /// The line's first byte.
-        var start: Int32
+        package var start: Int32
         /// The colon after the name; `Line.continuation` for an obs-fold continuation line,
         /// `Line.noColon` for a line llhttp will refuse.
-        var colon: Int32
+        package var colon: Int32
         /// The CR or LF that ends the line.
-        var end: Int32
+        package var end: Int32
 
-        static let continuation: Int32 = -1
-        static let noColon: Int32 = -2
+        package static let continuation: Int32 = -1
+        package static let noColon: Int32 = -2
     }
 
     /// Storage sizes a decoder starts with: room for a usual head (nginx's is about 250 bytes in
     /// 8 lines) that grows once per connection when its server's heads are longer. An idle
     /// connection keeps each of them, up to `keptBytes` / `keptLines` (see `shrinkIfGrown`).
-    static let initialBytes = 512
-    static let initialLines = 16
-    static let keptBytes = 4096
-    static let keptLines = 128
+    package static let initialBytes = 512
+    package static let initialLines = 16
+    package static let keptBytes = 4096
+    package static let keptLines = 128
 
     /// The section's bytes as received (a bare LF stays bare: llhttp's CR is not recorded).
-    var bytes = ByteAccumulator(capacity: SectionRecord.initialBytes)
+    package var bytes = ByteAccumulator(capacity: SectionRecord.initialBytes)
     /// The field lines, in order.
-    var lines = ScratchList<Line>(capacity: SectionRecord.initialLines)
+    package var lines = ScratchList<Line>(capacity: SectionRecord.initialLines)
     /// Where the status line ends (the CR or LF), for a head.
-    var statusLineEnd: Int32 = 0
+    package var statusLineEnd: Int32 = 0
     /// Some line is an obs-fold continuation.
-    var hasFold = false
+    package var hasFold = false
     /// Some line ended in a bare LF (llhttp was fed a CR for it).
-    var hasBareLF = false
+    package var hasBareLF = false
 
-    init() {}
+    package init() {}
 
     /// Forgets the section and gives back storage that a large section grew past what a usual
     /// one needs (an idle connection should not hold a 64 KiB head's buffer).
-    mutating func shrinkIfGrown() {
+    package mutating func shrinkIfGrown() {
         bytes.removeAll(shrinkingPast: Self.keptBytes, to: Self.initialBytes)
         if lines.capacity > Self.keptLines {
             lines = ScratchList(capacity: Self.initialLines)
@@ -62,7 +62,7 @@ struct SectionRecord: ~Copyable {
     }
 
     /// Forgets the section, keeping the storage.
-    mutating func removeAll() {
+    package mutating func removeAll() {
         bytes.removeAll()
         lines.removeAll()
         statusLineEnd = 0
@@ -79,18 +79,18 @@ struct SectionRecord: ~Copyable {
 /// because a limit counted on raw bytes reads the same whatever the read sizes were; to find each
 /// bare LF, so that llhttp gets a CR in front of it; and to record the section (`SectionRecord`)
 /// so that llhttp need not call back for every name and value.
-struct FieldSectionScanner {
+package struct FieldSectionScanner {
     /// Scanning a head, whose first line is a status line.
-    static let head = FieldSectionScanner(isActive: true, onStatusLine: true)
+    package static let head = FieldSectionScanner(isActive: true, onStatusLine: true)
     /// Scanning a trailer section.
-    static let trailers = FieldSectionScanner(isActive: true, onStatusLine: false)
+    package static let trailers = FieldSectionScanner(isActive: true, onStatusLine: false)
     /// Not in a field section (body, or between messages).
-    static let inactive = FieldSectionScanner(isActive: false, onStatusLine: false)
+    package static let inactive = FieldSectionScanner(isActive: false, onStatusLine: false)
 
     /// False once the section's empty line has been seen.
-    private(set) var isActive: Bool
+    package private(set) var isActive: Bool
     /// Bytes of the section scanned so far (also the offset of the next byte in the record).
-    private(set) var byteCount = 0
+    package private(set) var byteCount = 0
     private var onStatusLine: Bool
     /// Bytes on the current line so far, CR excluded.
     private var column = 0
@@ -112,8 +112,11 @@ struct FieldSectionScanner {
     /// (the scanner is then past it), appending what it scanned to `record`. Returns where llhttp
     /// must stop: before a byte that must not reach it, with the error it causes, or before a
     /// bare LF; nil if neither came.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, into record: inout SectionRecord) -> ScanStop? {
-        let (stop, scannedEnd) = scanLines(bytes, from: start, limit: limit, into: &record)
+    /// A bare LF, or an obs-fold line, is a problem unless `allowsBareLF` / `allowsObsFold`.
+    package mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, allowsBareLF: Bool,
+                               allowsObsFold: Bool, into record: inout SectionRecord) -> ScanStop? {
+        let (stop, scannedEnd) = scanLines(bytes, from: start, limit: limit, allowsBareLF: allowsBareLF,
+                                           allowsObsFold: allowsObsFold, into: &record)
         if scannedEnd > start, let base = bytes.baseAddress {
             record.bytes.append(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self) + start, count: scannedEnd - start))
         }
@@ -121,8 +124,8 @@ struct FieldSectionScanner {
     }
 
     /// `scan` without the copy; also returns the end of the bytes it went past.
-    private mutating func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int,
-                                    into record: inout SectionRecord) -> (ScanStop?, Int) {
+    private mutating func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int, allowsBareLF: Bool,
+                                    allowsObsFold: Bool, into record: inout SectionRecord) -> (ScanStop?, Int) {
         var index = start
         let end = bytes.count
         while index < end {
@@ -135,6 +138,9 @@ struct FieldSectionScanner {
                             // RFC 9110 §5.1: a name is a token, never empty (llhttp 8.1 takes ": value").
                             if first == DecoderASCII.colon { return (ScanStop(index: index, problem: .malformed("empty field name")), index) }
                             if DecoderASCII.isWhitespace(first) {
+                                if !allowsObsFold {
+                                    return (ScanStop(index: index, problem: .malformed("obs-fold (a line starting with whitespace) in a field section")), index)
+                                }
                                 // An obs-fold continuation line: no name, its value joins the previous one.
                                 colon = SectionRecord.Line.continuation
                                 inName = false
@@ -173,7 +179,7 @@ struct FieldSectionScanner {
             }
             let byte = bytes[index]
             if byteCount >= limit {
-                return (ScanStop(index: index, problem: ResponseDecoderError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes")), index)
+                return (ScanStop(index: index, problem: HTTP1ParseError(kind: .headersTooLarge, reason: "field section larger than \(limit) bytes")), index)
             }
             byteCount += 1
             if sawCR {
@@ -183,6 +189,7 @@ struct FieldSectionScanner {
             } else if byte == DecoderASCII.lf {
                 // A bare LF ends the line too (RFC 9112 §2.2); llhttp must get a CR before it.
                 if onStatusLine && column < 12 { return (ScanStop(index: index, problem: .malformed("status line too short")), index) }
+                if !allowsBareLF { return (ScanStop(index: index, problem: .malformed("bare LF ending a line of a field section")), index) }
                 record.hasBareLF = true
                 _ = lineEnded(at: byteCount - 1, into: &record)
                 return (ScanStop(index: index, problem: nil), index + 1)

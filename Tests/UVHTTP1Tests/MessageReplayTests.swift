@@ -1,11 +1,11 @@
 import CLLHTTP
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// A message that repeats the connection's replayable template (same head bytes, Date's value
 /// aside; kept alive; framed by Content-Length alone) is decoded without llhttp
-/// (ResponseDecoder+MessageReplay.swift). Each stream here is decoded the way a connection reads
+/// (ResponseParser+MessageReplay.swift). Each stream here is decoded the way a connection reads
 /// it, by a decoder that replays messages and by one that leaves every message to llhttp, in one
 /// read, in two reads split at every offset, and one byte per read: both must hand on the same
 /// events from the same feeds, consume the same bytes and end the same way, and every split must
@@ -32,12 +32,12 @@ import Testing
     }
 
     @Test func llhttpIsLeftInItsBetweenMessagesState() throws {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         for date in [Self.date1, Self.date2] {
             decoder.expectResponse(toHEAD: false)
             let bytes = Array(Self.nginx(date).utf8)
             var events: [ResponseEvent] = []
-            let consumed = try bytes.withUnsafeBytes { raw throws(ResponseDecoderError) in try decoder.feed(raw, into: &events) }
+            let consumed = try bytes.withUnsafeBytes { raw throws(HTTP1ParseError) in try decoder.feed(raw, into: &events) }
             #expect(consumed == bytes.count)
             #expect(decoder.isComplete && decoder.keepAlive)
             #expect(decoder.announcedBodyLength == 12)
@@ -60,20 +60,20 @@ import Testing
     }
 
     @Test func aBodySplitAcrossReadsGoesOnInTheNextRead() throws {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         decoder.expectResponse(toHEAD: false)
         var events: [ResponseEvent] = []
-        _ = try Array(Self.nginx(Self.date1).utf8).withUnsafeBytes { raw throws(ResponseDecoderError) in try decoder.feed(raw, into: &events) }
+        _ = try Array(Self.nginx(Self.date1).utf8).withUnsafeBytes { raw throws(HTTP1ParseError) in try decoder.feed(raw, into: &events) }
         decoder.expectResponse(toHEAD: false)
         let second = Array(Self.nginx(Self.date2).utf8)
         events = []
-        let firstPart = try Array(second.dropLast(7)).withUnsafeBytes { raw throws(ResponseDecoderError) in try decoder.feed(raw, into: &events) }
+        let firstPart = try Array(second.dropLast(7)).withUnsafeBytes { raw throws(HTTP1ParseError) in try decoder.feed(raw, into: &events) }
         #expect(firstPart == second.count - 7)
         #expect(!decoder.isComplete && decoder.replayedMessageCount == 1)
         #expect(events.count == 2 && events.last == .body(Array("Hello".utf8)))
         events = []
         let rest = Array(second.suffix(7)) + Array("HTTP/1.1".utf8)
-        let secondPart = try rest.withUnsafeBytes { raw throws(ResponseDecoderError) in try decoder.feed(raw, into: &events) }
+        let secondPart = try rest.withUnsafeBytes { raw throws(HTTP1ParseError) in try decoder.feed(raw, into: &events) }
         #expect(secondPart == 7)
         #expect(events == [.body(Array(" world\n".utf8)), .end(trailers: ReceivedFields())])
         #expect(decoder.isComplete && decoder.keepAlive)
@@ -82,7 +82,10 @@ import Testing
     @Test func theConnectionClosingInsideAReplayedBodyTruncatesIt() {
         let cut = String(Self.nginx(Self.date2).dropLast(3))
         let run = Self.checkReplayMatchesLlhttp([Self.nginx(Self.date1), cut], expectReplayed: 1)
-        #expect(run.responses.last?.outcome == .failed(ResponseDecoderError(kind: .truncatedBody, reason: "connection closed inside the body")))
+        // At the end of the stream, the same on the replayed path as on llhttp's.
+        let streamLength = Self.nginx(Self.date1).utf8.count + cut.utf8.count
+        #expect(run.responses.last?.outcome
+                == .failed(HTTP1ParseError(kind: .truncatedBody, reason: "connection closed inside the body", offset: streamLength)))
     }
 
     @Test(arguments: [
@@ -155,7 +158,7 @@ import Testing
 
     @Test func limitsHoldOnTheReplay() {
         // A body limit the body meets exactly, and a head limit the head meets exactly.
-        var limits = ResponseDecoder.Limits()
+        var limits = ResponseParser.Options.client()
         limits.maxBodyBytes = 12
         limits.maxHeaderBytes = Self.nginx(Self.date1).utf8.count - 12
         Self.checkReplayMatchesLlhttp([Self.nginx(Self.date1), Self.nginx(Self.date2), Self.nginx(Self.date3)], limits: limits,
@@ -168,12 +171,12 @@ import Testing
 
     @Test func theReplayChecksTheBodyLimitAsLlhttpsCallbacksDo() throws {
         // The limit only shrinks when a test says so; a template cannot exceed it otherwise.
-        var limits = ResponseDecoder.Limits()
+        var limits = ResponseParser.Options.client()
         limits.maxBodyBytes = 12
-        let decoder = ResponseDecoder(limits: limits)
+        let decoder = ResponseParser(options: limits)
         var events: [ResponseEvent] = []
         decoder.expectResponse(toHEAD: false)
-        _ = try Array(Self.nginx(Self.date1).utf8).withUnsafeBytes { raw throws(ResponseDecoderError) in try decoder.feed(raw, into: &events) }
+        _ = try Array(Self.nginx(Self.date1).utf8).withUnsafeBytes { raw throws(HTTP1ParseError) in try decoder.feed(raw, into: &events) }
         #expect(decoder.isComplete)
         let template = decoder.headReplay
         let second = Array(Self.nginx(Self.date2).utf8)
@@ -183,9 +186,11 @@ import Testing
         decoder.headReplay = replayWithLongerBody
         decoder.expectResponse(toHEAD: false)
         events = []
-        #expect(throws: ResponseDecoderError(kind: .bodyTooLarge, reason: "Content-Length 13 exceeds the 12-byte body limit")) {
-            _ = try second.withUnsafeBytes { raw throws(ResponseDecoderError) in try decoder.feed(raw, into: &events) }
+        let error = #expect(throws: HTTP1ParseError.self) {
+            _ = try second.withUnsafeBytes { raw throws(HTTP1ParseError) in try decoder.feed(raw, into: &events) }
         }
+        #expect(error?.kind == .bodyTooLarge)
+        #expect(error?.reason == "Content-Length 13 exceeds the 12-byte body limit")
         #expect(events.count == 1, "the head is delivered before the body is refused")
     }
 
@@ -194,9 +199,9 @@ import Testing
     /// How one response ended.
     enum Outcome: Equatable {
         case complete(keepAlive: Bool)
-        case failed(ResponseDecoderError)
+        case failed(HTTP1ParseError)
 
-        var failureKind: ResponseDecoderError.Kind? {
+        var failureKind: HTTP1ParseError.Kind? {
             if case .failed(let error) = self { return error.kind }
             return nil
         }
@@ -230,7 +235,7 @@ import Testing
             for index in copy.responses.indices {
                 copy.responses[index].events = copy.responses[index].events.mergingBodies
                 if case .failed(let error) = copy.responses[index].outcome {
-                    copy.responses[index].outcome = .failed(ResponseDecoderError(kind: error.kind, reason: ""))
+                    copy.responses[index].outcome = .failed(HTTP1ParseError(kind: error.kind, reason: ""))
                     copy.responses[index].endOffset = -1
                 }
             }
@@ -245,7 +250,7 @@ import Testing
     /// same merged run as one read. Returns the one-read run of the replaying decoder.
     @discardableResult
     private static func checkReplayMatchesLlhttp(_ responses: [String], heads: [Bool]? = nil,
-                                                 limits: ResponseDecoder.Limits = ResponseDecoder.Limits(),
+                                                 limits: ResponseParser.Options = ResponseParser.Options.client(),
                                                  expectReplayed: Int? = nil,
                                                  sourceLocation: SourceLocation = #_sourceLocation) -> Run {
         let stream = Array(responses.joined().utf8)
@@ -271,9 +276,9 @@ import Testing
     /// Feeds `stream` in reads ending at `reads` the way a connection does: each read until the
     /// response completes, re-arming the decoder for the next kept-alive response on the rest of
     /// the same read, and `finish` after the last read.
-    private static func decode(_ stream: [UInt8], reads: [Int], isHEAD: (Int) -> Bool, limits: ResponseDecoder.Limits,
+    private static func decode(_ stream: [UInt8], reads: [Int], isHEAD: (Int) -> Bool, limits: ResponseParser.Options,
                                replay: Bool) -> Run {
-        let decoder = ResponseDecoder(limits: limits)
+        let decoder = ResponseParser(options: limits)
         decoder.replaysMessages = replay
         decoder.expectResponse(toHEAD: isHEAD(0))
         var run = Run()
@@ -312,7 +317,7 @@ import Testing
         }
         // A stream that ends between responses leaves nothing to finish.
         if decoder.hasReceivedBytes && !decoder.isComplete {
-            do throws(ResponseDecoderError) {
+            do throws(HTTP1ParseError) {
                 try decoder.finish(into: &response.events)
                 close(.complete(keepAlive: decoder.keepAlive), at: stream.count)
             } catch {

@@ -6,9 +6,17 @@
 /// The name keeps the peer's spelling (compare it case-insensitively). The value has its leading
 /// and trailing whitespace removed. Both are decoded as UTF-8; a byte that is not valid UTF-8
 /// (obs-text) becomes U+FFFD, which is why a field must never be re-serialised from this form.
-struct HeaderField: Equatable, Sendable {
-    var name: String
-    var value: String
+public struct HeaderField: Equatable, Sendable {
+    /// The name, as the peer spelled it.
+    public var name: String
+    /// The value, without leading and trailing whitespace.
+    public var value: String
+
+    /// A field of this name and value.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
 }
 
 /// A field section (a head's fields, or trailers) as received, kept as bytes.
@@ -19,26 +27,26 @@ struct HeaderField: Equatable, Sendable {
 /// however many fields it has, and no String is made on the loop thread: strings are made where
 /// they are needed, off the loop (see `ResponseHead.httpResponse`), or by the `HeaderField` view
 /// for tests.
-struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
+public struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
     /// Where one field's name and value lie in `storage`.
-    struct Bounds: Equatable, Sendable {
-        var nameStart: Int32
-        var nameEnd: Int32
-        var valueStart: Int32
-        var valueEnd: Int32
+    package struct Bounds: Equatable, Sendable, BitwiseCopyable {
+        package var nameStart: Int32
+        package var nameEnd: Int32
+        package var valueStart: Int32
+        package var valueEnd: Int32
     }
 
     /// The section's bytes, then `bounds` (16 bytes a field) from `boundsOffset` on.
-    private(set) var storage: [UInt8]
+    package private(set) var storage: [UInt8]
     /// Where the bounds start in `storage`; the bytes before it are the section's.
-    private(set) var boundsOffset: Int
+    package private(set) var boundsOffset: Int
     /// The raw section's length (the bytes after it, up to `boundsOffset`, hold folded values).
-    private(set) var sectionByteCount: Int
+    package private(set) var sectionByteCount: Int
     /// Number of fields.
-    let count: Int
+    public let count: Int
 
     /// No field.
-    init() {
+    public init() {
         storage = []
         boundsOffset = 0
         sectionByteCount = 0
@@ -47,7 +55,7 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
 
     /// Copies a section's bytes (`section`, then `extra` bytes of folded values) and the bounds
     /// of its fields into one array.
-    init(section: UnsafeBufferPointer<UInt8>, extra: UnsafeBufferPointer<UInt8>, bounds: UnsafeBufferPointer<Bounds>) {
+    package init(section: UnsafeBufferPointer<UInt8>, extra: UnsafeBufferPointer<UInt8>, bounds: UnsafeBufferPointer<Bounds>) {
         let byteCount = section.count + extra.count
         let offset = (byteCount + 3) & ~3
         let total = offset + bounds.count * MemoryLayout<Bounds>.stride
@@ -69,21 +77,21 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
     /// Writes `bytes` over the section's bytes in `range` (a value of the same length: the line
     /// structure and the bounds stay as they are, see `HeadReplay`). Copy-on-write: storage shared
     /// with another value is copied first, so no other value ever sees the change.
-    mutating func overwriteSection(_ range: Range<Int>, with bytes: UnsafeRawPointer) {
+    package mutating func overwriteSection(_ range: Range<Int>, with bytes: UnsafeRawPointer) {
         precondition(range.upperBound <= sectionByteCount, "overwrite beyond the section")
         guard !range.isEmpty else { return }
         storage.withUnsafeMutableBytes { ($0.baseAddress! + range.lowerBound).copyMemory(from: bytes, byteCount: range.count) }
     }
 
     /// Fields given as bytes and bounds (tests).
-    init(bytes: [UInt8], bounds: [Bounds]) {
+    package init(bytes: [UInt8], bounds: [Bounds]) {
         self = bytes.withUnsafeBufferPointer { section in
             bounds.withUnsafeBufferPointer { ReceivedFields(section: section, extra: UnsafeBufferPointer(start: nil, count: 0), bounds: $0) }
         }
     }
 
-    /// Fields given as strings (tests, and the fuzz harness's expectations).
-    init(_ fields: some Sequence<HeaderField>) {
+    /// Fields given as strings (as an encoder takes them, tests, the fuzz harness's expectations).
+    public init(_ fields: some Sequence<HeaderField>) {
         var bytes: [UInt8] = []
         var bounds: [Bounds] = []
         for field in fields {
@@ -96,15 +104,18 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
         self.init(bytes: bytes, bounds: bounds)
     }
 
-    init(arrayLiteral fields: HeaderField...) {
+    /// Fields given as a list of name-value pairs.
+    public init(arrayLiteral fields: HeaderField...) {
         self.init(fields)
     }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { count }
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// `count`.
+    public var endIndex: Int { count }
 
     /// The bounds of the field at `index`.
-    func bounds(at index: Int) -> Bounds {
+    package func bounds(at index: Int) -> Bounds {
         precondition(index >= 0 && index < count, "field index out of range")
         return storage.withUnsafeBytes {
             $0.loadUnaligned(fromByteOffset: boundsOffset + index * MemoryLayout<Bounds>.stride, as: Bounds.self)
@@ -113,13 +124,13 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
 
     /// Where the value of the field at `index` lies in the storage (inside the raw section unless
     /// an obs-fold moved it after it).
-    func valueRange(at index: Int) -> Range<Int> {
+    package func valueRange(at index: Int) -> Range<Int> {
         let field = bounds(at: index)
         return Int(field.valueStart)..<Int(field.valueEnd)
     }
 
     /// The field at `index`, decoded as UTF-8 (invalid bytes become U+FFFD).
-    subscript(index: Int) -> HeaderField {
+    public subscript(index: Int) -> HeaderField {
         withField(at: index) { name, value in
             HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
         }
@@ -127,7 +138,7 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
 
     /// The index of the first field named `lowercaseName`, compared ASCII case-insensitively on
     /// the raw bytes: no String is made, nothing is allocated.
-    func firstIndex(named lowercaseName: StaticString) -> Int? {
+    package func firstIndex(named lowercaseName: StaticString) -> Int? {
         storage.withUnsafeBytes { raw in
             let all = raw.assumingMemoryBound(to: UInt8.self)
             for index in 0..<count {
@@ -140,18 +151,18 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
     }
 
     /// Whether a field is named `lowercaseName` (ASCII case-insensitively).
-    func contains(lowercaseName: StaticString) -> Bool {
+    package func contains(lowercaseName: StaticString) -> Bool {
         firstIndex(named: lowercaseName) != nil
     }
 
     /// The value of the first field named `lowercaseName` (ASCII case-insensitively), or nil.
-    func firstValue(named lowercaseName: StaticString) -> String? {
+    package func firstValue(named lowercaseName: StaticString) -> String? {
         guard let index = firstIndex(named: lowercaseName) else { return nil }
         return withField(at: index) { _, value in String(decoding: value, as: UTF8.self) }
     }
 
     /// Calls `body` with the raw name and value of the field at `index`.
-    func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    public func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         let field = bounds(at: index)
         return try storage.withUnsafeBufferPointer { all in
             try body(UnsafeBufferPointer(rebasing: all[Int(field.nameStart)..<Int(field.nameEnd)]),
@@ -160,12 +171,12 @@ struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equata
     }
 
     /// Calls `body` with the raw section bytes (as received, obs-folds included).
-    func withSectionBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    public func withSectionBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<sectionByteCount])) }
     }
 
     /// Equal when the fields' names and values are equal byte for byte, in order.
-    static func == (lhs: ReceivedFields, rhs: ReceivedFields) -> Bool {
+    public static func == (lhs: ReceivedFields, rhs: ReceivedFields) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for index in 0..<lhs.count {
             let equal = lhs.withField(at: index) { leftName, leftValue in

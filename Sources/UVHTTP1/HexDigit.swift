@@ -1,6 +1,6 @@
 /// A hexadecimal digit's value (chunk sizes, percent-escapes), or nil for any other byte.
 @inline(__always)
-func hexDigitValue(_ byte: UInt8) -> UInt8? {
+package func hexDigitValue(_ byte: UInt8) -> UInt8? {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
     case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10

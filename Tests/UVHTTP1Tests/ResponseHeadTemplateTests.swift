@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// Heads of one connection that differ only in Date's value share their swift-http-types fields.
 @Suite struct ResponseHeadTemplateTests {
@@ -150,7 +150,7 @@ private func bytesOf(_ response: HTTPResponse) -> [UInt8] {
 
 /// Decodes `responses` one after the other on one decoder (one connection), returning the final heads.
 private func decodeHeads(_ responses: [String]) -> [ResponseHead] {
-    let decoder = ResponseDecoder()
+    let decoder = ResponseParser(options: .client())
     var heads: [ResponseHead] = []
     for response in responses {
         decoder.expectResponse(toHEAD: false)

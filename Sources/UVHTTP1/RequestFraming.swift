@@ -16,7 +16,7 @@
 ///   checked), no body as the empty chunked body. No other transfer coding is applied by the
 ///   library, so any other value (`gzip`, `identity`, `gzip, chunked`) is refused.
 /// - `Content-Length` and `Transfer-Encoding` together are refused (RFC 9112 §6.2).
-enum RequestFraming: Equatable, Sendable {
+package enum RequestFraming: Equatable, Sendable {
     /// No framing field and no body.
     case none
     /// `Content-Length` with this many body bytes.
@@ -25,7 +25,7 @@ enum RequestFraming: Equatable, Sendable {
     case chunked
 
     /// What the request's body is, as far as framing is concerned.
-    enum Body: Equatable, Sendable {
+    package enum Body: Equatable, Sendable {
         /// No body at all.
         case none
         /// An in-memory body of this many bytes.
@@ -35,13 +35,13 @@ enum RequestFraming: Equatable, Sendable {
     }
 
     /// Why a caller's framing field cannot be honoured; the request fails before any byte is sent.
-    struct Conflict: Error, Equatable, Sendable {
-        let reason: String
+    package struct Conflict: Error, Equatable, Sendable {
+        package let reason: String
     }
 
     /// The framing for `body`, given the caller's `fields` and the request's `method`. Throws
     /// when a caller's framing field is malformed or contradicts the body.
-    static func decide(method: String, body: Body, fields: [(name: String, value: String)]) throws(Conflict) -> RequestFraming {
+    package static func decide(method: String, body: Body, fields: [(name: String, value: String)]) throws(Conflict) -> RequestFraming {
         var callerLength: Int64?
         var codings: [Substring] = []
         for field in fields {
@@ -96,7 +96,7 @@ enum RequestFraming: Equatable, Sendable {
 
     /// Whether `name` is Content-Length or Transfer-Encoding: the fields only the library writes.
     @inline(__always)
-    static func isFramingField(_ name: String) -> Bool {
+    package static func isFramingField(_ name: String) -> Bool {
         isContentLength(name) || isTransferEncoding(name)
     }
 

@@ -1,31 +1,31 @@
 /// Header fields checked and encoded once, to be written into many requests: a session's
 /// default fields (`httpAdditionalHeaders`, Accept-Encoding). `RequestEncoder` copies a field's
 /// bytes instead of checking and formatting it again for every request.
-struct EncodedFields: Sendable {
+package struct EncodedFields: Sendable {
     /// One field of the list.
-    struct Field: Sendable {
-        let name: String
+    package struct Field: Sendable {
+        package let name: String
         /// Where `name: value\r\n` lies in `bytes` (empty when the field cannot be sent).
-        let range: Range<Int>
+        package let range: Range<Int>
         /// Why the field cannot be sent, found once; thrown when a request would send it.
-        let error: RequestEncoder.EncodeError?
+        package let error: RequestEncoder.EncodeError?
         /// Host, Content-Length or Transfer-Encoding: the encoder's own, never written from here.
-        let isReserved: Bool
+        package let isReserved: Bool
     }
 
     /// The fields in the order they are sent.
-    let fields: [Field]
+    package let fields: [Field]
     /// Every sendable field's `name: value\r\n`, in order.
-    let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// Every field can be sent and none is reserved: a request that names none of them gets
     /// `bytes` whole.
-    let isPlain: Bool
+    package let isPlain: Bool
 
     /// No fields.
-    static let empty = EncodedFields([])
+    package static let empty = EncodedFields([])
 
     /// Checks and encodes `list`, in order.
-    init(_ list: [(name: String, value: String)]) {
+    package init(_ list: [(name: String, value: String)]) {
         var fields: [Field] = []
         fields.reserveCapacity(list.count)
         var bytes: [UInt8] = []
@@ -49,10 +49,10 @@ struct EncodedFields: Sendable {
     }
 
     /// Whether the list has no field.
-    var isEmpty: Bool { fields.isEmpty }
+    package var isEmpty: Bool { fields.isEmpty }
 
     /// Whether a field of the list is named `name` (ASCII case-insensitively).
-    func contains(name: String) -> Bool {
+    package func contains(name: String) -> Bool {
         fields.contains { RequestEncoder.sameName($0.name, name) }
     }
 }

@@ -1,26 +1,26 @@
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// What the decoder hands its consumer directly: heads built from the one recorded copy of the
 /// head, and body bytes as views of the bytes fed.
-@Suite struct ResponseDecoderConsumerTests {
+@Suite struct ResponseParserConsumerTests {
     /// Records where each body piece lay.
-    private final class Recorder: ResponseDecoderConsumer {
+    private final class Recorder: ResponseParserConsumer {
         var heads: [ResponseHead] = []
         var bodyPieces: [(start: UnsafeRawPointer?, count: Int)] = []
         var ended = false
 
-        func decoderReceivedInterim(_ head: ResponseHead) { heads.append(head) }
-        func decoderReceivedHead(_ head: ResponseHead) { heads.append(head) }
-        func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) { bodyPieces.append((bytes.baseAddress, bytes.count)) }
-        func decoderReceivedEnd(trailers: ReceivedFields) { ended = true }
+        func parserReceivedInterim(_ head: ResponseHead) { heads.append(head) }
+        func parserReceivedHead(_ head: ResponseHead) { heads.append(head) }
+        func parserReceivedBody(_ bytes: UnsafeRawBufferPointer) { bodyPieces.append((bytes.baseAddress, bytes.count)) }
+        func parserReceivedEnd(trailers: ReceivedFields) { ended = true }
     }
 
     @Test func bodyBytesAreViewsOfTheFedBytes() throws {
         let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
         let input = Array((head + "5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n").utf8)
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         let recorder = Recorder()
         try input.withUnsafeBytes { all in
             _ = try decoder.feed(all, to: recorder)
@@ -33,7 +33,7 @@ import Testing
 
     @Test func aHeadKeepsItsRawBytesAndTheFieldsPointIntoThem() throws {
         let head = "HTTP/1.1 404 Not Found\r\nServer: x\r\nContent-Length:  0 \r\n\r\n"
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         let recorder = Recorder()
         _ = try Array(head.utf8).withUnsafeBytes { try decoder.feed($0, to: recorder) }
         let received = try #require(recorder.heads.first)

@@ -1,7 +1,7 @@
 /// Writes an HTTP/1.1 request head (and a small in-memory body) into one buffer, so that the whole
 /// request leaves in one write. Every field is checked first: a bad byte means nothing is sent.
-enum RequestEncoder {
-    enum EncodeError: Error, Equatable {
+package enum RequestEncoder {
+    package enum EncodeError: Error, Equatable {
         case invalidName(String)
         case invalidValue(name: String)
         case invalidMethod(String)
@@ -10,7 +10,7 @@ enum RequestEncoder {
     /// Whether two field names are equal, ASCII case-insensitively (names are tokens, so ASCII;
     /// Foundation's caseInsensitiveCompare costs far more). Over the contiguous UTF-8 bytes,
     /// which native strings always have.
-    static func sameName(_ a: String, _ b: String) -> Bool {
+    package static func sameName(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         let fast = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
@@ -28,15 +28,16 @@ enum RequestEncoder {
     }
 
     /// `encode` with the defaults as a list (checked and encoded for this one request).
-    static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
+    package static func encode(method: String, target: String, authority: String, fields: [(name: String, value: String)],
                        defaults: [(name: String, value: String)], framing: RequestFraming,
                        body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
-        try encode(method: method, target: target, fields: fields, defaults: EncodedFields(defaults), framing: framing, body: body)
+        try encode(method: method, target: target, authority: authority, fields: fields, defaults: EncodedFields(defaults),
+                   framing: framing, body: body)
     }
 
-    /// Encodes `method target HTTP/1.1`, Host, the caller's fields, the framing field `framing`
-    /// names (see `RequestFraming`), then `body` if it is in memory: as it is under
-    /// Content-Length, as one chunk and the last chunk under chunked. A streamed body (`body` nil)
+    /// Encodes `method target HTTP/1.1`, Host (`authority`, unless the caller's fields have
+    /// one), the caller's fields, the framing field `framing` names (see `RequestFraming`), then
+    /// `body` if it is in memory: as it is under Content-Length, as one chunk and the last chunk under chunked. A streamed body (`body` nil)
     /// follows the head later, framed by its reader.
     ///
     /// The caller's own Content-Length and Transfer-Encoding fields are left out: `framing` was
@@ -46,14 +47,14 @@ enum RequestEncoder {
     /// each only when the caller did not set a field of that name: merged here, while writing,
     /// so that a request costs no merged copy of its fields. When the caller names none of them
     /// their bytes are copied whole.
-    static func encode(method: String, target: RequestTarget, fields: [(name: String, value: String)],
+    package static func encode(method: String, target: String, authority: String, fields: [(name: String, value: String)],
                        defaults: EncodedFields = .empty, framing: RequestFraming,
                        body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
         guard !method.isEmpty, Self.all(method, isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
         // Whether a caller's field shares its name with a default: the defaults then go one by one.
         var overridesDefault = false
-        var size = method.utf8.count + target.path.utf8.count + target.authority.utf8.count + 64 + (body?.count ?? 0)
+        var size = method.utf8.count + target.utf8.count + authority.utf8.count + 64 + (body?.count ?? 0)
             + defaults.bytes.count
         for field in fields {
             guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
@@ -67,9 +68,9 @@ enum RequestEncoder {
         out.reserveCapacity(size)
         append(&out, method)
         out.append(0x20)
-        append(&out, target.path)
+        append(&out, target)
         append(&out, " HTTP/1.1\r\n")
-        if !hasHost { appendField(&out, "Host", target.authority) }
+        if !hasHost { appendField(&out, "Host", authority) }
         for field in fields where !RequestFraming.isFramingField(field.name) { appendField(&out, field.name, field.value) }
         if defaults.isPlain && !overridesDefault {
             out.append(contentsOf: defaults.bytes)
@@ -106,7 +107,7 @@ enum RequestEncoder {
     }
 
     /// `name: value\r\n`.
-    static func appendField(_ out: inout [UInt8], _ name: String, _ value: String) {
+    package static func appendField(_ out: inout [UInt8], _ name: String, _ value: String) {
         append(&out, name)
         out.append(0x3A); out.append(0x20)
         append(&out, value)
@@ -123,7 +124,7 @@ enum RequestEncoder {
     }
 
     /// tchar (RFC 9110 §5.6.2).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
@@ -139,7 +140,7 @@ enum RequestEncoder {
     /// Whether every UTF-8 byte of `text` passes `test`: over the contiguous bytes, which native
     /// strings always have, several times faster than iterating `String.UTF8View`.
     @inline(__always)
-    static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
+    package static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
         if let result = text.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
             for byte in bytes where !test(byte) { return false }
             return true
@@ -151,7 +152,7 @@ enum RequestEncoder {
 
     /// field-value bytes (RFC 9110 §5.5): visible ASCII, obs-text, SP and HTAB; never CR, LF, NUL
     /// or another control byte.
-    static func isValueByte(_ byte: UInt8) -> Bool {
+    package static func isValueByte(_ byte: UInt8) -> Bool {
         byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
     }
 }

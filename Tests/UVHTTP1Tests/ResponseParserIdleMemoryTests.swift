@@ -1,12 +1,12 @@
 import Testing
 
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// What a decoder keeps while its connection is idle: storage of a usual head's size, never
 /// what one large head grew.
-@Suite struct ResponseDecoderIdleMemoryTests {
+@Suite struct ResponseParserIdleMemoryTests {
     /// Decodes `response` whole and returns how many bytes were consumed.
-    private func decodeWhole(_ decoder: ResponseDecoder, _ response: String) throws -> Int {
+    private func decodeWhole(_ decoder: ResponseParser, _ response: String) throws -> Int {
         var events: [ResponseEvent] = []
         let bytes = Array(response.utf8)
         return try bytes.withUnsafeBytes { try decoder.feed($0, into: &events) }
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func idleDecoderGivesBackWhatALargeHeadGrew() throws {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         let response = largeHead(fields: 300)
         #expect(try decodeWhole(decoder, response) == response.utf8.count)
         #expect(decoder.isComplete)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func idleDecoderKeepsUsualStorage() throws {
-        let decoder = ResponseDecoder()
+        let decoder = ResponseParser(options: .client())
         let response = "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
         #expect(try decodeWhole(decoder, response) == response.utf8.count)
         let used = decoder.scratchCapacity

@@ -1,20 +1,26 @@
 import Testing
-@testable import UVNetworking
+@testable import UVHTTP1
 
 @Suite struct RequestEncoderTests {
-    private func target(_ url: String) throws -> RequestTarget { try RequestTarget(absoluteURL: url) }
+    /// "http://authority/target" split into the request target and the Host value (the URL
+    /// parsing itself is the client's, `RequestTarget`).
+    private func split(_ url: String) -> (path: String, authority: String) {
+        let rest = url.dropFirst("http://".count)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        return (rest[slash...].isEmpty ? "/" : String(rest[slash...]), String(rest[..<slash]))
+    }
 
     private func encode(_ method: String = "GET", _ url: String = "http://example.com/a?b=c",
                         _ fields: [(name: String, value: String)] = [], body: [UInt8]? = nil) throws -> String {
-        let target = try target(url)
+        let target = split(url)
         let framing = try RequestFraming.decide(method: method, body: body.map { .data($0.count) } ?? .none, fields: fields)
         let bytes: [UInt8]
         if let body {
             bytes = try body.withUnsafeBytes {
-                try RequestEncoder.encode(method: method, target: target, fields: fields, framing: framing, body: $0)
+                try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, framing: framing, body: $0)
             }
         } else {
-            bytes = try RequestEncoder.encode(method: method, target: target, fields: fields, framing: framing, body: nil)
+            bytes = try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, framing: framing, body: nil)
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -37,14 +43,14 @@ import Testing
                 == "POST / HTTP/1.1\r\nHost: h\r\nX: y\r\nContent-Length: 2\r\n\r\nhi")
         #expect(try encode("POST", "http://h/", [("Transfer-Encoding", " chunked ")], body: Array("hello, world".utf8))
                 == "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nc\r\nhello, world\r\n0\r\n\r\n")
-        let target = try target("http://h/")
-        let empty = try RequestEncoder.encode(method: "GET", target: target, fields: [("Transfer-Encoding", "chunked")],
+        let target = split("http://h/")
+        let empty = try RequestEncoder.encode(method: "GET", target: target.path, authority: target.authority, fields: [("Transfer-Encoding", "chunked")],
                                               framing: .chunked, body: UnsafeRawBufferPointer(start: nil, count: 0))
         #expect(String(decoding: empty, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
     }
 
     @Test func sessionDefaultsNeverFrame() throws {
-        let bytes = try RequestEncoder.encode(method: "GET", target: try target("http://h/"), fields: [],
+        let bytes = try RequestEncoder.encode(method: "GET", target: "/", authority: "h", fields: [],
                                               defaults: [("Content-Length", "9"), ("Transfer-Encoding", "chunked"), ("A", "b")],
                                               framing: .none, body: nil)
         #expect(String(decoding: bytes, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nA: b\r\n\r\n")
@@ -54,9 +60,9 @@ import Testing
         let defaults = EncodedFields([("Accept-Encoding", "gzip, deflate"), ("X-Session", "1")])
         #expect(defaults.isPlain)
         #expect(String(decoding: defaults.bytes, as: UTF8.self) == "Accept-Encoding: gzip, deflate\r\nX-Session: 1\r\n")
-        let target = try target("http://h/")
+        let target = split("http://h/")
         func head(_ fields: [(name: String, value: String)]) throws -> String {
-            String(decoding: try RequestEncoder.encode(method: "GET", target: target, fields: fields, defaults: defaults,
+            String(decoding: try RequestEncoder.encode(method: "GET", target: target.path, authority: target.authority, fields: fields, defaults: defaults,
                                                        framing: .none, body: nil), as: UTF8.self)
         }
         // Whole, after the caller's fields; one by one when the caller names one of them.
@@ -68,11 +74,11 @@ import Testing
     @Test func aBadSessionDefaultFailsOnlyTheRequestsThatWouldSendIt() throws {
         let defaults = EncodedFields([("X-Bad", "a\r\nInjected: 1"), ("A", "b")])
         #expect(!defaults.isPlain)
-        let target = try target("http://h/")
+        let target = split("http://h/")
         #expect(throws: RequestEncoder.EncodeError.invalidValue(name: "X-Bad")) {
-            _ = try RequestEncoder.encode(method: "GET", target: target, fields: [], defaults: defaults, framing: .none, body: nil)
+            _ = try RequestEncoder.encode(method: "GET", target: target.path, authority: target.authority, fields: [], defaults: defaults, framing: .none, body: nil)
         }
-        let overridden = try RequestEncoder.encode(method: "GET", target: target, fields: [("x-bad", "fine")], defaults: defaults,
+        let overridden = try RequestEncoder.encode(method: "GET", target: target.path, authority: target.authority, fields: [("x-bad", "fine")], defaults: defaults,
                                                    framing: .none, body: nil)
         #expect(String(decoding: overridden, as: UTF8.self) == "GET / HTTP/1.1\r\nHost: h\r\nx-bad: fine\r\nA: b\r\n\r\n")
     }
@@ -101,51 +107,5 @@ import Testing
 
     @Test func badMethodIsRejected() {
         #expect(throws: RequestEncoder.EncodeError.invalidMethod("GE T")) { _ = try encode("GE T") }
-    }
-}
-
-@Suite struct RequestTargetTests {
-    @Test func partsOfAnOrdinaryURL() throws {
-        let target = try RequestTarget(absoluteURL: "http://user:pw@example.com:8080/p%20q?x=1#frag")
-        #expect(target.host == "example.com")
-        #expect(target.port == 8080)
-        #expect(target.authority == "example.com:8080")
-        #expect(target.path == "/p%20q?x=1")
-    }
-
-    @Test func defaultPortIsLeftOutOfHostAndEmptyPathIsSlash() throws {
-        let target = try RequestTarget(absoluteURL: "http://example.com")
-        #expect(target.port == 80)
-        #expect(target.authority == "example.com")
-        #expect(target.path == "/")
-        #expect(try RequestTarget(absoluteURL: "http://example.com?q").path == "/?q")
-    }
-
-    @Test func ipv6Literal() throws {
-        let target = try RequestTarget(absoluteURL: "http://[::1]:9000/x")
-        #expect(target.host == "::1")
-        #expect(target.port == 9000)
-        #expect(target.authority == "[::1]:9000")
-    }
-
-    @Test func authorityIsCanonicalWhateverThePortLooksLike() throws {
-        #expect(try RequestTarget(absoluteURL: "http://h:08080/").authority == "h:8080")
-        #expect(try RequestTarget(absoluteURL: "http://h:80/").authority == "h")
-        #expect(try RequestTarget(absoluteURL: "http://h:/").authority == "h")
-        #expect(try RequestTarget(absoluteURL: "https://h:443/").authority == "h")
-        #expect(try RequestTarget(absoluteURL: "https://u@H.example:8443/").authority == "H.example:8443")
-        #expect(try RequestTarget(absoluteURL: "http://[::1]/").authority == "[::1]")
-        #expect(try RequestTarget(absoluteURL: "http://[::1]:080/").authority == "[::1]")
-        #expect(try RequestTarget(absoluteURL: "http://[::1]:09000/").authority == "[::1]:9000")
-        #expect(try RequestTarget(absoluteURL: "http://[1.2.3.4]:81/").authority == "1.2.3.4:81")
-    }
-
-    @Test(arguments: ["http://", "http://:80/", "http://h:0/", "http://h:70000/", "http://h:8a/", "http://[::1/", "notaurl", "http://h h/", "http://h/a b"])
-    func invalidURLs(url: String) {
-        #expect(throws: RequestTarget.ParseError.self) { _ = try RequestTarget(absoluteURL: url) }
-    }
-
-    @Test func otherSchemesAreUnsupported() {
-        #expect(throws: RequestTarget.ParseError.unsupportedScheme("ftp")) { _ = try RequestTarget(absoluteURL: "ftp://h/") }
     }
 }

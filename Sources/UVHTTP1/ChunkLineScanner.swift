@@ -11,11 +11,11 @@
 
 /// Walks the framing lines of one chunked body; the decoder feeds llhttp a CR before each LF
 /// it reports.
-struct ChunkLineScanner {
+package struct ChunkLineScanner {
     /// Not in a chunked body, or past its last chunk's size line.
-    static let inactive = ChunkLineScanner(isActive: false)
+    package static let inactive = ChunkLineScanner(isActive: false)
     /// At the first chunk-size line of a body.
-    static let start = ChunkLineScanner(isActive: true)
+    package static let start = ChunkLineScanner(isActive: true)
 
     private enum Position {
         /// In a chunk-size line (size digits, then extensions).
@@ -28,7 +28,7 @@ struct ChunkLineScanner {
 
     /// False before the body, after the last chunk's size line, and once the framing went wrong
     /// (llhttp reports that).
-    private(set) var isActive: Bool
+    package private(set) var isActive: Bool
     private var position = Position.sizeLine
     /// The size being read, then the data bytes left of the chunk.
     private var remaining: UInt64 = 0
@@ -42,7 +42,7 @@ struct ChunkLineScanner {
 
     /// Scans from `start` until the bytes run out or a line ends in a bare LF. Returns that
     /// LF's index (the scanner is then past it), or nil.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    package mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var index = start
         let end = bytes.count
         while isActive && index < end {

@@ -10,14 +10,14 @@ extension ResponseHead {
     /// the same Date value: a server sends the same head response after response, and the same
     /// Date for a whole second of them, so most heads cost one lock and one compare of Date's
     /// bytes, and no allocation.
-    var httpResponse: HTTPResponse {
+    public var httpResponse: HTTPResponse {
         guard let template else { return Self.makeResponse(self) }
         return withDateValue { template.sharedResponse(date: $0, of: self) }
     }
 
     /// The fields as swift-http-types fields (shared with the template's followers, as
     /// `httpResponse` is).
-    var httpFields: HTTPFields {
+    public var httpFields: HTTPFields {
         guard let template else { return Self.makeFields(headers) }
         return withDateValue { template.sharedResponse(date: $0, of: self) }.headerFields
     }
@@ -57,7 +57,7 @@ extension ResponseHead {
     }
 
     /// Builds swift-http-types fields from received ones.
-    private static func makeFields(_ headers: ReceivedFields) -> HTTPFields {
+    fileprivate static func makeFields(_ headers: ReceivedFields) -> HTTPFields {
         var fields = HTTPFields()
         // Without this, appending grows the storage several times for a typical head.
         fields.reserveCapacity(headers.count)
@@ -80,14 +80,20 @@ extension ResponseHead {
     }
 }
 
+extension ReceivedFields {
+    /// The fields as swift-http-types fields, in order (names keep the peer's spelling in
+    /// `rawName`; a value with obs-text keeps its bytes).
+    public var httpFields: HTTPFields { ResponseHead.makeFields(self) }
+}
+
 /// The response a template head last handed out to its followers and the Date value it
 /// carries; kept by the template (`ResponseHead.followersResponse`, typed AnyObject there so that
 /// ResponseHead.swift needs only the standard library) and changed only under its lock.
 private final class DatedResponseBox {
-    var date: [UInt8]
-    var response: HTTPResponse
+    package var date: [UInt8]
+    package var response: HTTPResponse
 
-    init(date: [UInt8], response: HTTPResponse) {
+    package init(date: [UInt8], response: HTTPResponse) {
         self.date = date
         self.response = response
     }
@@ -115,7 +121,7 @@ extension HTTPField.Name {
     /// A name spelled exactly like a common one reuses its value: no validation, no lowercasing
     /// and no allocation. Any other spelling goes through the checking initializer, so `rawName`
     /// always keeps the peer's spelling.
-    static func received(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPField.Name? {
+    package static func received(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPField.Name? {
         let table = commonByLength
         if bytes.count < table.count {
             for candidate in table[bytes.count] where candidate.spelling.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) {

@@ -1,5 +1,5 @@
 import Testing
-@testable import UVNetworking
+@testable import UVHTTP1
 
 /// The framing decision, without sockets: what each body and caller field gives.
 @Suite struct RequestFramingTests {

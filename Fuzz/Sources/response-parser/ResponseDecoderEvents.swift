@@ -1,1 +1,0 @@
-../../../Tests/UVNetworkingTests/HTTP1/ResponseDecoderEvents.swift

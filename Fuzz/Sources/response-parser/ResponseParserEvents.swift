@@ -1,0 +1,1 @@
+../../../Tests/UVHTTP1Tests/ResponseParserEvents.swift
