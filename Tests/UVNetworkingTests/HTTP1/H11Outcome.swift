@@ -121,8 +121,8 @@ enum H11Differential {
     static func inputs(in directory: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { name in
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory)
-            return !isDirectory.boolValue && !name.hasSuffix(".txt") && !name.hasSuffix(".md") && !name.hasSuffix(".py")
+            let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory)
+            return exists && !isDirectory.boolValue && !name.hasSuffix(".txt") && !name.hasSuffix(".md") && !name.hasSuffix(".py")
         }.sorted()
     }
 
