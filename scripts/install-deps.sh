@@ -42,6 +42,17 @@ if ! command -v warcio >/dev/null 2>&1 || ! python3 -c 'import warcio' >/dev/nul
   command -v warcio >/dev/null 2>&1 || { echo "install-deps: warcio installed but not on PATH" >&2; exit 1; }
 fi
 
+# h11 (PyPI): the HTTP/1.1 parser the differential tests compare our parsers with, one no one here
+# wrote (Tests/UVHTTP1Tests/Differential/h11_outcome.py). Pinned: docs/fuzzing-differential-h11.md
+# lists the disagreements with this version, and another may disagree differently.
+h11_version=0.16.0
+if [ "$(python3 -c 'import h11; print(h11.__version__)' 2>/dev/null)" != "$h11_version" ]; then
+  echo "install-deps: installing h11 $h11_version (pip)"
+  python3 -m pip install --quiet --disable-pip-version-check "h11==$h11_version" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "h11==$h11_version"
+  python3 -c 'import h11' || { echo "install-deps: h11 installed but not importable by python3" >&2; exit 1; }
+fi
+
 if pkg-config --exists libllhttp 2>/dev/null; then
   exit 0
 fi
