@@ -97,7 +97,7 @@ enum H11Differential {
     }
 
     /// Whether python3 can import h11 (the suites are skipped, saying so, when it cannot).
-    static let isH11Importable: Bool = (try? runShell("python3 -c 'import h11'").status == 0) ?? false
+    static let isH11Importable: Bool = (try? PythonRun.run(["-c", "import h11"], in: directory).status == 0) ?? false
 
     /// The script's exit status when h11 cannot be imported.
     static let noH11Status: Int32 = 3
@@ -105,8 +105,7 @@ enum H11Differential {
     /// What the script prints for `arguments` (after the mode), by input name; nil when h11 is
     /// not importable (the caller skips, saying so).
     static func run(_ arguments: [String]) throws -> [String: H11Line]? {
-        let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
-        let result = try runShell("exec python3 \"$D/h11_outcome.py\" \(quoted)", in: directory)
+        let result = try PythonRun.run([directory.appendingPathComponent("h11_outcome.py").path] + arguments, in: directory)
         if result.status == noH11Status { return nil }
         try #require(result.status == 0, "h11_outcome.py failed (\(result.status)): \(result.stderr)")
         var lines: [String: H11Line] = [:]

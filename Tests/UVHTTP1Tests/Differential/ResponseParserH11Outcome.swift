@@ -1,20 +1,18 @@
-@testable import UVNetworking
+@testable import UVHTTP1
 
 // Our response decoder's reading of a stream, in the h11 differential's shape (H11Outcome.swift).
-// The stream is fed the way a client connection feeds it (as Fuzz/ResponseDecoderFuzzer.swift
+// The stream is fed the way a client connection feeds it (as the response-parser fuzz harness
 // does): the decoder is armed for each request's response in turn, re-armed after a kept-alive
 // response only when bytes follow it, stopped at an error or at a response that closes the
 // connection, and told of the close when the input ends inside a response.
-//
-// At merge time this is the one place that names the decoder: ResponseParser (UVHTTP1), with the
-// client's options (bare LF line ends, a repeated equal Content-Length, obs-fold), takes its place.
 
 extension H11Outcome {
-    /// What `ResponseDecoder` (the client's, default limits) makes of `stream`, fed in reads that
-    /// end at `bounds`, the response number i answering a request with method `methods[i]` (the
-    /// last one repeating). Only HEAD changes how the decoder reads a response.
-    static func ours(_ stream: [UInt8], methods: [String], bounds: [Int]) -> H11Outcome {
-        let decoder = ResponseDecoder()
+    /// What `ResponseParser` with `options` (by default the client's: every leniency on) makes
+    /// of `stream`, fed in reads that end at `bounds`, the response number i answering a request
+    /// with method `methods[i]` (the last one repeating). Only HEAD changes how a response reads.
+    static func ours(_ stream: [UInt8], methods: [String], bounds: [Int],
+                     options: ResponseParser.Options = .client()) -> H11Outcome {
+        let decoder = ResponseParser(options: options)
         var result = H11Outcome(messages: [], outcome: "incomplete", unparsed: 0)
         func method(_ index: Int) -> String { methods[min(index, methods.count - 1)] }
         var completed = 0
@@ -52,7 +50,7 @@ extension H11Outcome {
                 while start < end {
                     var events: [ResponseEvent] = []
                     let consumed: Int
-                    do throws(ResponseDecoderError) {
+                    do throws(HTTP1ParseError) {
                         consumed = try decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &events)
                     } catch {
                         absorb(events)
@@ -79,7 +77,7 @@ extension H11Outcome {
                 return result
             }
             var events: [ResponseEvent] = []
-            do throws(ResponseDecoderError) {
+            do throws(HTTP1ParseError) {
                 try decoder.finish(into: &events)
                 absorb(events)
                 result.atEOF = "complete"

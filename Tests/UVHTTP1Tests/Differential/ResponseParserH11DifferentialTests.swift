@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import UVNetworking
+@testable import UVHTTP1
 
 // Differential check of our response decoder against h11 (PyPI), a parser no one here wrote: both
 // read the same inputs (the response fuzz seeds and Tests/UVHTTP1Tests/Differential/responses),
@@ -50,15 +50,18 @@ struct ResponseParserH11DifferentialTests {
         "responses/chunked-size-space-before-crlf": KnownH11Disagreement(accepts: .h11, reason: "RFC 9112 §7.1: chunk-size = 1*HEXDIG, then chunk-ext or CRLF; whitespace after the size is not in the grammar (llhttp strict refuses it)"),
         "responses/field-control-char-value": KnownH11Disagreement(accepts: .h11, reason: "RFC 9110 §5.5: a field value is VCHAR, obs-text, SP and HTAB; other controls are invalid (h11 refuses only NUL and whitespace controls)"),
         "responses/field-del-value": KnownH11Disagreement(accepts: .h11, reason: "RFC 9110 §5.5: DEL (0x7F) is neither VCHAR nor obs-text"),
+        "seeds/bare-lf-chunked": KnownH11Disagreement(accepts: .ours, reason: "RFC 9112 §2.2: a recipient MAY take a bare LF as a line end, here in the chunked framing; the client does (curl, Go and browsers do), h11 only in the head"),
+        "seeds/strict-bare-lf-chunked": KnownH11Disagreement(accepts: .ours, reason: "as seeds/bare-lf-chunked (the suite reads every seed with the client's options; its option bits ask the harness for the strict ones)"),
+        "seeds/cl-repeated-same": KnownH11Disagreement(accepts: .ours, reason: "RFC 9110 §8.6: a recipient MAY take a Content-Length list of one repeated value as that value; the client does, h11 refuses a list"),
+        "seeds/strict-cl-repeated-same": KnownH11Disagreement(accepts: .ours, reason: "as seeds/cl-repeated-same (read with the client's options here)"),
         "responses/connect-200": KnownH11Disagreement(accepts: .both, reason: "RFC 9110 §9.3.6: a 2xx to CONNECT makes the connection a tunnel; our decoder is never given CONNECT answers (the proxy code reads those), so it reads the bytes as an EOF-framed body"),
     ]
 
     /// Inputs that h11 and our decoder both accept only thanks to one of the client's leniencies,
     /// which ResponseParser's strict default refuses: under the strict stance each becomes an
     /// "h11 accepts" disagreement, for the reason given. Checked here against the client's
-    /// options (both must accept, the input must not be in `knownDisagreements`); when
-    /// ResponseParser lands, a second pass with its strict defaults expects exactly these on top
-    /// of `knownDisagreements`.
+    /// options (both must accept, the input must not be in `knownDisagreements`), and against
+    /// ResponseParser's strict default (ours must refuse what h11 accepts).
     static let strictStanceDisagreements: [String: String] = [
         "seeds/bare-lf-end": "RFC 9112 §2.2: a recipient MAY take a bare LF as a line end; strict refuses it",
         "seeds/bare-lf-status": "RFC 9112 §2.2, as seeds/bare-lf-end",
@@ -127,6 +130,15 @@ struct ResponseParserH11DifferentialTests {
             let ours = H11Outcome.ours(input.stream, methods: input.methods, bounds: [input.stream.count])
             #expect(ours.accepts && theirs.result.accepts && Self.knownDisagreements[name] == nil,
                     "\(name) (strict stance: \(reason)): ours \(ours.summary); h11 \(theirs.result.summary)")
+            let strict = H11Outcome.ours(input.stream, methods: input.methods, bounds: [input.stream.count], options: ResponseParser.Options())
+            #expect(!strict.accepts, "\(name) (strict stance: \(reason)): the strict default accepts it: \(strict.summary)")
+        }
+        // The strict default only ever refuses more: what it accepts, the client's options read alike.
+        for input in inputs {
+            let strict = H11Outcome.ours(input.stream, methods: input.methods, bounds: [input.stream.count], options: ResponseParser.Options())
+            guard strict.accepts else { continue }
+            let client = H11Outcome.ours(input.stream, methods: input.methods, bounds: [input.stream.count])
+            #expect(strict.withoutErrorTexts == client.withoutErrorTexts, "\(input.name): strict \(strict.summary) vs client \(client.summary)")
         }
         for name in Self.knownDisagreements.keys where h11[name] == nil {
             Issue.record("\(name) is listed as a disagreement but is no input")
