@@ -47,10 +47,11 @@ snippets:
 snippets-check:
 	python3 scripts/extract-snippets.py --check
 
-# The DocC archive of the library, from its doc comments and Sources/UVNetworking/UVNetworking.docc
-# (into .build/plugins/Swift-DocC/outputs/UVNetworking.doccarchive); any DocC warning fails it.
+# The DocC archives of the library and of its codec, from their doc comments and catalogs
+# (Sources/<module>/<module>.docc, into .build/plugins/Swift-DocC/outputs/); any DocC warning fails it.
 docs: deps
 	$(SWIFT) package generate-documentation --target UVNetworking --warnings-as-errors
+	$(SWIFT) package generate-documentation --target UVHTTP1 --warnings-as-errors
 
 # Only the curl-replies suite: every reply of curl's test suite against the outcome decided for it.
 conformance: deps

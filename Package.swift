@@ -175,7 +175,7 @@ let package = Package(
         .target(
             name: "DocSnippets",
             dependencies: [
-                "UVNetworking", "UVNetworkingServiceLifecycle",
+                "UVNetworking", "UVHTTP1", "UVNetworkingServiceLifecycle",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

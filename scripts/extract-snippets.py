@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns every ```swift block of the README and the DocC articles into code the build compiles.
+"""Turns every ```swift block of the README and the DocC articles (of every module) into code the build compiles.
 
 Each document becomes one file of the DocSnippets target (Examples/DocSnippets), so a code block
 that stops compiling fails `swift build`. A block becomes the body of a function of its own,
@@ -31,7 +31,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "Examples" / "DocSnippets"
-CATALOG = ROOT / "Sources" / "UVNetworking" / "UVNetworking.docc"
+# Every module's DocC catalog: Sources/<module>/<module>.docc.
+CATALOGS = sorted(ROOT.glob("Sources/*/*.docc"))
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
 IMPORT = re.compile(r"^(@[\w]+(\([^)]*\))?\s+)*import\s+\w")
@@ -53,7 +54,7 @@ class Block:
 def documents():
     """(markdown path, function prefix, generated file name), in a stable order."""
     yield ROOT / "README.md", "readme", "README.swift"
-    for path in sorted(CATALOG.glob("*.md")):
+    for path in sorted(p for catalog in CATALOGS for p in catalog.glob("*.md")):
         prefix = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", path.stem).lower().replace("-", "_")
         yield path, prefix, path.stem + ".swift"
 
