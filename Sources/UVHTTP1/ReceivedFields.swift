@@ -6,12 +6,14 @@
 /// The name keeps the peer's spelling (compare it case-insensitively). The value has its leading
 /// and trailing whitespace removed. Both are decoded as UTF-8; a byte that is not valid UTF-8
 /// (obs-text) becomes U+FFFD, which is why a field must never be re-serialised from this form.
-package struct HeaderField: Equatable, Sendable {
-    package var name: String
-    package var value: String
+public struct HeaderField: Equatable, Sendable {
+    /// The name, as the peer spelled it.
+    public var name: String
+    /// The value, without leading and trailing whitespace.
+    public var value: String
 
     /// A field of this name and value.
-    package init(name: String, value: String) {
+    public init(name: String, value: String) {
         self.name = name
         self.value = value
     }
@@ -25,7 +27,7 @@ package struct HeaderField: Equatable, Sendable {
 /// however many fields it has, and no String is made on the loop thread: strings are made where
 /// they are needed, off the loop (see `ResponseHead.httpResponse`), or by the `HeaderField` view
 /// for tests.
-package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
+public struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral, Equatable, Sendable {
     /// Where one field's name and value lie in `storage`.
     package struct Bounds: Equatable, Sendable, BitwiseCopyable {
         package var nameStart: Int32
@@ -41,10 +43,10 @@ package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral
     /// The raw section's length (the bytes after it, up to `boundsOffset`, hold folded values).
     package private(set) var sectionByteCount: Int
     /// Number of fields.
-    package let count: Int
+    public let count: Int
 
     /// No field.
-    package init() {
+    public init() {
         storage = []
         boundsOffset = 0
         sectionByteCount = 0
@@ -88,8 +90,8 @@ package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral
         }
     }
 
-    /// Fields given as strings (tests, and the fuzz harness's expectations).
-    package init(_ fields: some Sequence<HeaderField>) {
+    /// Fields given as strings (as an encoder takes them, tests, the fuzz harness's expectations).
+    public init(_ fields: some Sequence<HeaderField>) {
         var bytes: [UInt8] = []
         var bounds: [Bounds] = []
         for field in fields {
@@ -102,12 +104,15 @@ package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral
         self.init(bytes: bytes, bounds: bounds)
     }
 
-    package init(arrayLiteral fields: HeaderField...) {
+    /// Fields given as a list of name-value pairs.
+    public init(arrayLiteral fields: HeaderField...) {
         self.init(fields)
     }
 
-    package var startIndex: Int { 0 }
-    package var endIndex: Int { count }
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// `count`.
+    public var endIndex: Int { count }
 
     /// The bounds of the field at `index`.
     package func bounds(at index: Int) -> Bounds {
@@ -125,7 +130,7 @@ package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral
     }
 
     /// The field at `index`, decoded as UTF-8 (invalid bytes become U+FFFD).
-    package subscript(index: Int) -> HeaderField {
+    public subscript(index: Int) -> HeaderField {
         withField(at: index) { name, value in
             HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
         }
@@ -157,7 +162,7 @@ package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral
     }
 
     /// Calls `body` with the raw name and value of the field at `index`.
-    package func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    public func withField<Result>(at index: Int, _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         let field = bounds(at: index)
         return try storage.withUnsafeBufferPointer { all in
             try body(UnsafeBufferPointer(rebasing: all[Int(field.nameStart)..<Int(field.nameEnd)]),
@@ -166,12 +171,12 @@ package struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral
     }
 
     /// Calls `body` with the raw section bytes (as received, obs-folds included).
-    package func withSectionBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    public func withSectionBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<sectionByteCount])) }
     }
 
     /// Equal when the fields' names and values are equal byte for byte, in order.
-    package static func == (lhs: ReceivedFields, rhs: ReceivedFields) -> Bool {
+    public static func == (lhs: ReceivedFields, rhs: ReceivedFields) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for index in 0..<lhs.count {
             let equal = lhs.withField(at: index) { leftName, leftValue in
