@@ -248,14 +248,16 @@ public final class RequestParser {
         return offset
     }
 
-    /// Where the active scanner stops llhttp in `bytes` from `start`: a problem, a bare LF to put
-    /// a CR before (`insertsCR`), or the end of the request line (neither); nil to run to the end.
+    /// Where llhttp must stop: before a problem, before a bare LF it must get a CR in front of
+    /// (`insertsCR`), or at the end of the request line (neither).
     private struct Stop {
         var index: Int
         var problem: RequestParseError?
         var insertsCR: Bool
     }
 
+    /// Where the active scanner stops llhttp in `bytes` from `start` (llhttp being at `offset`);
+    /// nil to run llhttp to the end of the bytes.
     private func scanAhead(_ bytes: UnsafeRawBufferPointer, from start: Int, llhttpAt offset: Int) -> Stop? {
         switch section {
         case .requestLine:
