@@ -45,8 +45,8 @@ let package = Package(
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
-        // import CUV; only UVHTTP1 (the HTTP/1.1 codec) and LoopbackHTTPServer's request
-        // parser import CLLHTTP; only transport and security import COpenSSL.
+        // import CUV; only UVHTTP1 (the HTTP/1.1 codec) imports CLLHTTP; only transport and
+        // security import COpenSSL.
         .systemLibrary(name: "CUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CLLHTTP", pkgConfig: "libllhttp"),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
@@ -91,7 +91,8 @@ let package = Package(
         ),
         // A small HTTP/1.1 server on loopback with its own libuv loop and thread: `uvfetch demo`
         // fetches from it, the tests use it as a fast server that needs nothing installed.
-        .target(name: "LoopbackHTTPServer", dependencies: ["CUV", "CLLHTTP"]),
+        // Its requests are parsed by UVHTTP1's RequestParser, the codec's own.
+        .target(name: "LoopbackHTTPServer", dependencies: ["CUV", "UVHTTP1"]),
         // A scripted DNS server on loopback (UDP, a thread of its own): names answered from a
         // table with delays, NXDOMAIN, SERVFAIL or silence. For the tests and the benchmarks.
         .target(name: "LoopbackDNSServer"),

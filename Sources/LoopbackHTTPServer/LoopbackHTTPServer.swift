@@ -23,8 +23,8 @@ import Synchronization
 /// server.stop()
 /// ```
 public final class LoopbackHTTPServer: Sendable {
-    /// The largest request head accepted: method, target, version, field names and values, with
-    /// two bytes per line for its line ending. Larger heads are refused with 431.
+    /// The largest request head accepted, in raw bytes: request line, field lines and the empty
+    /// line that ends the head. Larger heads are refused with 431.
     public static let maximumHeadBytes = 16 * 1024
 
     /// The port `start()` binds: 0 lets the kernel pick a free one.

@@ -31,7 +31,7 @@ final class ServerConnection {
 
     private let loop: ServerLoop
     private let handle: UnsafeMutablePointer<uv_tcp_t>
-    private let parser: RequestParser
+    private let requests: RequestResponder
     @exclusivity(unchecked) private var phase = Phase.serving
     @exclusivity(unchecked) private var isReading = false
     @exclusivity(unchecked) private var writesInFlight = 0
@@ -41,7 +41,7 @@ final class ServerConnection {
     init(loop: ServerLoop) {
         loop.assertInLoop()
         self.loop = loop
-        parser = RequestParser(output: loop.output)
+        requests = RequestResponder(output: loop.output)
         handle = .allocate(capacity: 1)
         uv_tcp_init(loop.uv, handle)
         handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
@@ -88,7 +88,7 @@ final class ServerConnection {
         if count > 0 {
             switch phase {
             case .serving:
-                let outcome = parser.feed(UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count))
+                let outcome = requests.feed(UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count))
                 flush()
                 if outcome == .close && phase == .serving {
                     phase = .finishing

@@ -1,9 +1,10 @@
 import Testing
 @testable import LoopbackHTTPServer
 
-/// The server's request parser fed directly: the answers must not depend on how the bytes were
-/// split into reads, and every kind of request it must frame is in the script.
-@Suite struct RequestParserTests {
+/// The server's request handling (UVHTTP1's parser and the server's answers) fed directly: the
+/// answers must not depend on how the bytes were split into reads, and every kind of request it
+/// must frame is in the script.
+@Suite struct RequestResponderTests {
     /// Every kind of request the server frames, pipelined: a plain GET, a Content-Length body, a
     /// chunked body with an extension and a trailer, HEAD, Expect: 100-continue, a status route,
     /// an absolute-form target with a query, and an unknown path.
@@ -19,12 +20,12 @@ import Testing
     ].joined()
 
     /// What `feed` wrote, and the outcome of the last feed.
-    private func parse(_ pieces: [[UInt8]]) -> (text: String, outcome: RequestParser.Outcome) {
+    private func parse(_ pieces: [[UInt8]]) -> (text: String, outcome: RequestResponder.Outcome) {
         let output = OutputBuffer(capacity: 64)
-        let parser = RequestParser(output: output)
-        var outcome = RequestParser.Outcome.keepReading
+        let responder = RequestResponder(output: output)
+        var outcome = RequestResponder.Outcome.keepReading
         for piece in pieces {
-            outcome = piece.withUnsafeBytes { parser.feed($0) }
+            outcome = piece.withUnsafeBytes { responder.feed($0) }
             if outcome == .close { break }
         }
         return (String(decoding: output.bytes, as: UTF8.self), outcome)
