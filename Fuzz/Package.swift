@@ -10,6 +10,7 @@ func harness(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
 }
 
 let library: Target.Dependency = .product(name: "UVNetworking", package: "UVNetworking")
+let codec: Target.Dependency = .product(name: "UVHTTP1", package: "UVNetworking")
 
 let package = Package(
     name: "UVNetworkingFuzz",
@@ -19,7 +20,8 @@ let package = Package(
         .target(name: "CFuzzerDriver"),
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
         harness("cookie-date", [library]),
-        harness("response-parser", [library]),
+        harness("response-parser", [codec]),
+        harness("request-parser", [codec]),
         harness("set-cookie", [library]),
         harness("url-resolution", [library]),
         harness("redirect-planner", [library]),
