@@ -94,7 +94,7 @@ extension H11Outcome {
     private static func version(_ head: ResponseHead) -> String { "\(head.versionMajor).\(head.versionMinor)" }
 
     /// The fields as (name, value) byte pairs, as received.
-    private static func fieldPairs(_ fields: ReceivedFields) -> [[String]] {
+    static func fieldPairs(_ fields: ReceivedFields) -> [[String]] {
         fields.indices.map { index in
             fields.withField(at: index) { name, value in [String(latin1: name), String(latin1: value)] }
         }
