@@ -20,6 +20,7 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
         harness("cookie-date", [library]),
         harness("response-parser", [library]),
+        harness("http1-roundtrip", [.product(name: "UVHTTP1", package: "UVNetworking")]),
         harness("set-cookie", [library]),
         harness("url-resolution", [library]),
         harness("redirect-planner", [library]),
