@@ -22,6 +22,7 @@ let package = Package(
         harness("cookie-date", [library]),
         harness("response-parser", [codec]),
         harness("request-parser", [codec]),
+        harness("http1-roundtrip", [codec]),
         harness("set-cookie", [library]),
         harness("url-resolution", [library]),
         harness("redirect-planner", [library]),

@@ -1,6 +1,10 @@
 /// Writes an HTTP/1.1 request head (and a small in-memory body) into one buffer, so that the whole
 /// request leaves in one write. Every field is checked first: a bad byte means nothing is sent.
-package enum RequestEncoder {
+///
+/// For harnesses, test clients and tools: `encode(method:target:authority:fields:body:)`
+/// (RequestEncoder+Public.swift). The client's own path, below, decides framing with
+/// `RequestFraming` and merges the session's default fields while writing.
+public enum RequestEncoder {
     package enum EncodeError: Error, Equatable {
         case invalidName(String)
         case invalidValue(name: String)
