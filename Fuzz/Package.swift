@@ -28,7 +28,7 @@ let package = Package(
         harness("redirect-planner", [library]),
         harness("query-string", [library]),
         harness("proxy-env", [library]),
-        harness("content-decoder", [library]),
+        harness("content-decoder", [library, codec]),
         harness("pem", [library]),
         harness("pkcs12", [library]),
         harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworking")]),

@@ -24,6 +24,7 @@
 import CZlib
 import FuzzSupport
 @testable import UVNetworking
+import UVHTTP1
 
 enum Outcome: Equatable {
     case content([UInt8])

@@ -89,12 +89,8 @@ enum H11Differential {
     /// Tests/UVHTTP1Tests/Differential: the script and our own inputs.
     static let directory = packageRoot.appendingPathComponent("Tests/UVHTTP1Tests/Differential")
 
-    /// The response harness's seeds: Fuzz/corpora/response-parser/seeds when the corpora have
-    /// moved there, else Fuzz/seeds.
-    static var responseSeeds: URL {
-        let moved = packageRoot.appendingPathComponent("Fuzz/corpora/response-parser/seeds")
-        return FileManager.default.fileExists(atPath: moved.path) ? moved : packageRoot.appendingPathComponent("Fuzz/seeds")
-    }
+    /// The response-parser fuzz harness's seeds.
+    static let responseSeeds = packageRoot.appendingPathComponent("Fuzz/corpora/response-parser/seeds")
 
     /// Whether python3 can import h11 (the suites are skipped, saying so, when it cannot).
     static let isH11Importable: Bool = (try? PythonRun.run(["-c", "import h11"], in: directory).status == 0) ?? false

@@ -9,14 +9,10 @@ import Testing
 // messages (status, reason, version, fields, body, trailers, 1xx heads) and the same bytes left
 // unread. Both run in one feed and byte by byte; each must read the same either way.
 // A disagreement passes only when `knownDisagreements` lists the input, with the side that
-// accepts and the RFC reason; docs/fuzzing-differential-h11.md has the same table. A listed input
+// accepts and the RFC reason; docs/fuzzing.md has the same table. A listed input
 // that no longer disagrees fails too, so the table stays true.
 //
-// Requests: when RequestParser (UVHTTP1) lands, a suite like this one runs
-// `h11_outcome.py request <Tests/UVHTTP1Tests/Differential/requests>` (h11 as the server, each
-// request answered by an empty 200 so that pipelined ones are read) and converts RequestParser's
-// events to H11Outcome.Message (method, target, version, fields, body, trailers, complete), one
-// feed and byte by byte, with a table of its own.
+// Requests: RequestParserH11DifferentialTests.
 
 /// Which parser accepts an input that the two read differently.
 enum H11Side: String, Sendable {
@@ -37,7 +33,7 @@ struct KnownH11Disagreement: Sendable {
 @Suite("Response decoder vs h11 (differential)")
 struct ResponseParserH11DifferentialTests {
     /// Every input on which our decoder (the client's leniencies on) and h11 0.16.0 disagree, by
-    /// the name the script prints. Keep in step with docs/fuzzing-differential-h11.md.
+    /// the name the script prints. Keep in step with docs/fuzzing.md.
     static let knownDisagreements: [String: KnownH11Disagreement] = [
         "seeds/cl-and-te": KnownH11Disagreement(accepts: .h11, reason: "RFC 9112 §6.1: a message with both is a smuggling shape; a client may not reuse the connection, and ours refuses it outright (h11 lets Transfer-Encoding win)"),
         "responses/cl-and-te-chunked": KnownH11Disagreement(accepts: .h11, reason: "RFC 9112 §6.1, as seeds/cl-and-te"),

@@ -7,7 +7,7 @@ import Testing
 ///
 /// SimpleCookie follows RFC 2109's quoting and reads a line as a Cookie header would be, not by
 /// RFC 6265 §5.2, so the two disagree on purpose on some lines: every such line is in
-/// `SetCookieDisagreements.table` with the RFC 6265 reason (docs/fuzzing-differential-cookies.md
+/// `SetCookieDisagreements.table` with the RFC 6265 reason (docs/fuzzing.md
 /// has the same table). The test fails on a disagreement not in the table, and on a row of the
 /// table whose line no longer disagrees, so the table stays exact.
 @Suite struct SetCookieDifferentialTests {

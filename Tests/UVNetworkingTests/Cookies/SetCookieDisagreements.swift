@@ -157,7 +157,7 @@ enum SetCookieDisagreements {
     ]
 
     /// Why ours differs, one per kind of disagreement (the rows of
-    /// docs/fuzzing-differential-cookies.md).
+    /// docs/fuzzing.md).
     enum Reason {
         static let nameIsAnyText = "§5.2 steps 1-5: the name is whatever precedes the first \"=\", trimmed of WSP; SimpleCookie allows only RFC 2109 token characters in a name and drops the line."
         static let dollarNamesAreNames = "§5.2: a name starting with \"$\" is a name like any other (RFC 2109's $Version, $Path are gone); SimpleCookie drops or skips such pairs."
