@@ -18,6 +18,9 @@
 //   keeps do not depend on the read size: 64 KiB, as uvfetch reads, and 1 to 97 bytes.
 // - The fast path agrees with JSONDecoder: a line it reads, which decodes as a record, names the
 //   same URL key (lines with a key given twice left out: JSON leaves their meaning open).
+// - --resume (ResumableRecords) takes exactly the files the scan does, keeps the same URLs,
+//   changes a refused file not at all and a taken one only as its tail calls for (a newline
+//   added, a torn line cut off), holds its lock while alive, and leaves a file that reads whole.
 
 import Foundation
 import FuzzSupport
@@ -94,12 +97,54 @@ struct Record: Decodable {
     var attempts: Int
 }
 
+/// The file's bytes as they are now.
+func fileBytes() -> [UInt8] {
+    var status = stat()
+    fuzzCheck(fstat(descriptor, &status) == 0, "fstat failed")
+    var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+    let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+    fuzzCheck(read == bytes.count, "pread read \(read) of \(bytes.count)")
+    return bytes
+}
+
+/// Opens the file as `--resume` does (ResumableRecords: scan, lock, repair) and checks what it
+/// did against the scan's verdict.
+func resume(_ bytes: ArraySlice<UInt8>, verdict: Verdict) {
+    let path = "/proc/self/fd/\(descriptor)"
+    let records: ResumableRecords
+    do {
+        records = try ResumableRecords(path: path)
+    } catch {
+        guard case .notARecord = verdict, case .notResumable = error else {
+            return fuzzCheck(false, "--resume refused a file scanned as \(verdict): \(error)")
+        }
+        fuzzCheck(fileBytes().elementsEqual(bytes), "a refused file was changed")
+        return
+    }
+    guard case .tail(let tail, let count) = verdict else { return fuzzCheck(false, "--resume took a file scanned as \(verdict)") }
+    fuzzCheck(records.recorded.count == count, "--resume kept \(records.recorded.count) URLs, the scan \(count)")
+    let repaired: [UInt8]
+    switch tail {
+    case .whole: repaired = Array(bytes)
+    case .missingNewline: repaired = Array(bytes) + [UInt8(ascii: "\n")]
+    case .torn(_, let offset, _): repaired = Array(bytes.prefix(Int(offset)))
+    }
+    fuzzCheck(fileBytes() == repaired, "--resume left other bytes than \(tail) calls for")
+    fuzzCheck((records.notice == nil) == (tail == .whole), "a notice \(String(describing: records.notice)) for \(tail)")
+    // The lock is held while the records live: a second run is refused.
+    fuzzCheck((try? ResumableRecords(path: path)) == nil, "a second --resume run took a locked file")
+    withExtendedLifetime(records) {}
+    // Repaired, the file reads whole, with the same URLs.
+    fuzzCheck(scan(chunkSize: 1 << 16) == .tail(.whole, recorded: count), "the repaired file does not read whole")
+}
+
 func fuzzRecords(_ bytes: ArraySlice<UInt8>, seed: UInt8) {
     let whole = scan(chunkSize: 1 << 16)
     fuzzCheck(whole != .readFailed, "reading the file failed")
     let small = 1 + Int(seed % 97)
     let cut = scan(chunkSize: small)
     fuzzCheck(cut == whole, "read 64 KiB at a time: \(whole); \(small) bytes at a time: \(cut)")
+    resume(bytes, verdict: whole)
     let decoder = JSONDecoder()
     for line in bytes.split(separator: UInt8(ascii: "\n")) {
         // A key given twice means what the reader makes of it (RFC 8259 §4): the fast path takes

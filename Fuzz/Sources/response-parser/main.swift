@@ -15,6 +15,8 @@
 // expectResponse after each complete keep-alive response (at most 8), stop at an error or at a
 // response that closes the connection, and call finish at the end of the stream.
 // Three runs: one read, reads of pseudo-random sizes, and (inputs up to 512 bytes) one byte per read.
+// One read again through the Event API (`feed(_:onEvent:)`, `finish()`), and, where it applies,
+// `feed([UInt8])` on the whole stream: the same responses, events for events.
 // The first two are repeated by a decoder that leaves every message to llhttp (no message replay,
 // ResponseParser+MessageReplay.swift), which must deliver exactly the same: the same heads and
 // body pieces from each feed, the same bytes consumed, the same errors (reason text included).
@@ -86,6 +88,14 @@ private struct ResponseRecord: Equatable {
     var outcome: Outcome?
 }
 
+/// One step of a run, for comparing two runs feed by feed. Values, not text: describing every
+/// feed's events as a string cost more than the decoding it checked.
+private enum TraceStep: Equatable {
+    case events([ResponseEvent])
+    case consumed(Int)
+    case failed(HTTP1ParseError)  // == compares the reason text too
+}
+
 /// Where a response is in the `informational* head body* end` grammar.
 private enum Stage {
     case beforeFinalHead, inBody, ended
@@ -93,7 +103,7 @@ private enum Stage {
 
 /// Feeds `stream` to a fresh decoder in reads ending at `bounds`, checking the per-run invariants.
 private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions, replaysMessages: Bool = true,
-                          trace: UnsafeMutablePointer<[String]>? = nil) -> [ResponseRecord] {
+                          trace: UnsafeMutablePointer<[TraceStep]>? = nil) -> [ResponseRecord] {
     let limits = options.limits
     let decoder = ResponseParser(options: limits)
     decoder.replaysMessages = replaysMessages
@@ -105,7 +115,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 
     /// Checks and records one batch of events from a single feed/finish call.
     func absorb(_ events: [ResponseEvent]) {
-        trace?.pointee.append("\(events)")
+        trace?.pointee.append(.events(events))
         for (index, event) in events.enumerated() {
             switch event {
             case .informational(let head):
@@ -138,7 +148,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
 
     /// Records a thrown error and checks that the decoder stays dead.
     func die(_ failure: HTTP1ParseError, _ all: UnsafeRawBufferPointer) {
-        trace?.pointee.append("failed: \(failure)")
+        trace?.pointee.append(.failed(failure))
         invariant((failure.kind == .closedBeforeResponse) == !fedThisResponse, "closedBeforeResponse iff nothing was fed: \(failure)")
         invariant(!decoder.isComplete && !decoder.keepAlive, "a failed decoder reports completion")
         var events: [ResponseEvent] = []
@@ -174,7 +184,7 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
                     return records
                 }
                 invariant(consumed >= 0 && consumed <= end - start, "consumed \(consumed) of \(end - start)")
-                trace?.pointee.append("consumed \(consumed)")
+                trace?.pointee.append(.consumed(consumed))
                 absorb(events)
                 start += consumed
                 guard decoder.isComplete else {
@@ -209,6 +219,81 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
         records.append(record)
         return records
     }
+}
+
+/// The same stream, in one read, through the Event API (`feed(_:onEvent:)`, `finish()`),
+/// re-armed as `decodeStream` re-arms: its records must be the consumer path's.
+private func decodeWithEvents(_ stream: [UInt8], options: FuzzOptions) -> [ResponseRecord] {
+    let parser = ResponseParser(options: options.limits)
+    parser.expectResponse(toHEAD: options.isHEAD(0))
+    var records: [ResponseRecord] = []
+    var record = ResponseRecord()
+    func absorb(_ event: ResponseParser.Event) {
+        switch event {
+        case .interim(let head), .head(let head): record.heads.append(head)
+        case .body(let bytes): record.body += bytes
+        case .end(let trailers): record.trailers = trailers
+        }
+    }
+    return stream.withUnsafeBytes { all -> [ResponseRecord] in
+        var start = 0
+        do throws(HTTP1ParseError) {
+            while start < all.count {
+                start += try parser.feed(UnsafeRawBufferPointer(rebasing: all[start...]), onEvent: absorb)
+                guard parser.isComplete else { break }
+                record.outcome = .complete(keepAlive: parser.keepAlive, endOffset: start)
+                records.append(record)
+                if !parser.keepAlive || records.count == 8 { return records }
+                parser.expectResponse(toHEAD: options.isHEAD(records.count))
+                record = ResponseRecord()
+            }
+            for event in try parser.finish() { absorb(event) }
+        } catch {
+            record.outcome = .failed(error.kind, offset: error.offset)
+            records.append(record)
+            return records
+        }
+        record.outcome = .complete(keepAlive: parser.keepAlive, endOffset: all.count)
+        records.append(record)
+        return records
+    }
+}
+
+/// `feed([UInt8])` then `finish()` on the whole stream, checked against the records of one read
+/// where that call applies: every response answers a non-HEAD request (it re-arms so) and each
+/// but the last keeps the connection (it parses on where a connection would stop).
+private func checkWholeStreamEvents(_ stream: [UInt8], options: FuzzOptions, records: [ResponseRecord]) {
+    var records = records
+    // One read re-arms after a last keep-alive response; at the end of the stream that finds none.
+    if records.count > 1, case .failed(.closedBeforeResponse, _)? = records.last?.outcome { records.removeLast() }
+    guard !options.firstIsHEAD, !options.alternateHEAD, records.count < 8, let last = records.last else { return }
+    for record in records.dropLast() {
+        guard case .complete(keepAlive: true, _)? = record.outcome else { return }
+    }
+    if case .complete(_, let endOffset)? = last.outcome, endOffset != stream.count { return }
+    let parser = ResponseParser(options: options.limits)
+    let events: [ResponseParser.Event]
+    do throws(HTTP1ParseError) {
+        events = try parser.feed(stream) + parser.finish()
+    } catch {
+        return invariant(last.outcome == .failed(error.kind, offset: error.offset), "feed([UInt8]) threw \(error), one read ended \(String(describing: last.outcome))")
+    }
+    var expected: [ResponseParser.Event] = []
+    for record in records {
+        guard case .complete? = record.outcome else { return invariant(false, "feed([UInt8]) succeeded, one read ended \(String(describing: record.outcome))") }
+        expected += record.heads.map { $0.status < 200 ? .interim($0) : .head($0) }
+        if !record.body.isEmpty { expected.append(.body(record.body)) }
+        expected.append(.end(trailers: record.trailers))
+    }
+    var merged: [ResponseParser.Event] = []
+    for event in events {
+        if case .body(let more) = event, case .body(let some)? = merged.last {
+            merged[merged.count - 1] = .body(some + more)
+        } else {
+            merged.append(event)
+        }
+    }
+    invariant(merged == expected, "feed([UInt8]) gave other events than one read")
 }
 
 /// Checks a lower bound of a field section's raw size against the limit: a status line is at
@@ -260,10 +345,12 @@ runFuzzer { bytes in
     let oneRead = decodeStream(stream, bounds: [stream.count], options: options)
     let randomReads = decodeStream(stream, bounds: randomBounds(count: stream.count, seed: options.seed), options: options)
     compare(oneRead, randomReads, "one read vs random reads")
+    compare(oneRead, decodeWithEvents(stream, options: options), "consumer vs Event API")
+    checkWholeStreamEvents(stream, options: options, records: oneRead)
     // The replay against llhttp, feed by feed, in one read and in the random reads.
     for bounds in [[stream.count], randomBounds(count: stream.count, seed: options.seed)] {
-        var replayed: [String] = []
-        var byLlhttp: [String] = []
+        var replayed: [TraceStep] = []
+        var byLlhttp: [TraceStep] = []
         let a = decodeStream(stream, bounds: bounds, options: options, trace: &replayed)
         let b = decodeStream(stream, bounds: bounds, options: options, replaysMessages: false, trace: &byLlhttp)
         compare(a, b, "message replay vs llhttp")

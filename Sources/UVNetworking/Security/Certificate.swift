@@ -7,7 +7,13 @@ import Foundation
 /// from. The value is cheap to copy: copies share one parsed OpenSSL certificate.
 public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     private let reference: X509Reference
-    /// The certificate's DER encoding.
+    /// The certificate's DER encoding, as OpenSSL writes the parsed certificate back.
+    ///
+    /// For DER input this is the input itself; for a BER quirk OpenSSL reads but DER forbids
+    /// (say, set bits after a BIT STRING's end) it is the corrected encoding. Storing the
+    /// re-encoding rather than the input keeps equality independent of where a certificate
+    /// came from: a server's chain and PEM files are re-encoded too, so a pinned DER file with
+    /// such a quirk would otherwise never equal the certificate the server sends.
     public let derData: Data
 
     /// Parses a DER-encoded certificate.
@@ -33,8 +39,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         guard let parsed else {
             throw .notDERCertificate(byteCount: derData.count, openSSL: OpenSSLErrorQueue.drain())
         }
-        reference = X509Reference(owning: parsed)
-        self.derData = derData
+        self.init(owning: parsed)
     }
 
     /// Takes over one reference to `x509` (from a parser or `X509_up_ref`).

@@ -81,6 +81,42 @@ import Testing
         #expect(fromDER != pki.intermediate.certificate)
     }
 
+    /// Found by the pem fuzz harness: DER read as given but PEM re-encoded, so one certificate
+    /// read both ways compared unequal. Here the signature BIT STRING claims an unused bit and
+    /// sets it, which BER allows and DER forbids; OpenSSL reads it and writes the bit cleared.
+    @Test func aBERQuirkReadsToTheSameCertificateFromDERAndPEM() throws {
+        var quirky = [UInt8](pki.root.der)
+        let signature = Self.lastElementOfOuterSequence(quirky)
+        #expect(quirky[signature.tag] == 0x03, "the certificate ends with its signature BIT STRING")
+        quirky[signature.content] = 1  // one unused bit...
+        quirky[quirky.count - 1] |= 1  // ...that is set
+        let fromDER = try Certificate(derData: Data(quirky))
+        let pem = "-----BEGIN CERTIFICATE-----\n" + Data(quirky).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END CERTIFICATE-----\n"
+        let fromPEM = try Certificate(pemData: Data(pem.utf8))
+        #expect(fromDER == fromPEM)
+        #expect(fromDER.derData != Data(quirky), "the stored encoding is DER, not the input")
+        #expect(try Certificate(derData: fromDER.derData) == fromDER)
+    }
+
+    /// The tag and content offsets of the last element inside DER's outer SEQUENCE.
+    static func lastElementOfOuterSequence(_ der: [UInt8]) -> (tag: Int, content: Int) {
+        /// The content offset and length of the element whose tag is at `tag`.
+        func header(at tag: Int) -> (content: Int, length: Int) {
+            let first = Int(der[tag + 1])
+            guard first & 0x80 != 0 else { return (tag + 2, first) }
+            let count = first & 0x7F
+            let length = der[(tag + 2)..<(tag + 2 + count)].reduce(0) { $0 << 8 | Int($1) }
+            return (tag + 2 + count, length)
+        }
+        var element = header(at: 0).content
+        while true {
+            let (content, length) = header(at: element)
+            if content + length == der.count { return (element, content) }
+            element = content + length
+        }
+    }
+
     @Test func subjectSummaryWithoutCommonNameIsTheWholeSubject() {
         let certificate = TestPKI.makeLeaf(issuer: pki.intermediate, dnsNames: ["x.test"], commonName: "").certificate
         #expect(certificate.subjectSummary == "/O=UVNetworking Tests")
