@@ -43,6 +43,17 @@ import Testing
         #expect(dots.proxy(forScheme: "http", host: "a.test.") != nil)
     }
 
+    /// Found by the proxy-env fuzz harness in a long run (Fuzz/regressions/proxy-env/
+    /// bracketed-entry-with-trailing-dot): "[a.]" went through the proxy for host "a", because
+    /// the dots were looked at before the brackets came off. Brackets first, then the dot rules.
+    @Test func aBracketedEntryFollowsTheDotRulesInside() {
+        let configuration = ProxyConfiguration.environment(["http_proxy": "http://p.test:1", "no_proxy": "[a.],[.b.test]"])
+        for direct in ["a", "a.", "b.test", "x.b.test"] {
+            #expect(configuration.proxy(forScheme: "http", host: direct) == nil, "\(direct)")
+        }
+        #expect(configuration.proxy(forScheme: "http", host: "ab") != nil)
+    }
+
     @Test func explicitProxiesDoNotSkipLoopback() {
         let configuration = ProxyConfiguration(httpProxy: URL(string: "http://p.test"))
         #expect(configuration.proxy(forScheme: "http", host: "127.0.0.1")?.port == 1080)

@@ -65,13 +65,14 @@ public struct ProxyConfiguration: Sendable, Hashable {
     }
 
     /// curl's rules: a trailing dot is ignored on both sides ("example.com." is the same name as
-    /// "example.com", fully qualified), a leading dot on the pattern too.
+    /// "example.com", fully qualified), a leading dot on the pattern too. An IPv6 pattern's
+    /// brackets come off first, so that the dot rules see what is inside them as any pattern's.
     private static func matches(pattern: String, host: String) -> Bool {
         if pattern == "*" { return true }
         var domain = pattern.lowercased()
+        if domain.hasPrefix("[") && domain.hasSuffix("]") { domain = String(domain.dropFirst().dropLast()) }
         if domain.hasSuffix(".") { domain.removeLast() }
         if domain.hasPrefix(".") { domain.removeFirst() }
-        if domain.hasPrefix("[") && domain.hasSuffix("]") { domain = String(domain.dropFirst().dropLast()) }
         guard !domain.isEmpty else { return false }
         let name = host.hasSuffix(".") ? host.dropLast() : host[...]
         return name == domain || name.hasSuffix("." + domain)
