@@ -3,7 +3,7 @@
 
 The other half of the differential tests: our parsers and h11, a parser no one here wrote, read the
 same input files, and the Swift suite compares the two input by input (ResponseParserH11Differential-
-Tests; the disagreements it allows, and why, are in docs/fuzzing-differential-h11.md).
+Tests; the disagreements it allows, and why, are in docs/fuzzing.md).
 
     h11_outcome.py response [--seeds DIR]... [DIR]...
     h11_outcome.py request DIR...
