@@ -187,6 +187,81 @@ private func sameFields(_ received: ReceivedFields, _ expected: [HeaderField]) -
     return true
 }
 
+/// What a parse must give back besides the head: the framing field the encoder adds after the
+/// caller's fields, the body (chunks joined) and the trailers.
+private struct ExpectedBody {
+    var framingField: HeaderField?
+    var bytes: [UInt8] = []
+    var trailers: [HeaderField] = []
+
+    static func contentLength(_ bytes: [UInt8]) -> ExpectedBody {
+        ExpectedBody(framingField: HeaderField(name: "Content-Length", value: String(bytes.count)), bytes: bytes)
+    }
+
+    static func chunked(_ chunks: [[UInt8]], trailers: [HeaderField]) -> ExpectedBody {
+        ExpectedBody(framingField: HeaderField(name: "Transfer-Encoding", value: "chunked"), bytes: chunks.flatMap { $0 }, trailers: trailers)
+    }
+
+    /// `fields` followed by the framing field, if any.
+    func fields(after fields: [HeaderField]) -> [HeaderField] {
+        fields + (framingField.map { [$0] } ?? [])
+    }
+
+    /// Checks what follows the head: at most one body event (pieces joined) equal to `bytes`,
+    /// then an end with `trailers`, then nothing. `trailersOf` reads an end event's trailers.
+    func check<Event>(_ events: ArraySlice<Event>, body: (Event) -> [UInt8]?, trailersOf: (Event) -> ReceivedFields?) {
+        var events = events
+        if let first = events.first, let bytes = body(first) {
+            invariant(bytes == self.bytes, "body \(bytes), not \(self.bytes)")
+            events.removeFirst()
+        } else {
+            invariant(bytes.isEmpty, "no body, not \(bytes)")
+        }
+        guard let end = events.popFirst(), let trailers = trailersOf(end) else { return invariant(false, "no end: \(events)") }
+        invariant(sameFields(trailers, self.trailers), "trailers \(Array(trailers)), not \(self.trailers)")
+        invariant(events.isEmpty, "events after the end: \(events)")
+    }
+}
+
+extension ResponseEncoder.Body {
+    fileprivate var expected: ExpectedBody {
+        switch self {
+        case .none: ExpectedBody()
+        case .contentLength(let bytes): .contentLength(bytes)
+        case .chunked(let chunks, let trailers): .chunked(chunks, trailers: trailers)
+        case .untilClose(let bytes): ExpectedBody(bytes: bytes)
+        }
+    }
+}
+
+extension RequestEncoder.Body {
+    fileprivate var expected: ExpectedBody {
+        switch self {
+        case .none: ExpectedBody()
+        case .contentLength(let bytes): .contentLength(bytes)
+        case .chunked(let chunks, let trailers): .chunked(chunks, trailers: trailers)
+        }
+    }
+}
+
+/// Appends `event` to `events`, joining a body piece to the body event before it, so that two
+/// splits of one stream give equal lists.
+private func appendJoiningBodies<Event>(_ event: Event, to events: inout [Event], body: (Event) -> [UInt8]?, makeBody: ([UInt8]) -> Event) {
+    if let more = body(event), let last = events.last, let some = body(last) {
+        events[events.count - 1] = makeBody(some + more)
+    } else {
+        events.append(event)
+    }
+}
+
+private func responseBody(_ event: ResponseParser.Event) -> [UInt8]? {
+    if case .body(let bytes) = event { bytes } else { nil }
+}
+
+private func requestBody(_ event: RequestParser.Event) -> [UInt8]? {
+    if case .body(let bytes) = event { bytes } else { nil }
+}
+
 /// What a parse gave: its events (body pieces joined) and the error, if any.
 private struct Parse {
     var events: [ResponseParser.Event] = []
@@ -200,11 +275,7 @@ private func parseResponse(_ bytes: [UInt8], bounds: [Int], toHEAD: Bool) -> Par
     parser.expectResponse(toHEAD: toHEAD)
     var parse = Parse()
     func record(_ event: ResponseParser.Event) {
-        if case .body(let more) = event, case .body(let some)? = parse.events.last {
-            parse.events[parse.events.count - 1] = .body(some + more)
-        } else {
-            parse.events.append(event)
-        }
+        appendJoiningBodies(event, to: &parse.events, body: responseBody, makeBody: ResponseParser.Event.body)
     }
     do throws(HTTP1ParseError) {
         var start = 0
@@ -255,21 +326,8 @@ private func roundTripResponse(_ message: Description) {
     let interim = message.status < 200
     // A 1xx is followed by the final response it announces.
     if interim { stream += try! ResponseEncoder.encode(status: 204, reason: "No Content") }
-    var expectedFields = message.fields
-    var expectedBody: [UInt8] = []
-    var expectedTrailers: [HeaderField] = []
-    switch body {
-    case .none: break
-    case .contentLength(let bytes):
-        expectedFields.append(HeaderField(name: "Content-Length", value: String(bytes.count)))
-        expectedBody = bytes
-    case .chunked(let chunks, let trailers):
-        expectedFields.append(HeaderField(name: "Transfer-Encoding", value: "chunked"))
-        expectedBody = chunks.flatMap { $0 }
-        expectedTrailers = trailers
-    case .untilClose(let bytes):
-        expectedBody = bytes
-    }
+    var expected = body.expected
+    var expectedFields = expected.fields(after: message.fields)
 
     let whole = parseResponse(stream, bounds: [stream.count], toHEAD: body == .none)
     let split = parseResponse(stream, bounds: splitPoints(count: stream.count, seed: message.seed), toHEAD: body == .none)
@@ -284,8 +342,7 @@ private func roundTripResponse(_ message: Description) {
         guard case .interim(let head)? = events.popFirst() else { return invariant(false, "no interim head: \(whole.events)") }
         checkHead(head, http10: message.http10, status: message.status, reason: message.reason, fields: expectedFields)
         expectedFields = []
-        expectedBody = []
-        expectedTrailers = []
+        expected = ExpectedBody()
     }
     guard case .head(let head)? = events.popFirst() else { return invariant(false, "no head: \(whole.events)") }
     if interim {
@@ -293,15 +350,7 @@ private func roundTripResponse(_ message: Description) {
     } else {
         checkHead(head, http10: message.http10, status: message.status, reason: message.reason, fields: expectedFields)
     }
-    if case .body(let bytes)? = events.first {
-        invariant(bytes == expectedBody, "body \(bytes), not \(expectedBody)")
-        events.removeFirst()
-    } else {
-        invariant(expectedBody.isEmpty, "no body, not \(expectedBody)")
-    }
-    guard case .end(let trailers)? = events.popFirst() else { return invariant(false, "no end: \(whole.events)") }
-    invariant(sameFields(trailers, expectedTrailers), "trailers \(Array(trailers)), not \(expectedTrailers)")
-    invariant(events.isEmpty, "events after the end: \(events)")
+    expected.check(events, body: responseBody) { if case .end(let trailers) = $0 { trailers } else { nil } }
 }
 
 /// Every defect of a request description, found without the encoder.
@@ -328,11 +377,7 @@ private func parseRequest(_ bytes: [UInt8], bounds: [Int]) -> (events: [RequestP
     let parser = RequestParser()
     var events: [RequestParser.Event] = []
     func record(_ event: RequestParser.Event) {
-        if case .body(let more) = event, case .body(let some)? = events.last {
-            events[events.count - 1] = .body(some + more)
-        } else {
-            events.append(event)
-        }
+        appendJoiningBodies(event, to: &events, body: requestBody, makeBody: RequestParser.Event.body)
     }
     do throws(RequestParseError) {
         var start = 0
@@ -367,20 +412,9 @@ private func roundTripRequest(_ message: Description) {
     }
     invariant(defects.isEmpty, "accepted despite \(defects)")
 
-    var expectedFields = message.authority.map { [HeaderField(name: "Host", value: $0)] } ?? []
-    expectedFields += message.fields
-    var expectedBody: [UInt8] = []
-    var expectedTrailers: [HeaderField] = []
-    switch body {
-    case .none: break
-    case .contentLength(let bytes):
-        expectedFields.append(HeaderField(name: "Content-Length", value: String(bytes.count)))
-        expectedBody = bytes
-    case .chunked(let chunks, let trailers):
-        expectedFields.append(HeaderField(name: "Transfer-Encoding", value: "chunked"))
-        expectedBody = chunks.flatMap { $0 }
-        expectedTrailers = trailers
-    }
+    let expected = body.expected
+    let host = message.authority.map { [HeaderField(name: "Host", value: $0)] } ?? []
+    let expectedFields = expected.fields(after: host + message.fields)
 
     let whole = parseRequest(encoded, bounds: [encoded.count])
     let split = parseRequest(encoded, bounds: splitPoints(count: encoded.count, seed: message.seed))
@@ -405,16 +439,7 @@ private func roundTripRequest(_ message: Description) {
     if head.isUpgrade {
         invariant(message.method == "CONNECT" || message.fields.contains { named($0, "upgrade") }, "an upgrade without CONNECT or Upgrade")
     }
-    var events = whole.events.dropFirst()
-    if case .body(let bytes)? = events.first {
-        invariant(bytes == expectedBody, "body \(bytes), not \(expectedBody)")
-        events.removeFirst()
-    } else {
-        invariant(expectedBody.isEmpty, "no body, not \(expectedBody)")
-    }
-    guard case .end(let trailers)? = events.popFirst() else { return invariant(false, "no end: \(whole.events)") }
-    invariant(sameFields(trailers, expectedTrailers), "trailers \(Array(trailers)), not \(expectedTrailers)")
-    invariant(events.isEmpty, "events after the end: \(events)")
+    expected.check(whole.events.dropFirst(), body: requestBody) { if case .end(let trailers) = $0 { trailers } else { nil } }
 }
 
 runFuzzer { bytes in
