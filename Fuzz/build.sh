@@ -12,6 +12,13 @@ bin_dir=$(dirname "$(readlink -f "$(command -v "$swift")")")
 mkdir -p "$here/.out"
 toolset=$here/.out/toolset.json
 printf '{"schemaVersion":"1.0","linker":{"path":"%s/ld.lld"}}\n' "$bin_dir" > "$toolset"
+# SwiftPM keeps the plan of a build (description.json) and does not plan again when a file is
+# added to or removed from the library, a path dependency here: the build would then miss it.
+# Plan again when a source folder changed since the last plan.
+description=$here/.build/release/description.json
+if [ -f "$description" ] && [ -n "$(find "$here/../Sources" "$here/Sources" -type d -newer "$description" -print -quit)" ]; then
+  rm -f "$description"
+fi
 
 # SwiftPM keeps only the last --product of a command line, so one build per harness named (the
 # library is compiled by the first and reused); none named: one build of everything.

@@ -19,6 +19,13 @@ out=$here/.out/coverage
 mkdir -p "$out"
 toolset=$here/.out/toolset.json
 printf '{"schemaVersion":"1.0","linker":{"path":"%s/ld.lld"}}\n' "$bin_dir" > "$toolset"
+# SwiftPM keeps the plan of a build (description.json) and does not plan again when a file is
+# added to or removed from the library, a path dependency here: the build would then miss it.
+# Plan again when a source folder changed since the last plan.
+description=$here/.build-coverage/release/description.json
+if [ -f "$description" ] && [ -n "$(find "$here/../Sources" "$here/Sources" -type d -newer "$description" -print -quit)" ]; then
+  rm -f "$description"
+fi
 
 names=("$@")
 [ ${#names[@]} -gt 0 ] || mapfile -t names < <(bash "$here/harnesses.sh")

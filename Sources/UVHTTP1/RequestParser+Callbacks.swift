@@ -43,42 +43,9 @@ extension RequestParser {
     /// Transfer-Encoding and Expect. Returns the first framing problem and its stream offset.
     private func walkSection(readingHead: Bool) -> (reason: String, offset: Int)? {
         var problem: (reason: String, offset: Int)?
-        boundsScratch.removeAll()
-        if boundsScratch.capacity < record.lines.count { boundsScratch.reserveCapacity(record.lines.count) }
-        foldBytes.removeAll()
-        let section = record.bytes.bytes
-        let lines = record.lines.elements
-        var index = 0
-        while index < lines.count {
-            let line = lines[index]
-            index += 1
-            // A continuation with no field before it, or a line without a colon: llhttp refuses both.
-            guard line.colon >= 0 else { continue }
-            var value = Self.trimmed(section, from: Int(line.colon) + 1, to: Int(line.end))
-            if index < lines.count && lines[index].colon == SectionRecord.Line.continuation {
-                let extraStart = foldBytes.count
-                if !value.isEmpty { foldBytes.append(UnsafeBufferPointer(rebasing: section[value])) }
-                while index < lines.count && lines[index].colon == SectionRecord.Line.continuation {
-                    let piece = Self.trimmed(section, from: Int(lines[index].start), to: Int(lines[index].end))
-                    if !piece.isEmpty {
-                        if foldBytes.count > extraStart { foldBytes.append(DecoderASCII.space) }
-                        foldBytes.append(UnsafeBufferPointer(rebasing: section[piece]))
-                    }
-                    index += 1
-                }
-                value = section.count + extraStart ..< section.count + foldBytes.count
-            }
-            let nameLength = line.colon - line.start
-            if readingHead && problem == nil && (nameLength == 6 || nameLength == 14 || nameLength == 17) {
-                let name = UnsafeBufferPointer(rebasing: section[Int(line.start)..<Int(line.colon)])
-                let bytes = value.lowerBound >= section.count
-                    ? UnsafeBufferPointer(rebasing: foldBytes.bytes[(value.lowerBound - section.count)..<(value.upperBound - section.count)])
-                    : UnsafeBufferPointer(rebasing: section[value])
-                if let reason = noteField(name: name, value: bytes) { problem = (reason, recordOffset + Int(line.start)) }
-            }
-            boundsScratch.append(ReceivedFields.Bounds(
-                nameStart: line.start, nameEnd: line.colon,
-                valueStart: Int32(truncatingIfNeeded: value.lowerBound), valueEnd: Int32(truncatingIfNeeded: value.upperBound)))
+        record.walkFields(into: &boundsScratch, folded: &foldBytes) { name, value, lineStart, _ in
+            guard readingHead && problem == nil && (name.count == 6 || name.count == 14 || name.count == 17) else { return }
+            if let reason = noteField(name: name, value: value) { problem = (reason, recordOffset + Int(lineStart)) }
         }
         return problem
     }
@@ -86,15 +53,6 @@ extension RequestParser {
     /// The section walked by `walkSection`, as received fields (a copy).
     private func takeFields() -> ReceivedFields {
         ReceivedFields(section: record.bytes.bytes, extra: foldBytes.bytes, bounds: boundsScratch.elements)
-    }
-
-    /// section[start..<end] without leading and trailing SP/HTAB, as a range.
-    private static func trimmed(_ section: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Range<Int> {
-        var lower = start
-        var upper = end
-        while lower < upper && DecoderASCII.isWhitespace(section[lower]) { lower += 1 }
-        while upper > lower && DecoderASCII.isWhitespace(section[upper - 1]) { upper -= 1 }
-        return lower..<upper
     }
 
     /// Reads one head field if it is Expect, Content-Length or Transfer-Encoding (the caller

@@ -61,59 +61,19 @@ extension ResponseParser {
     package func takeSection(readingHead: Bool = false) -> (fields: ReceivedFields, framingProblem: String?, dateIndex: Int) {
         var framingProblem: String?
         var dateIndex = -1
-        boundsScratch.removeAll()
-        // Sized by the head's lines, not a guess: an idle connection keeps this scratch.
-        if boundsScratch.capacity < record.lines.count { boundsScratch.reserveCapacity(record.lines.count) }
-        foldBytes.removeAll()
-        let section = record.bytes.bytes
-        let lines = record.lines.elements
-        var index = 0
-        while index < lines.count {
-            let line = lines[index]
-            index += 1
-            // A continuation with no field before it, or a line without a colon: llhttp refuses both.
-            guard line.colon >= 0 else { continue }
-            var value = Self.trimmed(section, from: Int(line.colon) + 1, to: Int(line.end))
-            if index < lines.count && lines[index].colon == SectionRecord.Line.continuation {
-                let extraStart = foldBytes.count
-                if !value.isEmpty { foldBytes.append(UnsafeBufferPointer(rebasing: section[value])) }
-                while index < lines.count && lines[index].colon == SectionRecord.Line.continuation {
-                    let piece = Self.trimmed(section, from: Int(lines[index].start), to: Int(lines[index].end))
-                    if !piece.isEmpty {
-                        if foldBytes.count > extraStart { foldBytes.append(DecoderASCII.space) }
-                        foldBytes.append(UnsafeBufferPointer(rebasing: section[piece]))
-                    }
-                    index += 1
-                }
-                value = section.count + extraStart ..< section.count + foldBytes.count
+        record.walkFields(into: &boundsScratch, folded: &foldBytes) { name, value, _, index in
+            guard readingHead else { return }
+            switch name.count {
+            case 4:
+                if dateIndex < 0 && DecoderASCII.equalsLowercase(name, "date") { dateIndex = index }
+            case 14, 17:
+                if framingProblem == nil { framingProblem = noteFraming(name: name, value: value) }
+            default:
+                break
             }
-            let nameLength = line.colon - line.start
-            if readingHead && (nameLength == 4 || nameLength == 14 || nameLength == 17) {
-                let name = UnsafeBufferPointer(rebasing: section[Int(line.start)..<Int(line.colon)])
-                if nameLength == 4 {
-                    if dateIndex < 0 && DecoderASCII.equalsLowercase(name, "date") { dateIndex = boundsScratch.count }
-                } else if framingProblem == nil {
-                    let bytes = value.lowerBound >= section.count
-                        ? UnsafeBufferPointer(rebasing: foldBytes.bytes[(value.lowerBound - section.count)..<(value.upperBound - section.count)])
-                        : UnsafeBufferPointer(rebasing: section[value])
-                    framingProblem = noteFraming(name: name, value: bytes)
-                }
-            }
-            boundsScratch.append(ReceivedFields.Bounds(
-                nameStart: line.start, nameEnd: line.colon,
-                valueStart: Int32(truncatingIfNeeded: value.lowerBound), valueEnd: Int32(truncatingIfNeeded: value.upperBound)))
         }
-        let fields = ReceivedFields(section: section, extra: foldBytes.bytes, bounds: boundsScratch.elements)
+        let fields = ReceivedFields(section: record.bytes.bytes, extra: foldBytes.bytes, bounds: boundsScratch.elements)
         return (fields, framingProblem, dateIndex)
-    }
-
-    /// section[start..<end] without leading and trailing SP/HTAB, as a range.
-    private static func trimmed(_ section: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Range<Int> {
-        var lower = start
-        var upper = end
-        while lower < upper && DecoderASCII.isWhitespace(section[lower]) { lower += 1 }
-        while upper > lower && DecoderASCII.isWhitespace(section[upper - 1]) { upper -= 1 }
-        return lower..<upper
     }
 
     /// Reads one field of a head if it frames the body (a Content-Length or Transfer-Encoding;
