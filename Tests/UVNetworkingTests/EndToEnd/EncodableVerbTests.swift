@@ -33,7 +33,11 @@ extension EndToEnd {
             defer { server.stop() }
             let manager = manager(server)
             defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
-            manager.requestSerializer = JSONRequestSerializer()
+            let serializer = JSONRequestSerializer()
+            // Foundation's JSONEncoder on Linux writes an object's keys in an order that can
+            // change from one encoding to the next; sorted, the body has one spelling.
+            serializer.writingOptions = [.sortedKeys]
+            manager.requestSerializer = serializer
             let seen = Mutex<[String]>([])
             let done = DispatchSemaphore(value: 0)
             let success: HTTPSessionManager.Success = { _, object in
@@ -50,7 +54,7 @@ extension EndToEnd {
             #expect(done.wait(timeout: .now() + 30) == .success)
             #expect(seen.withLock { $0 } == [
                 "GET /items?count=2&name=a%20b - ",
-                "POST /items application/json " + String(decoding: try JSONEncoder().encode(Item(name: "a", count: 1)), as: UTF8.self),
+                #"POST /items application/json {"count":1,"name":"a"}"#,
             ])
         }
 

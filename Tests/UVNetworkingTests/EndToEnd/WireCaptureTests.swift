@@ -81,8 +81,11 @@ extension EndToEnd {
         @Test func gzipBodyStaysCompressedWhileTheTaskGetsItDecoded() throws {
             let httpbin = try TestServers.httpbin()
             let harness = ClientHarness()
-            defer { harness.finish() }
             let (outcome, exchanges) = captured(httpbin.baseURL + "/gzip", harness: harness)
+            // Checked before gzip runs below: the first Foundation `Process` of a test process
+            // starts libdispatch's event manager (an epoll, an eventfd and a timerfd, kept for
+            // good), which the descriptor check would take for a leak of the session's.
+            harness.finish()
             #expect(outcome.status == 200)
             let exchange = try #require(exchanges.first)
             #expect(exchanges.count == 1)
