@@ -80,3 +80,15 @@ public func splitPoints(count: Int, seed: UInt8) -> [Int] {
     }
     return points
 }
+
+/// Appends `event` to `events`, joining a body piece to the body event before it, so that two
+/// splits of one stream give equal lists. `body` reads an event's bytes (nil for any other
+/// event) and `makeBody` makes a body event: the parsers' event types differ, the joining not.
+public func appendJoiningBodies<Event>(_ event: Event, to events: inout [Event], body: (Event) -> [UInt8]?,
+                                       makeBody: ([UInt8]) -> Event) {
+    if let more = body(event), let last = events.last, let some = body(last) {
+        events[events.count - 1] = makeBody(some + more)
+    } else {
+        events.append(event)
+    }
+}

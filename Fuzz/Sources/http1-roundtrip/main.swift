@@ -244,16 +244,6 @@ extension RequestEncoder.Body {
     }
 }
 
-/// Appends `event` to `events`, joining a body piece to the body event before it, so that two
-/// splits of one stream give equal lists.
-private func appendJoiningBodies<Event>(_ event: Event, to events: inout [Event], body: (Event) -> [UInt8]?, makeBody: ([UInt8]) -> Event) {
-    if let more = body(event), let last = events.last, let some = body(last) {
-        events[events.count - 1] = makeBody(some + more)
-    } else {
-        events.append(event)
-    }
-}
-
 private func responseBody(_ event: ResponseParser.Event) -> [UInt8]? {
     if case .body(let bytes) = event { bytes } else { nil }
 }

@@ -287,11 +287,8 @@ private func checkWholeStreamEvents(_ stream: [UInt8], options: FuzzOptions, rec
     }
     var merged: [ResponseParser.Event] = []
     for event in events {
-        if case .body(let more) = event, case .body(let some)? = merged.last {
-            merged[merged.count - 1] = .body(some + more)
-        } else {
-            merged.append(event)
-        }
+        appendJoiningBodies(event, to: &merged, body: { if case .body(let bytes) = $0 { bytes } else { nil } },
+                            makeBody: ResponseParser.Event.body)
     }
     invariant(merged == expected, "feed([UInt8]) gave other events than one read")
 }
