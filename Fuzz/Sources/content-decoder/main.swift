@@ -151,10 +151,13 @@ func expectedPlan(_ values: [String]) -> ContentDecoder.Plan {
 }
 
 extension Substring {
-    /// Without spaces and tabs around (HeaderField values are already trimmed so; elements are not).
+    /// Without spaces and tabs around (HeaderField values are already trimmed so; elements are
+    /// not). Byte by byte, as RFC 9110's OWS is bytes, and fast: Characters reversed twice took a
+    /// third of the harness's time.
     var trimmingHTTPWhitespace: String {
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        return String(drop(while: blank).reversed().drop(while: blank).reversed())
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(decoding: utf8[first...last], as: UTF8.self)
     }
 }
 
