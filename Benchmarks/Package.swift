@@ -62,6 +62,16 @@ let package = Package(
             path: "Benchmarks/HTTPClient",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The serializers alone, no network: what a request's parameters cost to encode.
+        .executableTarget(
+            name: "Serialization",
+            dependencies: [
+                .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Serialization",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,7 +16,8 @@
 #      uvfetch against `curl --parallel`, rate, CPU, peak RSS and descriptors.
 #   5. Per-request costs (Benchmarks/profile.sh --callgrind): instructions per request under
 #      callgrind, syscalls, futex calls and context switches per request (perf stat).
-#   6. The ordo-one/benchmark suite (Benchmarks/Benchmarks/HTTPClient): batches of 1,000 GETs.
+#   6. The ordo-one/benchmark suite: batches of 1,000 GETs (Benchmarks/Benchmarks/HTTPClient) and a
+#      query string encoded (Benchmarks/Benchmarks/Serialization).
 # Exits non-zero only when something really failed (build, nginx/wrk missing, a UVNetworking request
 # that failed or returned the wrong response, a tool of step 3 that did not fetch its whole list
 # with status 200, the ordo-one suite failing). Missing the 0.8x goal is printed as the verdict, not
@@ -152,7 +153,7 @@ fi
 
 if [ "${BENCH_SKIP_ORDO:-0}" != 1 ]; then
   echo
-  echo "== bench: ordo-one/benchmark suite (HTTPClient)"
+  echo "== bench: ordo-one/benchmark suite (HTTPClient, Serialization)"
   if ! (cd "$repo" && swift package --package-path "$here" benchmark --no-progress); then
     echo "bench: the ordo-one benchmark suite failed" >&2
     [ "$status" = 0 ] && status=1

@@ -84,7 +84,15 @@ public enum QueryString {
     /// AFQueryStringPairsFromKeyAndValue. At the top level there is no key: a dictionary's keys
     /// stand alone, and other values get the empty name (AFNetworking would write "(null)").
     private static func flatten(key: String?, value: Any, into result: inout [(name: String, value: Any?)]) {
-        guard let value = unwrapped(value), !(value is NSNull) else {
+        // The common leaves first, by exact type: no cast at all.
+        if isPlainLeaf(value) {
+            result.append((key ?? "", value))
+            return
+        }
+        // NSNull by its metatype: on Linux `value is NSNull` bridges a Swift value to its
+        // Foundation twin before it can say no, and a dictionary or array is bridged whole, its
+        // elements too, at every level of the tree.
+        guard let value = unwrapped(value), !(type(of: value) is NSNull.Type) else {
             result.append((key ?? "", nil))
             return
         }
@@ -103,6 +111,13 @@ public enum QueryString {
         } else {
             result.append((key ?? "", value))
         }
+    }
+
+    /// Whether `value` is a String, Int, Double or Bool itself (not in an Optional, not a
+    /// subclass or a bridged object): sent as its text, and never a collection or NSNull.
+    private static func isPlainLeaf(_ value: Any) -> Bool {
+        let type = type(of: value)
+        return type == String.self || type == Int.self || type == Double.self || type == Bool.self
     }
 
     /// The value inside any number of Optional layers, or nil when one of them is empty.

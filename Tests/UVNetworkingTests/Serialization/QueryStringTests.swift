@@ -85,6 +85,16 @@ import Testing
         #expect(QueryString.string(from: ["key": present as Any]) == "key=v")
     }
 
+    /// NSNull is told by its type, not by a cast: these are the places it can hide.
+    @Test func nullInAnOptionalAnArrayOrASubclassGivesABareKey() {
+        final class Placeholder: NSNull, @unchecked Sendable {}
+        let wrapped: Any? = NSNull()
+        #expect(QueryString.string(from: ["key": wrapped as Any]) == "key")
+        #expect(QueryString.string(from: ["list": [NSNull(), "x"] as [Any]]) == "list%5B%5D&list%5B%5D=x")
+        #expect(QueryString.string(from: ["key": Placeholder()]) == "key")
+        #expect(QueryString.string(from: NSNull()) == "")
+    }
+
     @Test func booleansAreOneAndZeroAsFromNSNumber() {
         #expect(QueryString.string(from: ["f": false, "t": true]) == "f=0&t=1")
         #expect(QueryString.string(from: ["f": NSNumber(value: false), "t": NSNumber(value: true)]) == "f=0&t=1")
