@@ -141,8 +141,6 @@ private final class Inflater {
     private var received = 0
     private var produced = 0
     private var ended = false
-    /// For deflate: whether raw deflate (no zlib header) was detected, which some servers send.
-    private var triedRawDeflate = false
     /// For deflate: the first byte, held until the second tells zlib framing from raw deflate
     /// (input may come a byte at a time, from the wire or from an outer coding).
     private var heldFirstByte: UInt8?
@@ -255,20 +253,20 @@ private final class Inflater {
         case Z_STREAM_END:
             ended = true
             return consumed
-        case Z_DATA_ERROR where coding == .deflate && !triedRawDeflate && produced == 0:
-            // Not zlib after all, though it started like it: raw deflate (RFC 1951), as some
-            // servers send for "deflate".
-            try restartAsRawDeflate()
-            return 0
         default:
             let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
             throw .corrupt("invalid \(coding) data: \(message)")
         }
     }
 
-    /// Switches the stream to raw deflate (no zlib header or checksum).
+    /// Switches the stream to raw deflate (no zlib header or checksum), which some servers send
+    /// for "deflate". The first two bytes decide (RFC 1950's header check), and nothing later:
+    /// a retry as raw deflate after zlib failed midway would lack the bytes zlib had taken in
+    /// earlier reads, so a body decoded or failed depending on how it was split (found by the
+    /// content-decoder harness), and keeping those bytes would hold, without bound, a body that
+    /// decodes to nothing. A raw stream passes the check only if it starts with a stored block
+    /// whose padding bits are not zero, which encoders do not write.
     private func restartAsRawDeflate() throws(Failure) {
-        triedRawDeflate = true
         inflateEnd(stream)
         stream.initialize(to: z_stream())
         guard uvn_inflateInit2(stream, -15) == Z_OK else { throw .corrupt("zlib could not restart for raw deflate") }

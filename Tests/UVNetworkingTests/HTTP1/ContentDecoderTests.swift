@@ -124,6 +124,16 @@ import UVHTTP1
         #expect(try decode(.deflate, [zlib]) == original)
     }
 
+    /// A body with a valid zlib header whose data then fails is corrupt, in one read or in
+    /// several: the decoder once retried it as raw deflate from the read where zlib failed, so
+    /// split as below it decoded to an empty body (found by the content-decoder harness).
+    @Test func zlibDataThatFailsMidwayIsCorruptHoweverItIsSplit() {
+        let body = Data([0x78, 0xDA, 0xB0, 0x02, 0x00, 0x03, 0x50])
+        #expect(throws: ContentDecoder.Failure.self) { try decode(.deflate, [body]) }
+        #expect(throws: ContentDecoder.Failure.self) { try decode(.deflate, [body[0..<1], body[1..<5], body[5..<7]]) }
+        #expect(throws: ContentDecoder.Failure.self) { try decode(.deflate, body.map { Data([$0]) }) }
+    }
+
     /// Whether a deflate body has zlib framing is told by its first two bytes, which may come
     /// in two reads (or from an outer coding, a byte at a time).
     @Test func deflateFramingIsToldAcrossSplitInput() throws {
