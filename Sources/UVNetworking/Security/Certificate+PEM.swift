@@ -17,6 +17,7 @@ extension Certificate {
             throw .noPEMCertificate(openSSL: OpenSSLErrorQueue.drain())
         }
         self.init(owning: x509)
+        try checkReadsBack()
     }
 
     /// Parses every certificate of PEM text, in order (a chain file: leaf first).
@@ -46,6 +47,7 @@ extension Certificate {
         guard !certificates.isEmpty else {
             throw .noPEMCertificate(openSSL: "")
         }
+        for certificate in certificates { try certificate.checkReadsBack() }
         return certificates
     }
 

@@ -13,7 +13,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// (say, set bits after a BIT STRING's end) it is the corrected encoding. Storing the
     /// re-encoding rather than the input keeps equality independent of where a certificate
     /// came from: a server's chain and PEM files are re-encoded too, so a pinned DER file with
-    /// such a quirk would otherwise never equal the certificate the server sends.
+    /// such a quirk would otherwise never equal the certificate the server sends. The readers
+    /// refuse a certificate whose re-encoding OpenSSL does not read back to the same bytes.
     public let derData: Data
 
     /// Parses a DER-encoded certificate.
@@ -40,6 +41,23 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
             throw .notDERCertificate(byteCount: derData.count, openSSL: OpenSSLErrorQueue.drain())
         }
         self.init(owning: parsed)
+        try checkReadsBack()
+    }
+
+    /// Throws unless OpenSSL reads `derData` back to the same bytes. Readers of a caller's input
+    /// call it: OpenSSL accepts BER forms it then writes differently, and for some (a
+    /// constructed end-of-contents as an algorithm's parameters) what it writes it cannot read,
+    /// so such a certificate could never be sent, pinned or compared (found by the pem harness).
+    func checkReadsBack() throws(SecurityError) {
+        let readsBack = derData.withUnsafeBytes { raw -> Bool in
+            guard let start = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+            var cursor: UnsafePointer<UInt8>? = UnsafePointer(start)
+            guard let again = d2i_X509(nil, &cursor, raw.count) else { return false }
+            defer { X509_free(again) }
+            return cursor == UnsafePointer(start) + raw.count && Self.encode(again) == derData
+        }
+        OpenSSLErrorQueue.drain()
+        guard readsBack else { throw .certificateDoesNotReadBack(subject: subjectSummary) }
     }
 
     /// Takes over one reference to `x509` (from a parser or `X509_up_ref`).

@@ -58,6 +58,11 @@ extension ClientIdentity {
         guard let privateKey, let certificate else {
             throw .pkcs12Incomplete(source: source)
         }
+        do {
+            for member in [certificate] + chain { try member.checkReadsBack() }
+        } catch {
+            throw .identityCertificateUnreadable(source: source, cause: error)
+        }
         return try ClientIdentity(certificate: certificate, chain: chain, privateKey: privateKey, source: source)
     }
 }

@@ -18,6 +18,9 @@ enum SecurityError: Error {
     case noPEMCertificate(openSSL: String)
     /// The PEM block numbered `index` (from 1) is damaged.
     case damagedPEMCertificate(index: Int, openSSL: String)
+    /// OpenSSL read the certificate but cannot read back its own encoding of it, or reads it
+    /// to other bytes: a BER form it accepts and writes differently (see `Certificate.derData`).
+    case certificateDoesNotReadBack(subject: String)
 
     // Client identities.
     /// The identity's certificate could not be read (`cause` is the certificate's own error).

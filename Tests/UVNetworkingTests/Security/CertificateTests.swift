@@ -99,6 +99,35 @@ import Testing
         #expect(try Certificate(derData: fromDER.derData) == fromDER)
     }
 
+    /// Found by the pem fuzz harness: OpenSSL reads an algorithm whose parameters are a
+    /// constructed end-of-contents (`20 00`), writes them as `00 00`, and cannot read that back.
+    /// Such a certificate could be neither sent nor compared, so the readers refuse it.
+    @Test func aCertificateWhoseReEncodingOpenSSLCannotReadIsRefused() throws {
+        var der = [UInt8](pki.root.der)
+        // The outer signature algorithm, just before the signature: ecdsa-with-SHA256, no parameters.
+        let signature = Self.lastElementOfOuterSequence(der)
+        let algorithm = signature.tag - 12
+        #expect(der[algorithm..<(algorithm + 4)] == [0x30, 0x0A, 0x06, 0x08], "an AlgorithmIdentifier of 10 bytes")
+        #expect(der[0..<2] == [0x30, 0x82], "a two-byte outer length")
+        der.insert(contentsOf: [0x20, 0x00], at: signature.tag)
+        der[algorithm + 1] += 2
+        let outer = (Int(der[2]) << 8 | Int(der[3])) + 2
+        der[2] = UInt8(outer >> 8)
+        der[3] = UInt8(outer & 0xFF)
+        let pem = "-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: .lineLength64Characters)
+            + "\n-----END CERTIFICATE-----\n"
+        let errors = [
+            try #require(throws: NetworkingError.self) { try Certificate(derData: Data(der)) },
+            try #require(throws: NetworkingError.self) { try Certificate(pemData: Data(pem.utf8)) },
+            try #require(throws: NetworkingError.self) { try Certificate.certificates(fromPEM: Data((pki.leaf.pem + pem).utf8)) },
+        ]
+        for error in errors {
+            #expect(error.code == .invalidCertificate)
+            #expect(error.detail.contains("cannot write back"), "read, then refused: \(error.detail)")
+        }
+        #expect(ERR_peek_error() == 0, "a refusal leaves no error behind on the thread")
+    }
+
     /// The tag and content offsets of the last element inside DER's outer SEQUENCE.
     static func lastElementOfOuterSequence(_ der: [UInt8]) -> (tag: Int, content: Int) {
         /// The content offset and length of the element whose tag is at `tag`.

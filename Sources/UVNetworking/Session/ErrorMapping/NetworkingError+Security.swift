@@ -11,6 +11,8 @@ extension NetworkingError {
             self.init(.invalidCertificate, Self.withReasons("the data holds no PEM certificate", openSSL))
         case .damagedPEMCertificate(let index, let openSSL):
             self.init(.invalidCertificate, Self.withReasons("PEM certificate \(index) of the data is damaged", openSSL))
+        case .certificateDoesNotReadBack(let subject):
+            self.init(.invalidCertificate, "the certificate \"\(subject)\" is encoded in a form OpenSSL reads but cannot write back: its re-encoding does not read back to itself")
 
         case .identityCertificateUnreadable(let source, let cause):
             self.init(.invalidClientIdentity, "the certificate of \(source) cannot be read: \(NetworkingError(cause).detail)")
