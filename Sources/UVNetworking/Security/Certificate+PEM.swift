@@ -5,7 +5,8 @@ extension Certificate {
     /// Parses the first certificate of PEM text ("-----BEGIN CERTIFICATE-----" blocks; other
     /// blocks before it, such as a private key, are skipped).
     ///
-    /// - Throws: `.invalidCertificate` when the data holds no readable certificate block.
+    /// - Throws: `.invalidCertificate` when the data holds no readable certificate block, or
+    ///   when OpenSSL cannot read back its own encoding of the certificate.
     public init(pemData: Data) throws(NetworkingError) {
         self = try NetworkingError.mapping { () throws(SecurityError) in try Certificate(pem: pemData) }
     }
@@ -23,7 +24,8 @@ extension Certificate {
     /// Parses every certificate of PEM text, in order (a chain file: leaf first).
     ///
     /// - Throws: `.invalidCertificate` when there is none, or when a certificate block is
-    ///   damaged: a file cut short must not pass for a shorter chain.
+    ///   damaged: a file cut short must not pass for a shorter chain; also when OpenSSL cannot
+    ///   read back its own encoding of one of them.
     public static func certificates(fromPEM pemData: Data) throws(NetworkingError) -> [Certificate] {
         try NetworkingError.mapping { () throws(SecurityError) in try parseCertificates(fromPEM: pemData) }
     }

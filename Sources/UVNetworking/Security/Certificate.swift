@@ -20,7 +20,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// Parses a DER-encoded certificate.
     ///
     /// - Throws: `.invalidCertificate` when the bytes are not exactly one DER certificate
-    ///   (trailing bytes are refused: they would make two encodings of one certificate unequal).
+    ///   (trailing bytes are refused: they would make two encodings of one certificate unequal),
+    ///   or when OpenSSL cannot read back its own encoding of it.
     public init(derData: Data) throws(NetworkingError) {
         self = try NetworkingError.mapping { () throws(SecurityError) in try Certificate(der: derData) }
     }
