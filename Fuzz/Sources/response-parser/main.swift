@@ -339,18 +339,20 @@ runFuzzer { bytes in
     let input = Array(bytes)
     let options = FuzzOptions(input[...])
     let stream = Array(input.dropFirst(4))
-    let oneRead = decodeStream(stream, bounds: [stream.count], options: options)
-    let randomReads = decodeStream(stream, bounds: randomBounds(count: stream.count, seed: options.seed), options: options)
+    let randomSplit = randomBounds(count: stream.count, seed: options.seed)
+    // One read and the random reads, each traced feed by feed for the replay check below.
+    var oneReadTrace: [TraceStep] = []
+    var randomReadsTrace: [TraceStep] = []
+    let oneRead = decodeStream(stream, bounds: [stream.count], options: options, trace: &oneReadTrace)
+    let randomReads = decodeStream(stream, bounds: randomSplit, options: options, trace: &randomReadsTrace)
     compare(oneRead, randomReads, "one read vs random reads")
     compare(oneRead, decodeWithEvents(stream, options: options), "consumer vs Event API")
     checkWholeStreamEvents(stream, options: options, records: oneRead)
     // The replay against llhttp, feed by feed, in one read and in the random reads.
-    for bounds in [[stream.count], randomBounds(count: stream.count, seed: options.seed)] {
-        var replayed: [TraceStep] = []
+    for (bounds, replayedRecords, replayed) in [([stream.count], oneRead, oneReadTrace), (randomSplit, randomReads, randomReadsTrace)] {
         var byLlhttp: [TraceStep] = []
-        let a = decodeStream(stream, bounds: bounds, options: options, trace: &replayed)
         let b = decodeStream(stream, bounds: bounds, options: options, replaysMessages: false, trace: &byLlhttp)
-        compare(a, b, "message replay vs llhttp")
+        compare(replayedRecords, b, "message replay vs llhttp")
         invariant(replayed == byLlhttp, "message replay vs llhttp: feeds differ\n\(replayed)\n\(byLlhttp)")
     }
     if stream.count <= 512 {
