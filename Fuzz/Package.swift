@@ -15,12 +15,16 @@ let codec: Target.Dependency = .product(name: "UVHTTP1", package: "UVNetworking"
 let package = Package(
     name: "UVNetworkingFuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "UVNetworking", path: "..")],
+    dependencies: [
+        .package(name: "UVNetworking", path: ".."),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    ],
     targets: [
         .target(name: "CFuzzerDriver"),
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"]),
         harness("cookie-date", [library]),
         harness("response-parser", [codec]),
+        harness("response-head-views", [codec, .product(name: "HTTPTypes", package: "swift-http-types")]),
         harness("request-parser", [codec]),
         harness("http1-roundtrip", [codec]),
         harness("set-cookie", [library]),
