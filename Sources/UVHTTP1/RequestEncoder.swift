@@ -9,6 +9,9 @@ public enum RequestEncoder {
         case invalidName(String)
         case invalidValue(name: String)
         case invalidMethod(String)
+        /// The caller's fields name Host more than once: a server must answer such a request
+        /// with 400 (RFC 9112 §3.2), and which one was meant cannot be guessed.
+        case repeatedHost
     }
 
     /// Whether two field names are equal, ASCII case-insensitively (names are tokens, so ASCII;
@@ -40,7 +43,7 @@ public enum RequestEncoder {
     }
 
     /// Encodes `method target HTTP/1.1`, Host (`authority`, unless the caller's fields have
-    /// one), the caller's fields, the framing field `framing` names (see `RequestFraming`), then
+    /// one; two are refused), the caller's fields, the framing field `framing` names (see `RequestFraming`), then
     /// `body` if it is in memory: as it is under Content-Length, as one chunk and the last chunk under chunked. A streamed body (`body` nil)
     /// follows the head later, framed by its reader.
     ///
@@ -64,7 +67,10 @@ public enum RequestEncoder {
             guard !field.name.isEmpty, Self.all(field.name, isTokenByte) else { throw .invalidName(field.name) }
             guard Self.all(field.value, isValueByte) else { throw .invalidValue(name: field.name) }
             size += field.name.utf8.count + field.value.utf8.count + 4
-            if field.name.utf8.count == 4 && !hasHost { hasHost = sameName(field.name, "Host") }
+            if field.name.utf8.count == 4 && sameName(field.name, "Host") {
+                guard !hasHost else { throw .repeatedHost }
+                hasHost = true
+            }
             if !overridesDefault && !defaults.isEmpty { overridesDefault = defaults.contains(name: field.name) }
         }
 

@@ -14,7 +14,8 @@
 /// - The caller's `Transfer-Encoding: chunked` sends any body chunked, as curl does: an in-memory
 ///   body as one chunk, a stream of known length chunk by chunk (its length is then not
 ///   checked), no body as the empty chunked body. No other transfer coding is applied by the
-///   library, so any other value (`gzip`, `identity`, `gzip, chunked`) is refused.
+///   library, so any other value (`gzip`, `identity`, `gzip, chunked`) is refused. "chunked" is
+///   compared as ASCII, case-insensitively.
 /// - `Content-Length` and `Transfer-Encoding` together are refused (RFC 9112 §6.2).
 package enum RequestFraming: Equatable, Sendable {
     /// No framing field and no body.
@@ -61,7 +62,8 @@ package enum RequestFraming: Equatable, Sendable {
         }
         let hasTransferEncoding = fields.contains { isTransferEncoding($0.name) }
         if hasTransferEncoding {
-            guard codings.count == 1, codings[0].lowercased() == "chunked" else {
+            // ASCII case only: under Unicode case mapping the Kelvin sign (U+212A) is a "k".
+            guard codings.count == 1, RequestEncoder.sameName(String(codings[0]), "chunked") else {
                 let given = codings.joined(separator: ", ")
                 throw Conflict(reason: "Transfer-Encoding \"\(given)\" cannot be sent: the only transfer coding applied to a request body is chunked (compress the body yourself and set Content-Encoding)")
             }

@@ -87,6 +87,15 @@ import Testing
         #expect(try encode("GET", "http://h/", [("host", "other")]) == "GET / HTTP/1.1\r\nhost: other\r\n\r\n")
     }
 
+    /// RFC 9112 §3.2: a server answers two Host fields with 400; the request is refused before
+    /// it is sent instead, equal values included (found by the request-encoding harness).
+    @Test(arguments: [[("Host", "a"), ("host", "b")], [("HOST", "a"), ("X", "y"), ("Host", "a")]])
+    func twoCallerHostsAreRefused(fields: [(String, String)]) {
+        #expect(throws: RequestEncoder.EncodeError.repeatedHost) {
+            _ = try encode("GET", "http://h/", fields.map { (name: $0.0, value: $0.1) })
+        }
+    }
+
     @Test(arguments: ["a\r\nInjected: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{7F}b", "a\u{1}b"])
     func valuesWithControlBytesAreRejected(value: String) {
         #expect(throws: RequestEncoder.EncodeError.invalidValue(name: "X")) {

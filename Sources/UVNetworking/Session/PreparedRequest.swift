@@ -198,6 +198,7 @@ final class PreparedRequest: Sendable {
         case .invalidName(let name): return "invalid header field name \"\(name)\""
         case .invalidValue(let name): return "the value of header field \"\(name)\" contains CR, LF, NUL or another control byte"
         case .invalidMethod(let method): return "invalid method \"\(method)\""
+        case .repeatedHost: return "the Host header field is given more than once"
         }
     }
 }

@@ -64,6 +64,19 @@ import Testing
         do { _ = try prepare(length: 5, fields: fields) } catch { #expect(error.code == .invalidRequestHeader) }
     }
 
+    @Test func twoHostFieldsAreRefusedAndSayWhy() {
+        var request = Request(url: URL(string: "http://h/")!)
+        request.addValue("a", forHTTPHeaderField: "Host")
+        request.addValue("b", forHTTPHeaderField: "host")
+        do {
+            _ = try PreparedRequest(request, additionalFields: [])
+            Issue.record("a request with two Host fields was prepared")
+        } catch {
+            #expect(error.code == .invalidRequestHeader)
+            #expect(error.localizedDescription.contains("Host"), "\(error.localizedDescription)")
+        }
+    }
+
     @Test func inMemoryBodiesAreUnchanged() throws {
         let request = Request(url: URL(string: "http://h/")!, method: .post, body: Data("hi".utf8))
         let prepared = try PreparedRequest(request, additionalFields: [])
