@@ -27,6 +27,7 @@ let package = Package(
         harness("response-head-views", [codec, .product(name: "HTTPTypes", package: "swift-http-types")]),
         harness("request-parser", [codec]),
         harness("http1-roundtrip", [codec]),
+        harness("request-encoding", [codec]),
         harness("set-cookie", [library]),
         harness("url-resolution", [library]),
         harness("redirect-planner", [library]),
