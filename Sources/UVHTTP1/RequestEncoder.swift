@@ -43,9 +43,10 @@ public enum RequestEncoder {
     }
 
     /// Encodes `method target HTTP/1.1`, Host (`authority`, unless the caller's fields have
-    /// one; two are refused), the caller's fields, the framing field `framing` names (see `RequestFraming`), then
-    /// `body` if it is in memory: as it is under Content-Length, as one chunk and the last chunk under chunked. A streamed body (`body` nil)
-    /// follows the head later, framed by its reader.
+    /// one; two are refused), the caller's fields, the framing field `framing` names (see
+    /// `RequestFraming`), then `body` if it is in memory: as it is under Content-Length, as one
+    /// chunk and the last chunk under chunked. A streamed body (`body` nil) follows the head
+    /// later, framed by its reader.
     ///
     /// The caller's own Content-Length and Transfer-Encoding fields are left out: `framing` was
     /// decided with them (`RequestFraming.decide`), and the library alone writes framing.
