@@ -119,8 +119,8 @@ private struct Description {
 
 // MARK: - The model, byte by byte
 
-/// `name` ASCII-lowercased (a name compared with Unicode case mapping could equal an ASCII name
-/// it is not).
+/// `text`'s bytes ASCII-lowercased (under Unicode case mapping a non-ASCII name or coding could
+/// equal an ASCII one it is not).
 private func lowered(_ text: some Sequence<UInt8>) -> [UInt8] {
     text.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
 }
