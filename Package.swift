@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "UVFetchCore",
             dependencies: [
-                "UVNetworking", "LoopbackHTTPServer", "COpenSSL", "CZlib",
+                "UVNetworking", "UVHTTP1", "LoopbackHTTPServer", "COpenSSL", "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

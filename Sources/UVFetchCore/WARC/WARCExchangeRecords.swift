@@ -15,7 +15,9 @@ import UVNetworking
 enum WARCExchangeRecords {
     /// The two records, request first, or none.
     static func records(for exchange: WireExchange, warcinfoID: String?) -> [WARCRecord] {
-        let response = finalResponse(exchange.response)
+        // Where the client's parser saw the final head (after any interim ones) and its end.
+        let bounds = ResponseHeadBounds(exchange.response)
+        let response = bounds.finalHeadStart == 0 ? exchange.response : Data(exchange.response.dropFirst(bounds.finalHeadStart))
         guard !response.isEmpty else { return [] }
         let requestID = WARCRecord.newID(), responseID = WARCRecord.newID()
         var common: [(name: String, value: String)] = [("WARC-Target-URI", exchange.url.absoluteString)]
@@ -25,13 +27,18 @@ enum WARCExchangeRecords {
         var requestFields = common
         requestFields.append(("WARC-Concurrent-To", responseID))
         requestFields.append(("Content-Type", "application/http;msgtype=request"))
-        requestFields += payloadFields(exchange.request)
+        requestFields += requestPayloadFields(exchange.request)
         if exchange.isRequestTruncated { requestFields.append(("WARC-Truncated", "length")) }
 
         var responseFields = common
         responseFields.append(("WARC-Concurrent-To", requestID))
         responseFields.append(("Content-Type", "application/http;msgtype=response"))
-        responseFields += payloadFields(response)
+        // The payload follows the head as stored (chunked framing and content coding included),
+        // which is what readers recompute; none when the head itself is incomplete.
+        if let bodyStart = bounds.bodyStart {
+            let body = exchange.response[(exchange.response.startIndex + bodyStart)...]
+            responseFields.append(("WARC-Payload-Digest", WARCDigest.sha1(body)))
+        }
         // "length": the capture's limit; "disconnect": the response did not end as framed.
         if exchange.isResponseTruncated {
             responseFields.append(("WARC-Truncated", "length"))
@@ -44,28 +51,13 @@ enum WARCExchangeRecords {
         ]
     }
 
-    /// `WARC-Payload-Digest` of an HTTP message: the SHA-1 of what follows its head, as stored
-    /// (chunked framing and content coding included), which is what readers recompute. None
-    /// when the head itself is incomplete.
-    static func payloadFields(_ message: Data) -> [(name: String, value: String)] {
-        guard let bodyStart = bodyOffset(message) else { return [] }
-        return [("WARC-Payload-Digest", WARCDigest.sha1(message[bodyStart...]))]
-    }
-
-    /// `response` from its final head on: each complete 1xx head before it dropped.
-    static func finalResponse(_ response: Data) -> Data {
-        var rest = response[...]
-        // "HTTP/1.1 1xx": the status code's first digit is the tenth byte.
-        while rest.count > 9, rest[rest.startIndex + 9] == UInt8(ascii: "1"), rest.starts(with: Data("HTTP/".utf8)),
-              let end = bodyOffset(rest) {
-            rest = rest[end...]
-        }
-        return rest.startIndex == response.startIndex ? response : Data(rest)
-    }
-
-    /// Where the body starts: after the first empty line (CRLF CRLF), or nil.
-    static func bodyOffset(_ message: Data) -> Data.Index? {
+    /// `WARC-Payload-Digest` of a request: the SHA-1 of what follows its head, as written
+    /// (chunked framing included). None when the head itself is incomplete. The request is the
+    /// client's own encoding, whose lines always end in CRLF (the encoder refuses a CR or LF in
+    /// a field), so its head ends at the first empty line.
+    static func requestPayloadFields(_ request: Data) -> [(name: String, value: String)] {
         let separator = Data([0x0D, 0x0A, 0x0D, 0x0A])
-        return message.range(of: separator)?.upperBound
+        guard let bodyStart = request.range(of: separator)?.upperBound else { return [] }
+        return [("WARC-Payload-Digest", WARCDigest.sha1(request[bodyStart...]))]
     }
 }

@@ -69,7 +69,25 @@ func makeExchange(url: String = "http://127.0.0.1:8080/a", request: String = "GE
         #expect(records.last.flatMap { value("WARC-Payload-Digest", in: $0) } == "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5")
         // A 1xx alone (the final head never came) leaves no response, so no records.
         let interimOnly = Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-        #expect(WARCExchangeRecords.finalResponse(interimOnly).isEmpty)
-        #expect(WARCExchangeRecords.finalResponse(Data(final.utf8)) == Data(final.utf8))
+        #expect(WARCExchangeRecords.records(for: makeExchange(response: interimOnly), warcinfoID: nil).isEmpty)
+        #expect(ResponseHeadBounds(Data(final.utf8)) == ResponseHeadBounds(finalHeadStart: 0, bodyStart: final.utf8.count - 3))
+    }
+
+    /// A head whose lines end in bare LFs, which the client accepts: the payload starts after
+    /// its empty line, not at a CRLF CRLF that the body happens to hold (the old byte search
+    /// took the digest from there, and `warcio check` failed).
+    @Test func aBareLFHeadEndsWhereTheParserSaysSo() throws {
+        let body = "ab\r\n\r\ncd"
+        let received = Data(("HTTP/1.1 200 OK\nContent-Length: \(body.utf8.count)\nX-A: 1\n\n" + body).utf8)
+        let records = WARCExchangeRecords.records(for: makeExchange(response: received), warcinfoID: nil)
+        #expect(records.last?.block == received)
+        #expect(records.last.flatMap { value("WARC-Payload-Digest", in: $0) } == WARCDigest.sha1(Data(body.utf8)))
+        // Mixed line ends, and an interim head with a bare LF before a CRLF final head.
+        let mixed = Data(("HTTP/1.1 100 Continue\n\r\nHTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\n\r\n" + body).utf8)
+        let bounds = ResponseHeadBounds(mixed)
+        #expect(bounds.finalHeadStart == "HTTP/1.1 100 Continue\n\r\n".utf8.count)
+        #expect(bounds.bodyStart == mixed.count - body.utf8.count)
+        // A head the client refuses (no status line) has no payload digest.
+        #expect(ResponseHeadBounds(Data("garbage\n\nmore".utf8)).bodyStart == nil)
     }
 }
