@@ -26,14 +26,20 @@ public struct URLInput: Sequence, Sendable {
 
     /// Opens the input file (`-` for standard input) before anything runs, so a bad path fails
     /// fast; it stays open, and is never opened again, until the last copy of this value goes.
+    ///
+    /// `argumentBytes`, when given, has for each argument its bytes when they are not valid
+    /// UTF-8 (the argument's text then has U+FFFD in their place), else nil: such an argument
+    /// is taken as its bytes, as a line of the file is, so the request carries them escaped
+    /// (`%FF`) rather than U+FFFD's.
     /// - Throws: `FetchInputError` for a file that cannot be opened or is a directory, or for
     ///   `repeatCount > 1` with input that can be read only once (not a regular file: a pipe,
     ///   a FIFO, a terminal).
-    public init(arguments: [String], inputPath: String?, repeatCount: Int = 1) throws(FetchInputError) {
+    public init(arguments: [String], argumentBytes: [[UInt8]?] = [], inputPath: String?, repeatCount: Int = 1) throws(FetchInputError) {
         let inputFile = try inputPath.map { path throws(FetchInputError) in try InputFile(path: path) }
         if let inputFile, repeatCount > 1, !inputFile.isRegularFile { throw .notRepeatable(name: inputFile.name) }
         self.arguments = arguments.enumerated().map { index, text in
-            URLInput.entry(for: text, place: "argument \(index + 1)")
+            let bytes = index < argumentBytes.count ? argumentBytes[index] : nil
+            return URLInput.entry(for: text, invalidUTF8: bytes, place: "argument \(index + 1)")
         }
         self.inputFile = inputFile
         self.repeatCount = repeatCount

@@ -56,7 +56,8 @@ struct Fetch: ParsableCommand {
     func run() throws {
         let ending = RunEnding()
         do {
-            let input = try URLInput(arguments: urls, inputPath: inputPath, repeatCount: repeatCount)
+            let input = try URLInput(arguments: urls, argumentBytes: ArgumentBytes.invalidUTF8(of: urls), inputPath: inputPath,
+                                     repeatCount: repeatCount)
             let recorded: RecordedURLs?
             let writer: RecordWriter?
             if resume, let jsonl {

@@ -35,4 +35,20 @@ import Testing
             #expect(count(text, cutEvery: step) == entries(text), "\(text.debugDescription) cut every \(step)")
         }
     }
+
+    /// A leading byte order mark is skipped, as `LineReader` skips it: before a comment or a
+    /// blank line it makes no entry; the same bytes later, or a mark cut short, are content.
+    @Test func aLeadingByteOrderMarkIsNotAnEntry() {
+        let mark = "\u{FEFF}"
+        for (text, expected) in [(mark + "# c\nhttp://a/\n", 1), (mark + "\n", 0), (mark, 0), (mark + "http://a/\n" + mark + "\n", 2),
+                                 ("\u{FE}\n", 1)] {
+            for step in [1, 2, 64] {
+                #expect(count(text, cutEvery: step) == expected, "\(text.debugDescription) cut every \(step)")
+            }
+        }
+        // The first two bytes of a mark and nothing else: one line of content.
+        var counter = EntryCounter()
+        [UInt8]([0xEF, 0xBB]).withUnsafeBytes { counter.feed($0) }
+        #expect(counter.finish() == 1)
+    }
 }

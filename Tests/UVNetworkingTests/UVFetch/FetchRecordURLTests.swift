@@ -88,4 +88,31 @@ import UVFetchCore
         #expect(record["url"] as? String == "http://127.0.0.1:1/refused")
         #expect(record["effectiveURL"] as? String == "http://127.0.0.1:1/refused")
     }
+
+    /// An argument whose bytes are not UTF-8 is taken as bytes, as the same line from -i is:
+    /// sent as `%FF`, not as U+FFFD's `%EF%BF%BD` (what Swift's decoding of argv made of it),
+    /// and kept whole in `urlBase64`. A list that starts with a byte order mark loses no URL.
+    @Test func argumentsAreTakenAsBytesAndAByteOrderMarkIsSkipped() throws {
+        let targets = Targets()
+        let proxy = try Self.proxy(targets: targets)
+        defer { proxy.stop() }
+        let result = try runShell("""
+            printf '\\357\\273\\277http://bom.test/first\\nhttp://bom.test/second\\n' > "$D/list"
+            "$UVFETCH" --concurrency 1 -x http://127.0.0.1:\(proxy.port) --jsonl - -i "$D/list" "$(printf 'http://bytes.test/arg\\377z')" http://plain.test/ok
+            """)
+        #expect(result.status == ExitStatus.success, "\(result.stdout) \(result.stderr)")
+        #expect(!result.stderr.contains("not an http(s) URL"), "\(result.stderr)")
+        let records = Self.records(result.stdout)
+        #expect(records.count == 4, "\(result.stdout)")
+        let bytes: [UInt8] = Array("http://bytes.test/arg".utf8) + [0xFF] + Array("z".utf8)
+        let argument = records.first { ($0["url"] as? String)?.hasPrefix("http://bytes.test/") == true } ?? [:]
+        #expect(argument["url"] as? String == "http://bytes.test/arg\u{FFFD}z")
+        #expect((argument["urlBase64"] as? String).flatMap { Data(base64Encoded: $0) } == Data(bytes))
+        #expect(argument["requestURL"] as? String == "http://bytes.test/arg%FFz")
+        let received = targets.list.withLock { $0 }
+        #expect(received.contains("http://bytes.test/arg%FFz"), "\(received)")
+        #expect(!received.contains { $0.contains("%EF%BF%BD") }, "\(received)")
+        #expect(received.contains("http://bom.test/first"), "\(received)")
+        #expect(records.contains { $0["url"] as? String == "http://bom.test/first" })
+    }
 }

@@ -42,4 +42,29 @@ import UVFetchCore
         let entries = Array(try URLInput(arguments: ["http://a.example/x y"], inputPath: nil))
         #expect(entries == [.url(URL(string: "http://a.example/x%20y")!, text: "http://a.example/x y")])
     }
+
+    /// A list saved with a UTF-8 byte order mark: the first URL is the text after it (before,
+    /// it was reported as "not an http(s) URL"). Only the start of the input has one: the same
+    /// bytes later in a line are its text.
+    @Test func aLeadingByteOrderMarkIsSkipped() throws {
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let entries = try entries(mark + Array("http://a.example/\n".utf8) + mark + Array("http://b.example/\n".utf8))
+        #expect(entries.first == .url(URL(string: "http://a.example/")!, text: "http://a.example/"))
+        #expect(entries.last == .malformed(place: "line 2", text: "\u{FEFF}http://b.example/"))
+        // A mark before a comment, and a mark alone on the first line: nothing to fetch there.
+        #expect(try self.entries(mark + Array("# list\nhttp://c.example/\n".utf8)).count == 1)
+        #expect(try self.entries(mark + [0x0A]).isEmpty)
+    }
+
+    /// Arguments given as bytes that are not UTF-8 are taken as those bytes, as a file's line is.
+    @Test func argumentBytesThatAreNotUTF8AreEscapedInTheURLAndKept() throws {
+        let bytes: [UInt8] = Array("http://a.example/arg".utf8) + [0xFF] + Array("z".utf8)
+        let text = String(decoding: bytes, as: UTF8.self)
+        let entries = Array(try URLInput(arguments: [text, "http://b.example/"], argumentBytes: [bytes, nil], inputPath: nil))
+        guard case .url(let url, let kept, let keptBytes) = entries.first else { Issue.record("\(entries)"); return }
+        #expect(url.absoluteString == "http://a.example/arg%FFz")
+        #expect(kept == text)
+        #expect(keptBytes == bytes)
+        #expect(entries.last == .url(URL(string: "http://b.example/")!, text: "http://b.example/"))
+    }
 }
