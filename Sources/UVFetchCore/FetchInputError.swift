@@ -12,6 +12,13 @@ public enum FetchInputError: Error, Equatable, CustomStringConvertible {
     /// `--resume` cannot continue the `--jsonl` file at `path`: it is standard output, not a
     /// regular file, in use by another run, or has a line that is not a record.
     case notResumable(path: String, reason: String)
+    /// `--warc` names an archive an earlier run wrote (a non-empty file, or a file of its
+    /// numbered series) and the run was not told to continue it (`--resume`) or add to it
+    /// (`--warc-append`): writing would replace what it holds.
+    case archiveExists(path: String)
+    /// An existing `--warc` file cannot be appended to: it is in use by another run, is not a
+    /// WARC file uvfetch can add to, or could not be read or repaired.
+    case cannotAppend(path: String, reason: String)
 
     /// The message printed after "uvfetch: ".
     public var description: String {
@@ -22,6 +29,9 @@ public enum FetchInputError: Error, Equatable, CustomStringConvertible {
         case .notRepeatable(let name):
             return "--repeat needs the URLs again, but \(name) is not a regular file and can be read only once: save the list to a file first"
         case .notResumable(let path, let reason): return "cannot resume from \(path): \(reason)"
+        case .archiveExists(let path):
+            return "\(path) already holds an archive, which this run would replace: --resume continues the run that wrote it, --warc-append adds to it; or name another file"
+        case .cannotAppend(let path, let reason): return "cannot append to \(path): \(reason)"
         }
     }
 }

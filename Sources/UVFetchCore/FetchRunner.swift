@@ -39,7 +39,9 @@ public final class FetchRunner: Sendable {
         public var showsProgress = false
         /// Receives every URL's record as it is written to `--jsonl` (measured alike), on the
         /// completion queue, so it must return quickly; nil for none. For a caller that keeps the
-        /// records elsewhere (`uvfetch worker` records them in its queue's database).
+        /// records elsewhere (`uvfetch worker` records them in its queue's database). With
+        /// `--warc`, a record comes only once its URL's exchanges are archived, so a URL the
+        /// caller records is never missing from the archive.
         public var onRecord: (@Sendable (FetchRecord) -> Void)? = nil
 
         /// Whether the run builds a record per URL, and so measures every task.
@@ -115,8 +117,10 @@ public final class FetchRunner: Sendable {
     /// the requests in flight have ended.
     ///
     /// With `warc`, every try's exchanges (redirects and the library's replays among them) are
-    /// captured as they cross the wire and archived on the completion queue as the try ends; a
-    /// failed WARC write stops the run as a failed record does.
+    /// captured as they cross the wire and archived on the completion queue together with the
+    /// URL's record: a URL's exchanges are in the archive exactly when its record is in the
+    /// `--jsonl` file (`PendingLines`). A URL stopped by a signal or a failed write is in
+    /// neither; a failed WARC write stops the run as a failed record does.
     public init(options: RequestOptions, settings: Settings, writer: RecordWriter?, outputDirectory: OutputDirectory? = nil,
                 warc: WARCWriter? = nil,
                 onWriteFailure: (@Sendable (Outcome) -> Void)? = nil, diagnostics: @escaping @Sendable (String) -> Void) {
@@ -125,7 +129,7 @@ public final class FetchRunner: Sendable {
         self.onWriteFailure = onWriteFailure
         self.settings = settings
         self.writer = writer
-        lines = PendingLines(records: writer?.output)
+        lines = PendingLines(records: writer?.output, archive: warc, onRecord: settings.onRecord)
         self.outputDirectory = outputDirectory
         self.diagnostics = diagnostics
     }
@@ -205,6 +209,13 @@ public final class FetchRunner: Sendable {
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
+    }
+
+    /// For a process that exits without the completion queue (`outcomeSoFar`): takes back the
+    /// archived exchanges whose URLs' records had not gone out (`WARCWriter.abandonUncommitted`),
+    /// and stops the archive. Call it just before exiting.
+    public func abandonUnrecordedArchive() {
+        warc?.abandonUncommitted()
     }
 
     /// What has finished so far, from any thread: for a process that must exit without waiting
@@ -317,6 +328,8 @@ public final class FetchRunner: Sendable {
         let entry: RunDriver.Pending
         let request: Request
         let begin: DispatchTime
+        /// The exchanges of the tries so far (`--warc`), archived with the URL's record.
+        var exchanges: [WireExchange] = []
 
         var url: URL { entry.url }
         var text: String { entry.text }
@@ -420,15 +433,9 @@ public final class FetchRunner: Sendable {
             holdUntilStopped(run.done)
             return
         }
-        // Every try is archived, a retried one too: its exchanges happened.
-        if let warc, let capture = attempt.capture {
-            do throws(WriteFailure) {
-                try warc.write(capture.exchanges)
-            } catch {
-                // The run stops (`stopping` is set), and this URL is then not reported.
-                fail(error)
-            }
-        }
+        // Every try is archived, a retried one too: its exchanges happened. They wait with the
+        // URL until its record is written.
+        let fetch = attempt.fetchWithExchanges()
         let sent = attempt.requestsSent + Self.requestsSent(by: taskMetrics)
         let status = outcome.response?.status.code
         if run.retry.shouldRetry(attempt: attempt.number, status: status, error: outcome.error) {
@@ -436,11 +443,11 @@ public final class FetchRunner: Sendable {
             queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt.number)) { [self] in
                 // A stop since: no new request.
                 guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
-                start(attempt.fetch, attempt: attempt.number + 1, requestsSent: sent, in: run)
+                start(fetch, attempt: attempt.number + 1, requestsSent: sent, in: run)
             }
             return
         }
-        finish(attempt.fetch, outcome, status: status, task: task, attempts: sent, metrics: taskMetrics, progress: run.progress)
+        finish(fetch, outcome, status: status, task: task, attempts: sent, metrics: taskMetrics, progress: run.progress)
         Self.dropBody(outcome)
         run.done()
     }
@@ -480,6 +487,10 @@ public final class FetchRunner: Sendable {
             // Nothing written for this URL (--quiet): counted without building its record.
             let failureKind = error.map(FetchRecord.Failure.kind(of:))
             statistics.withLock { $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total) }
+            if warc != nil {
+                lines.addURL(record: nil, exchanges: fetch.exchanges)
+                linesAdded()
+            }
             return
         }
         let requestURL = fetch.url.absoluteString
@@ -489,8 +500,10 @@ public final class FetchRunner: Sendable {
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL)
         statistics.withLock { $0.add(record) }
-        settings.onRecord?(record)
-        if let writer, let line = writer.line(for: record) { lines.addRecord(line) }
+        // With an archive, `lines` tells `onRecord` once the URL's exchanges are in it.
+        if !lines.deliversRecords { settings.onRecord?(record) }
+        // The record and the URL's exchanges go out together, or neither does.
+        lines.addURL(record: writer.flatMap { $0.line(for: record) }, exchanges: fetch.exchanges, delivering: record)
         if settings.printsLines {
             let statusText = record.status.map(String.init) ?? "-"
             let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
@@ -557,6 +570,14 @@ private final class AttemptContext: @unchecked Sendable {
         var request = fetch.request
         request.wireCapture = capture
         return request
+    }
+
+    /// The URL with this try's exchanges added to the earlier tries' (for `--warc`).
+    func fetchWithExchanges() -> FetchRunner.Fetch {
+        guard let capture else { return fetch }
+        var fetch = fetch
+        fetch.exchanges += capture.exchanges
+        return fetch
     }
 
     func fill(_ task: SessionTask) { self.task = task }

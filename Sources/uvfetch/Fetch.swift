@@ -72,7 +72,7 @@ struct Fetch: ParsableCommand {
             // `-`, `/dev/stdout` or the file stdout already is.
             let recordsOnStdout = writer?.isStandardOutput ?? false
             let directory = try running.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
-            let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions())
+            let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions(), continuing: resume)
             var settings = running.settings()
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !running.quiet && !recordsOnStdout
@@ -93,6 +93,8 @@ struct Fetch: ParsableCommand {
                     // without it. A line there is one write(2) of at most PIPE_BUF bytes, which
                     // a pipe takes whole or not at all.
                     DispatchQueue.global().asyncAfter(deadline: .now() + RunEnding.fallbackSeconds) {
+                        // Exchanges archived for records still stuck in that write come back off.
+                        runner.abandonUnrecordedArchive()
                         ending.afterSignal(word, status: status, runner.outcomeSoFar(), forced: true)
                     }
                 }

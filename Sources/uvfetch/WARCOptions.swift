@@ -11,19 +11,29 @@ struct WARCOptions: ParsableArguments {
     @Option(name: .customLong("warc-max-size"), help: ArgumentHelp("With --warc, start a new file once one would pass this size (100M, 1G: K, M, G are powers of 1024); files are then numbered, FILE.warc.gz giving FILE-00000.warc.gz, FILE-00001.warc.gz, ...", valueName: "bytes"))
     var warcMaxSize: ByteSize?
 
+    @Flag(name: .customLong("warc-append"), help: "With --warc, add to an archive that is already there (after its last whole record; with --warc-max-size, from its highest numbered file on) instead of refusing it. --resume implies it.")
+    var warcAppend = false
+
     func validate() throws {
         guard warcMaxSize == nil || warc != nil else { throw ValidationError("--warc-max-size needs --warc") }
+        guard !warcAppend || warc != nil else { throw ValidationError("--warc-append needs --warc") }
     }
 
     /// The writer, or nil without `--warc`; `command` and `options` become the warcinfo's
-    /// description (never credentials or header values: -u and -H may carry secrets).
-    /// - Throws: `FetchInputError` for a file that cannot be created; `WriteFailure` when the
-    ///   first record cannot be written.
-    func makeWriter(command: String, options: [String]) throws -> WARCWriter? {
+    /// description (never credentials or header values: -u and -H may carry secrets). An
+    /// existing archive is appended to when `continuing` (a resumed run, a worker) or with
+    /// `--warc-append`, and refused otherwise. What opening it repaired goes to standard error.
+    /// - Throws: `FetchInputError` for a file that cannot be created, an archive that would be
+    ///   replaced, or one that cannot be appended to; `WriteFailure` when the first record
+    ///   cannot be written.
+    func makeWriter(command: String, options: [String], continuing: Bool) throws -> WARCWriter? {
         guard let warc else { return nil }
         var options = options
         if let warcMaxSize { options.append("--warc-max-size \(warcMaxSize.bytes)") }
-        return try WARCWriter(path: warc, maximumFileSize: warcMaxSize?.bytes,
-                              info: [("description", "uvfetch \(command) " + options.joined(separator: " "))])
+        let writer = try WARCWriter(path: warc, maximumFileSize: warcMaxSize?.bytes,
+                                    info: [("description", "uvfetch \(command) " + options.joined(separator: " "))],
+                                    opening: continuing || warcAppend ? .append : .new)
+        if let notice = writer.notice { LineOutput.standardError.writeWithin(seconds: 5, "uvfetch: \(notice)\n") }
+        return writer
     }
 }

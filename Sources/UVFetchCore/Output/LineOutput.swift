@@ -42,16 +42,6 @@ public final class LineOutput: Sendable {
         return LineOutput(descriptor: descriptor, name: path, owns: true)
     }
 
-    /// Opens `path` as a plain file, created or truncated as `open(path:)` does, with no
-    /// standard output cases: for files opened mid-run (a WARC file's next one), whose failure
-    /// is a write error.
-    /// - Throws: `WriteFailure` with open(2)'s errno.
-    static func create(path: String) throws(WriteFailure) -> LineOutput {
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        guard descriptor >= 0 else { throw WriteFailure(name: path, errorNumber: errno) }
-        return LineOutput(descriptor: descriptor, name: path, owns: true)
-    }
-
     /// Whether `path` names the file standard output already is: opening it again would give
     /// a second offset into it (lines written over each other) or truncate what `>>` keeps.
     static func isStandardOutput(_ path: String) -> Bool {
@@ -84,8 +74,10 @@ public final class LineOutput: Sendable {
     /// pieces of at most PIPE_BUF bytes cut after a newline, which a pipe takes whole or not at
     /// all, so that a process killed while a write blocks leaves only whole lines behind (a
     /// line longer than that is one piece of its own).
+    /// `written` is told, after each piece, how many bytes from the start are out (always after
+    /// a whole line), so a caller can tell which lines a failure left unwritten.
     /// - Throws: `WriteFailure` with write(2)'s errno; the pieces before it stay whole.
-    public func writeLines(_ bytes: [UInt8]) throws(WriteFailure) {
+    public func writeLines(_ bytes: [UInt8], written: (Int) -> Void = { _ in }) throws(WriteFailure) {
         let errorNumber: Int32? = bytes.withUnsafeBufferPointer { all in
             var start = 0
             while start < all.count {
@@ -94,6 +86,7 @@ public final class LineOutput: Sendable {
                     return failure
                 }
                 start = end
+                written(end)
             }
             return nil
         }

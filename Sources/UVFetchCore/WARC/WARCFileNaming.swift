@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
 /// The names of the files a `--warc FILE` run writes.
 ///
 /// Without a maximum size, one file: FILE as given. With one, a numbered series: a five-digit
@@ -19,11 +24,34 @@ public struct WARCFileNaming: Sendable, Equatable {
     /// The name of file number `serial` (0 first).
     public func name(serial: Int) -> String {
         guard isNumbered else { return path }
+        let (stem, ending) = parts
         let number = String(serial)
-        let padded = String(repeating: "0", count: max(0, 5 - number.count)) + number
+        return stem + "-" + String(repeating: "0", count: max(0, 5 - number.count)) + number + ending
+    }
+
+    /// The serials of the series' files that exist now, in order: what an earlier run wrote
+    /// (a run that continues goes on after the highest; a new run must not write over them).
+    /// Only names this naming gives: five digits or more, as a serial past 99999 has.
+    public func existingSerials() -> [Int] {
+        guard isNumbered else { return [] }
+        let (stem, ending) = parts
+        let directory = (stem as NSString).deletingLastPathComponent
+        let prefix = (stem as NSString).lastPathComponent + "-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return [] }
+        return names.compactMap { name -> Int? in
+            guard name.hasPrefix(prefix), name.hasSuffix(ending), name.count > prefix.count + ending.count else { return nil }
+            let digits = name.dropFirst(prefix.count).dropLast(ending.count)
+            guard digits.count >= 5, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            guard let serial = Int(digits), self.name(serial: serial).hasSuffix("/" + name) || self.name(serial: serial) == name else { return nil }
+            return serial
+        }.sorted()
+    }
+
+    /// FILE split where the serial goes: before a `.warc.gz` or `.warc` ending, else at the end.
+    private var parts: (stem: String, ending: String) {
         for ending in [".warc.gz", ".warc"] where path.hasSuffix(ending) && path.count > ending.count {
-            return String(path.dropLast(ending.count)) + "-" + padded + ending
+            return (String(path.dropLast(ending.count)), ending)
         }
-        return path + "-" + padded
+        return (path, "")
     }
 }

@@ -1,84 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import UVNetworking
 
 /// Writes exchanges (`WireExchange`) to WARC/1.1 files, `.warc.gz` style: every record its own
-/// gzip member, every file starting with its `warcinfo` record. With a maximum size the files
-/// rotate (`WARCFileNaming`) between exchanges, so a file holds whole request/response pairs;
-/// an exchange larger than the maximum gets a file of its own.
+/// gzip member, every run's part of a file starting with its `warcinfo` record. With a maximum
+/// size the files rotate (`WARCFileNaming`) between exchanges, so a file holds whole
+/// request/response pairs; an exchange larger than the maximum gets a file of its own.
 ///
-/// Used from the run's serial completion queue only, so it needs no lock of its own; never on
+/// Nothing is ever truncated but what this writer itself wrote and takes back: a new run refuses
+/// a file an earlier run filled (`Opening.new`), and a run that continues (`Opening.append`:
+/// `--resume`, `--warc-append`, a worker started again) appends after the last whole record,
+/// rotating on from the highest numbered file there is.
+///
+/// Writes are undone together with the records of the same URLs (`mark`, `rollBack(to:)`):
+/// the run writes a batch's exchanges, then its `--jsonl` lines, and takes the exchanges of the
+/// URLs whose lines did not go out back off the file, so the archive and the records hold the
+/// same URLs. `commit(_:)` says how far the records are out, for a process that has to exit
+/// without the completion queue (`abandonUncommitted()`).
+///
+/// Used from the run's serial completion queue only (`abandonUncommitted` excepted), never on
 /// the library's loop thread. Each exchange's records go out in one write, and a failed write is
 /// cut back (`LineOutput`), so what was written before stays whole.
 public final class WARCWriter: @unchecked Sendable {
+    // @unchecked: the state below is touched under `lock`, from the completion queue, and from
+    // the thread of a forced exit.
+
+    /// How the run treats an archive that is already there.
+    public enum Opening: Sendable {
+        /// A new archive: an existing non-empty file (or numbered file of the series) is refused
+        /// (`FetchInputError.archiveExists`), never replaced.
+        case new
+        /// Continue the archive: append to FILE (or to the highest numbered file), after its last
+        /// whole record, with this run's warcinfo record first.
+        case append
+    }
+
+    /// Where the archive stands: which file, how long, and what its records refer to.
+    public struct Mark: Sendable, Equatable {
+        fileprivate var serial: Int
+        fileprivate var size: Int64
+        fileprivate var hasExchanges: Bool
+        fileprivate var warcinfoID: String?
+    }
+
     /// The most bytes kept of one request and of one response (the rest is left out and the
     /// record marked `WARC-Truncated: length`): what the run's captures are made with. 32 MiB
     /// unless given: a run holds at most this much twice per request in flight.
     public let captureLimit: Int
     /// How the files are named.
     public let naming: WARCFileNaming
+    /// What opening the archive repaired (a torn last record cut off), for standard error; nil
+    /// when nothing was.
+    public let notice: String?
     private let maximumFileSize: Int64?
     private let infoFields: [(name: String, value: String)]
-    private var output: LineOutput
-    private var serial = 0
-    /// Bytes in the current file, and whether it holds an exchange yet.
-    private var fileSize: Int64 = 0
-    private var fileHasExchanges = false
-    private var warcinfoID: String?
     private let compressor = GzipMember()
+    private let lock = NSLock()
+    /// The serial this run started in: `fileNames` lists from there.
+    private let firstSerial: Int
+    private var output: LineOutput
+    private var state: Mark
+    /// How far the records that go with the archive are out (`commit`).
+    private var committed: Mark
 
     /// The default `captureLimit`.
     public static let defaultCaptureLimit = 32 << 20
 
-    /// Opens the first file (FILE, or its first numbered name with `maximumFileSize`) and writes
-    /// its warcinfo record, whose fields end with `info` (the run's options that matter).
+    /// Opens the archive as `opening` says and writes this run's warcinfo record, whose fields
+    /// end with `info` (the run's options that matter).
     /// - Throws: `FetchInputError.cannotCreate` when the file cannot be opened or is standard
-    ///   output (which carries the lines); `WriteFailure` when the warcinfo record cannot be
-    ///   written (a full disk, /dev/full).
+    ///   output (which carries the lines); `.archiveExists` for `.new` over an earlier archive;
+    ///   `.cannotAppend` when the file is in use by another run or is not a WARC file to add to;
+    ///   `WriteFailure` when the warcinfo record cannot be written (a full disk, /dev/full).
     public init(path: String, maximumFileSize: Int64? = nil, info: [(name: String, value: String)] = [],
-                captureLimit: Int = WARCWriter.defaultCaptureLimit) throws {
+                captureLimit: Int = WARCWriter.defaultCaptureLimit, opening: Opening = .new) throws {
         naming = WARCFileNaming(path: path, isNumbered: maximumFileSize != nil)
         self.maximumFileSize = maximumFileSize
         self.infoFields = info
         self.captureLimit = captureLimit
-        let first = naming.name(serial: 0)
-        output = try LineOutput.open(path: first)
-        if output.isStandardOutput {
-            throw FetchInputError.cannotCreate(path: first, reason: "a WARC file cannot be standard output")
+        if path == "-" || LineOutput.isStandardOutput(naming.name(serial: 0)) {
+            throw FetchInputError.cannotCreate(path: path, reason: "a WARC file cannot be standard output")
         }
-        try startFile(named: first)
+        let existing = naming.isNumbered ? naming.existingSerials() : []
+        if opening == .new {
+            let earlier = naming.isNumbered ? existing.map(naming.name(serial:)) : [path]
+            if let filled = earlier.first(where: Self.isNonEmptyRegularFile) { throw FetchInputError.archiveExists(path: filled) }
+        }
+        var serial = existing.last ?? 0
+        var opened = try WARCFile.open(naming.name(serial: serial), continuing: opening == .append)
+        if let maximumFileSize, opened.size > 0, opened.size >= maximumFileSize {
+            // Full already: the run starts the next file rather than adding its warcinfo there.
+            serial += 1
+            opened = try WARCFile.open(naming.name(serial: serial), continuing: true)
+        }
+        notice = opened.notice
+        output = opened.output
+        firstSerial = serial
+        state = Mark(serial: serial, size: opened.size, hasExchanges: opened.size > 0, warcinfoID: nil)
+        committed = state
+        try startFile(named: naming.name(serial: serial))
+        committed = state
     }
 
-    /// The files written so far, in order.
-    public var fileNames: [String] { (0...serial).map(naming.name(serial:)) }
+    private static func isNonEmptyRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && status.st_size > 0
+    }
+
+    /// The files this run has written to so far, in order.
+    public var fileNames: [String] { lock.withLock { (firstSerial...state.serial).map(naming.name(serial:)) } }
 
     /// Writes each exchange's request and response records (none for an exchange that got no
     /// response), rotating first when the current file would pass its maximum size.
     /// - Throws: `WriteFailure`; the records written before stay whole.
     public func write(_ exchanges: [WireExchange]) throws(WriteFailure) {
+        lock.lock()
+        defer { lock.unlock() }
         for exchange in exchanges {
-            let records = WARCExchangeRecords.records(for: exchange, warcinfoID: warcinfoID)
-            guard !records.isEmpty else { continue }
-            var members = Data()
-            for record in records { members.append(record.compressed(by: compressor)) }
-            if let maximumFileSize, fileHasExchanges, fileSize + Int64(members.count) > maximumFileSize {
-                serial += 1
-                let name = naming.name(serial: serial)
-                output = try LineOutput.create(path: name)
+            var members = compressedRecords(of: exchange)
+            guard !members.isEmpty else { continue }
+            if let maximumFileSize, state.hasExchanges, state.size + Int64(members.count) > maximumFileSize {
+                let name = naming.name(serial: state.serial + 1)
+                output = try WARCFile.openNext(name)
+                state.serial += 1
+                state.size = 0
                 try startFile(named: name)
+                // The records name their file's warcinfo: made again for the new one.
+                members = compressedRecords(of: exchange)
             }
             try output.write(members)
-            fileSize += Int64(members.count)
-            fileHasExchanges = true
+            state.size += Int64(members.count)
+            state.hasExchanges = true
         }
+    }
+
+    /// Where the archive stands now, to roll back to.
+    public func mark() -> Mark { lock.withLock { state } }
+
+    /// Takes back what was written after `mark`: the current file cut back to it, files rotated
+    /// into since removed. For exchanges whose URLs' records did not go out. Best effort: the
+    /// run is failing already, and a file that cannot be cut keeps whole records all the same.
+    public func rollBack(to mark: Mark) {
+        lock.lock()
+        defer { lock.unlock() }
+        if state.serial != mark.serial {
+            for serial in (mark.serial + 1)...state.serial { unlink(naming.name(serial: serial)) }
+            guard let reopened = try? WARCFile.open(naming.name(serial: mark.serial), continuing: true, scanning: false) else { return }
+            output = reopened.output
+        }
+        Self.truncate(output.descriptor, to: mark.size)
+        state = mark
+        if committed.serial > state.serial || (committed.serial == state.serial && committed.size > state.size) { committed = state }
+    }
+
+    /// The records that go with the archive up to `mark` are out: a forced exit keeps it.
+    public func commit(_ mark: Mark) {
+        lock.withLock { committed = mark }
+    }
+
+    /// For a process about to exit without the completion queue (a stop whose queue is stuck
+    /// writing to a pipe nobody reads): takes back what was written past the last `commit`, so
+    /// no exchange is left whose URL has no record, and keeps the writer locked, so nothing is
+    /// written after. Waits at most `seconds` for a write in progress.
+    public func abandonUncommitted(waiting seconds: Double = 1) {
+        guard lock.lock(before: Date(timeIntervalSinceNow: seconds)) else { return }
+        // Never unlocked: the process exits.
+        if state.serial != committed.serial {
+            for serial in (committed.serial + 1)...state.serial { unlink(naming.name(serial: serial)) }
+            if let reopened = try? WARCFile.open(naming.name(serial: committed.serial), continuing: true, scanning: false) {
+                Self.truncate(reopened.output.descriptor, to: committed.size)
+            }
+        } else {
+            Self.truncate(output.descriptor, to: committed.size)
+        }
+    }
+
+    private static func truncate(_ descriptor: Int32, to size: Int64) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > size else { return }
+        _ = ftruncate(descriptor, off_t(size))
+    }
+
+    /// The exchange's two records as gzip members, naming the current file's warcinfo.
+    private func compressedRecords(of exchange: WireExchange) -> Data {
+        var members = Data()
+        for record in WARCExchangeRecords.records(for: exchange, warcinfoID: state.warcinfoID) {
+            members.append(record.compressed(by: compressor))
+        }
+        return members
     }
 
     private func startFile(named name: String) throws(WriteFailure) {
         let info = WARCInfo.record(fileName: (name as NSString).lastPathComponent, fields: infoFields)
         let member = info.compressed(by: compressor)
-        fileSize = 0
-        fileHasExchanges = false
         try output.write(member)
-        fileSize = Int64(member.count)
-        warcinfoID = info.id
+        state.size += Int64(member.count)
+        state.warcinfoID = info.id
+        if state.size == Int64(member.count) { state.hasExchanges = false }
     }
 }

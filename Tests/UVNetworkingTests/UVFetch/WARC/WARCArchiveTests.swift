@@ -22,7 +22,7 @@ import UVFetchCore
     }
 
     /// `warcio check` (must exit 0) and `warcio index` of `file`, a name in `directory`.
-    private func checkAndIndex(_ file: String, in directory: URL) throws -> [IndexEntry] {
+    static func checkAndIndex(_ file: String, in directory: URL) throws -> [IndexEntry] {
         let result = try runShell("""
             command -v warcio >/dev/null || { echo "\(Self.warcioHint)" >&2; exit 97; }
             warcio check "$D/\(file)" || { echo "check failed: $?" >&2; exit 98; }
@@ -35,7 +35,7 @@ import UVFetchCore
 
     /// For each response record in `file` (a name in `directory`), as warcio parses it: the target URI, the status, and
     /// the payload exactly as stored (warcio's raw stream: still chunked, still compressed), hex.
-    private func payloads(_ file: String, in directory: URL) throws -> [(uri: String, status: String, payload: Data)] {
+    static func payloads(_ file: String, in directory: URL) throws -> [(uri: String, status: String, payload: Data)] {
         let script = """
             import sys
             from warcio.archiveiterator import ArchiveIterator
@@ -58,7 +58,7 @@ import UVFetchCore
         }
     }
 
-    private func makeDirectory(_ name: String) throws -> URL {
+    static func makeDirectory(_ name: String) throws -> URL {
         let directory = temporaryFile(name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
@@ -66,7 +66,7 @@ import UVFetchCore
 
     @Test func everyURLIsArchivedWithItsStatusAndReadersAgree() throws {
         let nginx = try TestServers.nginx(), httpbin = try TestServers.httpbin()
-        let directory = try makeDirectory("warc-archive")
+        let directory = try Self.makeDirectory("warc-archive")
         defer { try? FileManager.default.removeItem(at: directory) }
         let refused = "http://127.0.0.1:\(try TestServers.freeLoopbackPort())/refused"
         let urls = [nginx.baseURL + "/hello", nginx.baseURL + "/chunked", nginx.baseURL + "/no-content",
@@ -82,7 +82,7 @@ import UVFetchCore
         #expect(records.split(separator: "\n").count == urls.count)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("bodies/hello").path))
 
-        let index = try checkAndIndex("crawl.warc.gz", in: directory)
+        let index = try Self.checkAndIndex("crawl.warc.gz", in: directory)
         #expect(index.first?.type == "warcinfo")
         #expect(index.first?.offset == "0")
         let responses = index.filter { $0.type == "response" }
@@ -104,7 +104,7 @@ import UVFetchCore
         let offsets = index.compactMap { Int($0.offset) }
         #expect(offsets == offsets.sorted() && Set(offsets).count == offsets.count)
 
-        let stored = try payloads("crawl.warc.gz", in: directory)
+        let stored = try Self.payloads("crawl.warc.gz", in: directory)
         let gzip = try #require(stored.first { $0.uri == httpbin.baseURL + "/gzip" })
         #expect(gzip.payload.prefix(2) == Data([0x1f, 0x8b]), "kept compressed")
         let inflated = try gunzipped(gzip.payload)
@@ -118,7 +118,7 @@ import UVFetchCore
 
     @Test func rotatedFilesAreEachValidAndTogetherHoldEveryURL() throws {
         let nginx = try TestServers.nginx()
-        let directory = try makeDirectory("warc-rotation")
+        let directory = try Self.makeDirectory("warc-rotation")
         defer { try? FileManager.default.removeItem(at: directory) }
         let urls = (0..<12).map { _ in nginx.baseURL + "/hello" } + [nginx.baseURL + "/large"]
         let result = try runShell("""
@@ -132,7 +132,7 @@ import UVFetchCore
         var responses = 0
         for (serial, file) in files.enumerated() {
             #expect(file == String(format: "crawl-%05d.warc.gz", serial))
-            let index = try checkAndIndex(file, in: directory)
+            let index = try Self.checkAndIndex(file, in: directory)
             #expect(index.first?.type == "warcinfo", "\(file)")
             #expect(index.filter { $0.type == "warcinfo" }.count == 1)
             responses += index.filter { $0.type == "response" && $0.status == "200" }.count
@@ -142,28 +142,28 @@ import UVFetchCore
 
     @Test func headIsArchivedAsItsHeadAlone() throws {
         let nginx = try TestServers.nginx()
-        let directory = try makeDirectory("warc-head")
+        let directory = try Self.makeDirectory("warc-head")
         defer { try? FileManager.default.removeItem(at: directory) }
         let result = try runShell("""
             "$UVFETCH" -q -X HEAD --warc "$D/head.warc.gz" \(nginx.baseURL)/hello; echo "status=$?"
             """, in: directory)
         #expect(result.stdout.contains("status=0"), "\(result.stdout) \(result.stderr)")
-        let index = try checkAndIndex("head.warc.gz", in: directory)
+        let index = try Self.checkAndIndex("head.warc.gz", in: directory)
         #expect(index.map(\.type) == ["warcinfo", "request", "response"])
         #expect(index.last?.status == "200")
-        #expect(try payloads("head.warc.gz", in: directory).first?.payload.isEmpty == true)
+        #expect(try Self.payloads("head.warc.gz", in: directory).first?.payload.isEmpty == true)
     }
 
     /// Every try is archived: a retried 503 and the 503 after it.
     @Test func retriedTriesAreEachArchived() throws {
         let httpbin = try TestServers.httpbin()
-        let directory = try makeDirectory("warc-retry")
+        let directory = try Self.makeDirectory("warc-retry")
         defer { try? FileManager.default.removeItem(at: directory) }
         let result = try runShell("""
             "$UVFETCH" -q --retries 1 --warc "$D/retry.warc.gz" \(httpbin.baseURL)/status/503; echo "status=$?"
             """, in: directory)
         #expect(result.stdout.contains("status=\(ExitStatus.someFailed)"), "\(result.stdout) \(result.stderr)")
-        let index = try checkAndIndex("retry.warc.gz", in: directory)
+        let index = try Self.checkAndIndex("retry.warc.gz", in: directory)
         #expect(index.filter { $0.type == "response" }.map(\.status) == ["503", "503"])
     }
 
@@ -198,7 +198,7 @@ import UVFetchCore
     @Test(.enabled(if: WriteErrorTests.canMountTmpfs))
     func aFullOrReadOnlyFileSystemKeepsWhatWasWrittenValid() throws {
         let nginx = try TestServers.nginx()
-        let directory = try makeDirectory("warc-full")
+        let directory = try Self.makeDirectory("warc-full")
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = (0..<300).map { _ in nginx.baseURL + "/hello" }.joined(separator: "\n")
         let result = try runShell("""
@@ -213,7 +213,7 @@ import UVFetchCore
         #expect(result.stderr.contains("cannot create \(directory.path)/ro/a.warc.gz: Read-only file system"), "\(result.stderr)")
         #expect(result.stdout.contains("full=\(ExitStatus.writeError)"), "\(result.stdout) \(result.stderr)")
         #expect(result.stderr.contains("a.warc.gz: No space left on device"), "\(result.stderr)")
-        let index = try checkAndIndex("kept.warc.gz", in: directory)
+        let index = try Self.checkAndIndex("kept.warc.gz", in: directory)
         let responses = index.filter { $0.type == "response" }
         #expect(responses.count > 5, "some exchanges before the disk filled: \(responses.count)")
         #expect(index.filter { $0.type == "request" }.count == responses.count)

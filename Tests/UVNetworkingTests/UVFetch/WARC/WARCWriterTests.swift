@@ -57,4 +57,126 @@ import Testing
     @Test func standardOutputIsRefused() throws {
         #expect(throws: FetchInputError.self) { _ = try WARCWriter(path: "-") }
     }
+
+    private func makeDirectory(_ name: String) throws -> URL {
+        let directory = temporaryFile(name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// A new run refuses an archive an earlier run wrote, and leaves it as it was; a run told
+    /// to continue appends after it, with a warcinfo of its own first.
+    @Test func anExistingArchiveIsRefusedOrAppendedToNeverReplaced() throws {
+        let directory = try makeDirectory("warc-append")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.warc.gz").path
+        try WARCWriter(path: path).write([makeExchange(response: response(bodySize: 10))])
+        let first = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: FetchInputError.archiveExists(path: path)) { _ = try WARCWriter(path: path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == first)
+        let again = try WARCWriter(path: path, opening: .append)
+        try again.write([makeExchange(response: response(bodySize: 20))])
+        let both = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(both.prefix(first.count) == first)
+        #expect(try types(path) == ["warcinfo", "request", "response", "warcinfo", "request", "response"])
+        // An empty file is no archive: a new run takes it.
+        let empty = directory.appendingPathComponent("empty.warc.gz").path
+        FileManager.default.createFile(atPath: empty, contents: nil)
+        _ = try WARCWriter(path: empty)
+        #expect(try types(empty) == ["warcinfo"])
+    }
+
+    /// A numbered series goes on after its highest file, and a new run refuses any file of it.
+    @Test func rotationContinuesAfterTheHighestNumber() throws {
+        let directory = try makeDirectory("warc-append-rotate")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("crawl.warc.gz").path
+        let body = { Data("HTTP/1.1 200 OK\r\n\r\n".utf8) + Data((0..<1_200).map { _ in UInt8.random(in: 0...255) }) }
+        // The first run's writer is gone (its lock with it) before the second opens.
+        let earlier = try {
+            let first = try WARCWriter(path: path, maximumFileSize: 3_000)
+            for _ in 0..<3 { try first.write([makeExchange(response: body())]) }
+            return first.fileNames
+        }()
+        let contents = try earlier.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        #expect(earlier.count >= 2)
+        #expect(throws: FetchInputError.self) { _ = try WARCWriter(path: path, maximumFileSize: 3_000) }
+        let second = try WARCWriter(path: path, maximumFileSize: 3_000, opening: .append)
+        for _ in 0..<3 { try second.write([makeExchange(response: body())]) }
+        let names = second.fileNames
+        // It starts in the highest file there was (or the next, when that one was full).
+        #expect(names.first == earlier.last || names.first == WARCFileNaming(path: path, isNumbered: true).name(serial: earlier.count))
+        for (name, content) in zip(earlier.dropLast(), contents.dropLast()) {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: name)) == content, "\(name) was rewritten")
+        }
+        let all = Set(earlier + names)
+        let pairs = try all.map { try types($0).count { $0 == "response" } }.reduce(0, +)
+        #expect(pairs == 6)
+        #expect(WARCFileNaming(path: path, isNumbered: true).existingSerials() == Array(0..<all.count))
+    }
+
+    /// A record cut short at the end (a run killed mid-write) is removed before appending, and
+    /// said; a file that is not a WARC file, or is damaged inside, is refused and left alone.
+    @Test func aTornTailIsCutAndAForeignFileRefused() throws {
+        let directory = try makeDirectory("warc-torn")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.warc.gz").path
+        try WARCWriter(path: path).write([makeExchange(response: response(bodySize: 10))])
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        let member = WARCRecord(type: "resource", date: Date(), fields: [], block: Data("x".utf8)).compressed
+        try (whole + member.prefix(member.count / 2)).write(to: URL(fileURLWithPath: path))
+        let writer = try WARCWriter(path: path, opening: .append)
+        #expect(writer.notice?.contains("removed an incomplete record (\(member.count / 2) bytes)") == true, "\(writer.notice ?? "")")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(whole.count) == whole)
+        #expect(try types(path) == ["warcinfo", "request", "response", "warcinfo"])
+
+        for (name, bytes) in [("text", Data("not an archive\n".utf8)), ("gzip", GzipMember.compress(Data("hello".utf8))),
+                              ("damaged", whole + Data([0x1F, 0x8B, 0x08, 0x00, 0xFF, 0xFF, 0xFF]) + whole)] {
+            let foreign = directory.appendingPathComponent(name).path
+            try bytes.write(to: URL(fileURLWithPath: foreign))
+            #expect(throws: FetchInputError.self) { _ = try WARCWriter(path: foreign, opening: .append) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: foreign)) == bytes, "\(name) was changed")
+        }
+    }
+
+    /// Two runs never write one archive at once: the second is refused while the first has it.
+    @Test func aSecondWriterOfOneFileIsRefused() throws {
+        let directory = try makeDirectory("warc-lock")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.warc.gz").path
+        let first = try WARCWriter(path: path)
+        #expect(throws: FetchInputError.cannotAppend(path: path, reason: "another uvfetch run is writing to it")) {
+            _ = try WARCWriter(path: path, opening: .append)
+        }
+        withExtendedLifetime(first) {}
+    }
+
+    /// What was written after a mark comes back off, across a rotation too; a forced exit
+    /// keeps only what was committed.
+    @Test func rollBackAndAbandonTakeBackWhatWasNotCommitted() throws {
+        let directory = try makeDirectory("warc-rollback")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("crawl.warc.gz").path
+        let body = { Data("HTTP/1.1 200 OK\r\n\r\n".utf8) + Data((0..<1_200).map { _ in UInt8.random(in: 0...255) }) }
+        let writer = try WARCWriter(path: path, maximumFileSize: 3_000)
+        try writer.write([makeExchange(response: body())])
+        let mark = writer.mark()
+        let kept = try Data(contentsOf: URL(fileURLWithPath: writer.fileNames[0]))
+        for _ in 0..<4 { try writer.write([makeExchange(response: body())]) }
+        #expect(writer.fileNames.count >= 3)
+        writer.rollBack(to: mark)
+        #expect(writer.fileNames == [writer.fileNames[0]])
+        #expect(WARCFileNaming(path: path, isNumbered: true).existingSerials() == [0])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: writer.fileNames[0])) == kept)
+        // Written on after the roll-back: the records name the file's warcinfo still.
+        try writer.write([makeExchange(response: body())])
+        writer.commit(writer.mark())
+        let last = writer.fileNames.last!
+        let committed = try Data(contentsOf: URL(fileURLWithPath: last))
+        try writer.write([makeExchange(response: body())])
+        // Locks the writer for good (the process is about to exit): nothing of it is read after.
+        writer.abandonUncommitted()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: last)) == committed)
+        #expect(WARCFileNaming(path: path, isNumbered: true).existingSerials().map { WARCFileNaming(path: path, isNumbered: true).name(serial: $0) }.last == last)
+    }
 }
