@@ -5,10 +5,15 @@ extension QueueDatabase {
     /// Creates the queue's tables and indexes where they are missing, in one transaction.
     /// - Throws: `QueueError` with the server's reason (no right to create tables, ...).
     public func initializeSchema() throws(QueueError) {
-        try run("queue init") { session in
+        try runInTransaction("queue init", QueueSchema.statements)
+    }
+
+    /// Runs `statements` in one transaction.
+    private func runInTransaction(_ what: String, _ statements: [String]) throws(QueueError) {
+        try run(what) { session in
             try await session.query("BEGIN")
             do {
-                for statement in QueueSchema.statements {
+                for statement in statements {
                     try await session.query(PostgresQuery(unsafeSQL: statement))
                 }
                 try await session.query("COMMIT")
@@ -19,9 +24,11 @@ extension QueueDatabase {
         }
     }
 
-    /// Fails unless `queue init` made this database's tables, for this schema version.
-    /// - Throws: `QueueError` saying to run `uvfetch queue init`.
-    public func checkSchema() throws(QueueError) {
+    /// Fails unless `queue init` made this database's tables, of a version this uvfetch can
+    /// use. `upgrading` (the worker's) needs the current version, and brings a queue of an
+    /// older one up to it first (`QueueSchema.upgrade`).
+    /// - Throws: `QueueError` saying to run `uvfetch queue init`, or why the upgrade failed.
+    public func checkSchema(upgrading: Bool = false) throws(QueueError) {
         let versions = try run("reading the queue's schema version") { session -> [Int] in
             do {
                 var versions: [Int] = []
@@ -35,8 +42,14 @@ extension QueueDatabase {
             }
         }
         guard let newest = versions.max() else { throw QueueError("no queue in \(settings): run `uvfetch queue init` first") }
-        guard versions.contains(QueueSchema.version) else {
+        guard !QueueSchema.readable.isDisjoint(with: versions) else {
             throw QueueError("the queue in \(settings) has schema version \(newest); this uvfetch reads version \(QueueSchema.version)")
+        }
+        guard upgrading, !versions.contains(QueueSchema.version) else { return }
+        do throws(QueueError) {
+            try runInTransaction("upgrading the queue", QueueSchema.upgrade)
+        } catch {
+            throw QueueError("the queue in \(settings) has schema version \(newest), and `uvfetch worker` needs version \(QueueSchema.version): \(error); run `uvfetch queue init` as a role that owns the queue's tables")
         }
     }
 }

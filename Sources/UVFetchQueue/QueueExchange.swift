@@ -11,6 +11,14 @@ import PostgresNIO
 /// the primary key on `uvfetch_results.url_id` would refuse a second row all the same. The
 /// statement is one transaction, so a result is never stored without its URL finished, nor the
 /// reverse, and repeating it after a lost connection changes nothing more.
+///
+/// Why a claim is never orphaned: the database may commit a statement whose answer is then
+/// lost (a network blip, a failover), and the worker sends it again on a new connection. The
+/// claim carries a token the worker chose before sending it (`claimToken`), stored with every
+/// row it claims; the statement first takes the rows this worker already holds under that
+/// token, so the second sending gets the batch the first claimed, not another one beside it.
+/// Results already stored by this worker count as stored, so that the second sending does not
+/// report them as taken over.
 struct QueueExchange: Sendable {
     /// One finished URL.
     struct Result: Sendable {
@@ -57,10 +65,21 @@ struct QueueExchange: Sendable {
     var extend = false
     /// Hand every other lease of this worker back (pending, its claim not counted).
     var release = false
+    /// Unique among this worker's statements: marks the rows this one claims, so that the same
+    /// statement sent again finds them (see the type's comment).
+    var claimToken: Int64 = 0
+    /// The leases `extend` extends: the claimed URLs the worker still expects a record for. A
+    /// lease it holds without knowing it (claimed by a statement whose answer it never got) is
+    /// left to expire, so that some claim takes it over, rather than kept forever.
+    var held: [Int64] = []
 
     // The CTEs' order does not matter to PostgreSQL (all see one snapshot; data-modifying ones
     // all run); each row is touched by one of them only: results ($4) are excluded from the
-    // claim, extension and release, and the claim's expired rows from the extension.
+    // claim, extension and release, the rows of this claim's token (`again`) from the claim of
+    // expired leases, and the claim's expired rows from the extension, which takes only the
+    // held rows ($12), never this token's. `again` is empty but when the statement is a claim
+    // sent a second time, after its answer was lost: it hands back what the first sending
+    // claimed, with a fresh lease, and the claim takes only what is missing from the batch.
     static let sql = """
         WITH input AS (
             SELECT * FROM unnest($4::bigint[], $5::text[], $6::integer[], $7::boolean[], $8::text[])
@@ -68,7 +87,7 @@ struct QueueExchange: Sendable {
         ), finished AS (
             UPDATE uvfetch_urls AS u
             SET state = CASE WHEN r.ok THEN 'done' ELSE 'failed' END, lease_owner = NULL, lease_expires_at = NULL,
-                last_error = NULLIF(r.error, ''), updated_at = now()
+                claim_token = NULL, last_error = NULLIF(r.error, ''), updated_at = now()
             FROM input AS r
             WHERE u.id = r.id AND u.state = 'leased' AND u.lease_owner = $1::text
             RETURNING u.id
@@ -77,46 +96,56 @@ struct QueueExchange: Sendable {
             SELECT r.id, r.record, NULLIF(r.status, -1), r.ok, $1::text FROM input AS r JOIN finished USING (id)
             ON CONFLICT (url_id) DO NOTHING
             RETURNING url_id
+        ), stored_before AS (
+            SELECT url_id FROM uvfetch_results WHERE url_id = ANY($4::bigint[]) AND worker = $1::text
+        ), again AS (
+            UPDATE uvfetch_urls SET lease_expires_at = now() + make_interval(secs => $2::float8)
+            WHERE $3::integer > 0 AND state = 'leased' AND lease_owner = $1::text AND claim_token = $11::bigint
+                AND NOT (id = ANY($4::bigint[]))
+            RETURNING id, url, attempts, last_error
         ), expired AS (
             SELECT id FROM uvfetch_urls
             WHERE state = 'leased' AND lease_expires_at < now() AND NOT (id = ANY($4::bigint[]))
-            ORDER BY lease_expires_at LIMIT $3::integer
+                AND (lease_owner IS DISTINCT FROM $1::text OR claim_token IS DISTINCT FROM $11::bigint)
+            ORDER BY lease_expires_at LIMIT greatest(0, $3::integer - (SELECT count(*) FROM again))
             FOR UPDATE SKIP LOCKED
         ), fresh AS (
             SELECT id FROM uvfetch_urls WHERE state = 'pending'
-            ORDER BY id LIMIT greatest(0, $3::integer - (SELECT count(*) FROM expired))
+            ORDER BY id LIMIT greatest(0, $3::integer - (SELECT count(*) FROM again) - (SELECT count(*) FROM expired))
             FOR UPDATE SKIP LOCKED
         ), claimed AS (
             UPDATE uvfetch_urls AS u
             SET state = 'leased', lease_owner = $1::text, lease_expires_at = now() + make_interval(secs => $2::float8),
-                attempts = u.attempts + 1, updated_at = now()
+                claim_token = $11::bigint, attempts = u.attempts + 1, updated_at = now()
             WHERE u.id IN (SELECT id FROM expired UNION ALL SELECT id FROM fresh)
             RETURNING u.id, u.url, u.attempts, u.last_error
+        ), granted AS (
+            SELECT * FROM again UNION ALL SELECT * FROM claimed
         ), extended AS (
             UPDATE uvfetch_urls SET lease_expires_at = now() + make_interval(secs => $2::float8)
-            WHERE $9::boolean AND state = 'leased' AND lease_owner = $1::text AND NOT (id = ANY($4::bigint[]))
-                AND id NOT IN (SELECT id FROM expired)
+            WHERE $9::boolean AND state = 'leased' AND lease_owner = $1::text AND id = ANY($12::bigint[])
+                AND NOT (id = ANY($4::bigint[])) AND id NOT IN (SELECT id FROM expired)
             RETURNING id
         ), released AS (
             UPDATE uvfetch_urls
-            SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0),
-                updated_at = now()
+            SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, claim_token = NULL,
+                attempts = greatest(attempts - 1, 0), updated_at = now()
             WHERE $10::boolean AND state = 'leased' AND lease_owner = $1::text AND NOT (id = ANY($4::bigint[]))
             RETURNING id
         )
-        SELECT 0 AS kind, id, url, attempts, last_error FROM claimed
+        SELECT 0 AS kind, id, url, attempts, last_error FROM granted
         UNION ALL
-        SELECT 1, (SELECT count(*) FROM stored), NULL, (SELECT count(*) FROM extended)::integer,
-            (SELECT count(*) FROM released)::text
+        SELECT 1, (SELECT count(*) FROM stored) + (SELECT count(*) FROM stored_before), NULL,
+            (SELECT count(*) FROM extended)::integer, (SELECT count(*) FROM released)::text
         UNION ALL
         SELECT 2, NULL, NULL, NULL, NULL
-        WHERE $3::integer > 0 AND (SELECT count(*) FROM claimed) < $3::integer
+        WHERE $3::integer > 0 AND (SELECT count(*) FROM granted) < $3::integer
             AND (EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'pending' AND id NOT IN (SELECT id FROM claimed))
                  OR EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'leased' AND lease_owner <> $1::text))
         """
 
     var query: PostgresQuery {
-        var binds = PostgresBindings(capacity: 10)
+        var binds = PostgresBindings(capacity: 12)
         binds.append(owner)
         binds.append(leaseSeconds)
         binds.append(claimLimit)
@@ -127,13 +156,16 @@ struct QueueExchange: Sendable {
         binds.append(results.map { $0.error ?? "" })
         binds.append(extend)
         binds.append(release)
+        binds.append(claimToken)
+        binds.append(held)
         return PostgresQuery(unsafeSQL: Self.sql, binds: binds)
     }
 
-    /// Sends the statement (retried after a lost connection: see the type's comment).
-    func send(on database: QueueDatabase) throws(QueueError) -> Outcome {
+    /// Sends the statement (retried after a lost connection unless `retries` is false: see the
+    /// type's comment).
+    func send(on database: QueueDatabase, retries: Bool = true) throws(QueueError) -> Outcome {
         let query = self.query
-        return try database.run("the worker's statement") { session in
+        return try database.run("the worker's statement", retries: retries) { session in
             var outcome = Outcome()
             let rows = try await session.query(query)
             for try await (kind, id, url, attempts, text) in rows.decode((Int, Int64?, ByteBuffer?, Int?, String?).self) {

@@ -9,20 +9,29 @@
 /// `uvfetch_results` holds at most one row per URL (its primary key is the URL's id): the JSON
 /// Lines record as `--jsonl` writes it, byte for byte, with its status and outcome as columns
 /// for queries.
+///
+/// `uvfetch_schema` holds a row for each version whose changes the tables have: version 1 made
+/// them, version 2 added `uvfetch_urls.claim_token` (the worker's claim token, so that a claim
+/// whose answer was lost is found again). Each version's changes only add to the ones before,
+/// so a uvfetch that reads version 1 keeps working on a queue of version 2.
 enum QueueSchema {
-    /// The version this build writes and reads; `uvfetch_schema` holds it.
-    static let version = 1
-    /// Any number: only `queue init` takes this transaction-scoped lock.
+    /// The version this build writes, and `uvfetch worker` needs.
+    static let version = 2
+    /// The versions whose tables `queue push`, `status` and `results` can use: their statements
+    /// do not touch what version 2 added.
+    static let readable: Set<Int> = [1, 2]
+    /// Any number: only `queue init` and the upgrade take this transaction-scoped lock.
     static let initLock = 0x7576_6665_7463_68
 
-    static let statements = [
+    /// Everything `queue init` makes, the upgrade included.
+    static let statements: [String] = [
         "SELECT pg_advisory_xact_lock(\(initLock))",
         """
         CREATE TABLE IF NOT EXISTS uvfetch_schema (
             version integer PRIMARY KEY,
             created_at timestamptz NOT NULL DEFAULT now())
         """,
-        "INSERT INTO uvfetch_schema (version) VALUES (\(version)) ON CONFLICT DO NOTHING",
+        "INSERT INTO uvfetch_schema (version) VALUES (1) ON CONFLICT DO NOTHING",
         """
         CREATE TABLE IF NOT EXISTS uvfetch_urls (
             id bigserial PRIMARY KEY,
@@ -54,5 +63,15 @@ enum QueueSchema {
         """,
         // `queue status`'s rate: results of the last minute.
         "CREATE INDEX IF NOT EXISTS uvfetch_results_recorded_at ON uvfetch_results (recorded_at)",
+    ] + upgrade.dropFirst()
+
+    /// From version 1 to 2, run by `queue init` and by a worker that finds a queue of version
+    /// 1: only what changed, so that a role that owns the tables but may not create any (no
+    /// CREATE on the schema) can run it. Adding a nullable column without a default rewrites
+    /// nothing: it holds the table's lock for a moment.
+    static let upgrade = [
+        "SELECT pg_advisory_xact_lock(\(initLock))",
+        "ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS claim_token bigint",
+        "INSERT INTO uvfetch_schema (version) VALUES (2) ON CONFLICT DO NOTHING",
     ]
 }

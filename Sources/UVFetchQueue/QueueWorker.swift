@@ -104,6 +104,8 @@ public final class QueueWorker: Sendable {
     /// The input thread wants the claimer to claim the next batch.
     private let claimWanted = DispatchSemaphore(value: 0)
     private let claimerDone = DispatchSemaphore(value: 0)
+    /// The last statement's claim token: each statement takes the next (`QueueExchange.claimToken`).
+    private let statements = Atomic<Int64>(0)
 
     /// What the claimer hands the input thread.
     private struct Supply {
@@ -165,6 +167,8 @@ public final class QueueWorker: Sendable {
             claimerDone.wait()
             running.store(false, ordering: .releasing)
             keeperDone.wait()
+            // Nothing will be fetched: whatever the claimer took goes back at once.
+            _ = handBack(ledger.withLock { $0.takeFinished() })
             throw error
         }
         // The claimer ends: the queue was finished (then it has), or the run stopped.
@@ -176,29 +180,34 @@ public final class QueueWorker: Sendable {
         running.store(false, ordering: .releasing)
         wake.signal()
         keeperDone.wait()
-        // The last records, and every lease not finished (a stop, a URL without a record)
-        // handed back, in one statement.
-        var released = 0
-        let remaining = ledger.withLock { $0.takeFinished() }
-        var unrecorded = 0
-        if failure.withLock({ $0 }) == nil {
-            var last = QueueExchange(owner: settings.owner, leaseSeconds: settings.leaseSeconds, results: remaining)
-            last.release = true
-            do throws(QueueError) {
-                let done = try last.send(on: database)
-                ledger.withLock { $0.note(stored: done.stored, sent: remaining.count) }
-                released = done.released
-            } catch {
-                unrecorded = remaining.count
-                failure.withLock { if $0 == nil { $0 = error } }
-            }
-        } else {
-            unrecorded = remaining.count
-        }
+        let (released, unrecorded) = handBack(ledger.withLock { $0.takeFinished() })
         let final = self.ledger.withLock { $0 }
         return Summary(outcome: outcome, claimed: final.claimed, stored: final.stored, superseded: final.superseded,
                        abandoned: final.abandoned, released: released, unrecorded: unrecorded + final.unrecorded,
                        roundTrips: database.roundTrips, failure: failure.withLock { $0 })
+    }
+
+    /// Sends the last records, `remaining`, and hands back every lease this worker still holds,
+    /// in one statement: at the end nothing more will be fetched, so a lease kept would only
+    /// hold its URL from other workers until it expired. Every lease, not only those the worker
+    /// knows of: one claimed by a statement whose answer never came is handed back too.
+    ///
+    /// After a database failure it is tried once, without the retries (which the failure has
+    /// just spent): if the database answers again, the URLs are pending at once rather than
+    /// when their leases expire. Returns the leases released, and the records not stored.
+    private func handBack(_ remaining: [QueueExchange.Result]) -> (released: Int, unrecorded: Int) {
+        let failedBefore = failure.withLock { $0 } != nil
+        var last = QueueExchange(owner: settings.owner, leaseSeconds: settings.leaseSeconds, results: remaining)
+        last.release = true
+        last.claimToken = statements.add(1, ordering: .relaxed).newValue
+        do throws(QueueError) {
+            let done = try last.send(on: database, retries: !failedBefore)
+            ledger.withLock { $0.note(stored: done.stored, sent: remaining.count) }
+            return (done.released, 0)
+        } catch {
+            failure.withLock { if $0 == nil { $0 = error } }
+            return (0, remaining.count)
+        }
     }
 
     /// The claimer's loop: claims a batch each time the input thread asks, until a claim finds
@@ -312,9 +321,12 @@ public final class QueueWorker: Sendable {
         return ledger.withLock { ledger in
             var exchange = QueueExchange(owner: settings.owner, leaseSeconds: settings.leaseSeconds, results: ledger.takeFinished())
             exchange.claimLimit = limit
+            // Chosen before the statement is sent, so that sending it again sends the same.
+            exchange.claimToken = statements.add(1, ordering: .relaxed).newValue
             let now = DispatchTime.now()
             if Double(now.uptimeNanoseconds - ledger.lastExtension.uptimeNanoseconds) / 1e9 >= extensionDue {
                 exchange.extend = true
+                exchange.held = ledger.awaitedIDs
                 ledger.lastExtension = now
             }
             return exchange
@@ -346,8 +358,9 @@ public final class QueueWorker: Sendable {
         }
     }
 
-    /// The database stayed unreachable (or refused a statement): stop claiming; what was not
-    /// recorded goes back to the queue when its leases expire.
+    /// The database stayed unreachable (or refused a statement): stop claiming. At the end the
+    /// worker tries once more to hand its leases back (`handBack`); if that fails too, what was
+    /// not recorded goes back to the queue when its leases expire.
     private func fail(_ error: QueueError, unsent: Int) {
         failure.withLock { if $0 == nil { $0 = error } }
         ledger.withLock { $0.unrecorded += unsent }

@@ -27,6 +27,9 @@ struct WorkerLedger {
 
     /// URLs claimed whose record has not come.
     private(set) var awaitedCount = 0
+    /// The rows of `awaited`: the leases the worker knows it holds and will fetch, which are
+    /// the ones it extends.
+    var awaitedIDs: [Int64] { awaited.values.flatMap { $0 } }
     /// The input thread waits for `awaitedCount` to drop: the next record wakes it.
     var roomWanted = false
 

@@ -16,13 +16,14 @@ struct DatabaseOption: ParsableArguments {
         }
     }
 
-    /// Connected, its queue's schema checked unless `checkingSchema` is false; or the process
-    /// ends with the database's error (exit 69).
-    func connect(checkingSchema: Bool = true) throws -> QueueDatabase {
+    /// Connected, its queue's schema checked unless `checkingSchema` is false (and brought up
+    /// to this uvfetch's version if `upgrading`); or the process ends with the database's
+    /// error (exit 69).
+    func connect(checkingSchema: Bool = true, upgrading: Bool = false) throws -> QueueDatabase {
         let database = QueueDatabase(settings: try settings())
         do throws(QueueError) {
             try database.connect()
-            if checkingSchema { try database.checkSchema() }
+            if checkingSchema { try database.checkSchema(upgrading: upgrading) }
         } catch {
             throw databaseFailure(error)
         }

@@ -72,7 +72,8 @@ struct Worker: ParsableCommand {
             FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
             throw ExitCode(ExitStatus.usage)
         }
-        let db = try database.connect()
+        // A queue made by an older uvfetch lacks what this worker's statement uses.
+        let db = try database.connect(upgrading: true)
         var queueSettings = QueueWorker.Settings(owner: QueueWorker.Settings.defaultOwner())
         queueSettings.batchSize = batchSize
         queueSettings.leaseSeconds = lease

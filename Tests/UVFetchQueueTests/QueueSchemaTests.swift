@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// Queues made by an older uvfetch: the commands that read them go on as they are, and a
+/// worker brings them up to the version its statement needs.
+@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+struct QueueSchemaTests {
+    @Test func aQueueOfVersion1IsReadAsItIsAndUpgradedByAWorker() throws {
+        let fixture = try QueueFixture(count: 50)
+        // The tables as version 1 made them: no claim token, no row for version 2.
+        try fixture.cluster.psql(fixture.db, "ALTER TABLE uvfetch_urls DROP COLUMN claim_token; DELETE FROM uvfetch_schema WHERE version = 2")
+        let hasToken = "SELECT count(*) FROM information_schema.columns WHERE table_name = 'uvfetch_urls' AND column_name = 'claim_token'"
+
+        let status = try uvfetch(["queue", "status", "--db", fixture.db])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.hasPrefix("pending 50\n"), "\(status.stdout)")
+        let more = try temporaryFile("more.txt", Data("http://127.0.0.1:\(fixture.port)/items/50\n".utf8))
+        let push = try uvfetch(["queue", "push", "--db", fixture.db, "-i", more.path])
+        #expect(push.stdout == "1 pushed, 0 duplicates, 0 malformed\n", "\(push.stdout) \(push.stderr)")
+        // Reading changed nothing.
+        #expect(try fixture.count(hasToken) == 0)
+        #expect(try fixture.cluster.psql(fixture.db, "SELECT version FROM uvfetch_schema ORDER BY version") == "1\n")
+
+        let worker = try uvfetch(["worker", "--db", fixture.db, "-q"])
+        #expect(worker.status == 0, "\(worker.stderr)")
+        #expect(try fixture.states() == ["done": 51])
+        #expect(try fixture.count(hasToken) == 1)
+        #expect(try fixture.cluster.psql(fixture.db, "SELECT version FROM uvfetch_schema ORDER BY version") == "1\n2\n")
+        #expect(try fixture.results().lines.count == 51)
+    }
+
+    /// A role that may use the queue but not alter its tables gets a clear error, not a
+    /// worker whose every statement fails.
+    @Test func aWorkerThatMayNotUpgradeSaysWhatToDo() throws {
+        let fixture = try QueueFixture(count: 5)
+        try fixture.cluster.psql(fixture.db, """
+            ALTER TABLE uvfetch_urls DROP COLUMN claim_token; DELETE FROM uvfetch_schema WHERE version = 2;
+            DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'uvfetch_user') THEN CREATE ROLE uvfetch_user LOGIN; END IF; END $$;
+            GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO uvfetch_user;
+            GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO uvfetch_user
+            """)
+        let url = fixture.db.replacingOccurrences(of: "postgres://postgres@", with: "postgres://uvfetch_user@")
+        let worker = try uvfetch(["worker", "--db", url, "-q"])
+        #expect(worker.status == 69, "\(worker.stderr)")
+        #expect(worker.stderr.contains("has schema version 1, and `uvfetch worker` needs version 2"), "\(worker.stderr)")
+        #expect(worker.stderr.contains("run `uvfetch queue init` as a role that owns the queue's tables"), "\(worker.stderr)")
+        #expect(try fixture.states() == ["pending": 5])
+    }
+}
