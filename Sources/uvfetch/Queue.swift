@@ -19,10 +19,11 @@ struct Queue: ParsableCommand {
         @OptionGroup var database: DatabaseOption
 
         func run() throws {
+            ClosedPipe.prepare()
             let db = try database.connect(checkingSchema: false)
             defer { db.close() }
             do throws(QueueError) { try db.initializeSchema() } catch { throw databaseFailure(error) }
-            print("queue ready in \(db.settings)")
+            try ClosedPipe.writeOutput("queue ready in \(db.settings)\n", cleanUp: db.close)
         }
     }
 
@@ -45,6 +46,7 @@ struct Queue: ParsableCommand {
         }
 
         func run() throws {
+            ClosedPipe.prepare()
             let input: URLInput
             do { input = try URLInput(arguments: [], inputPath: inputPath) } catch {
                 FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
@@ -58,7 +60,7 @@ struct Queue: ParsableCommand {
             } catch {
                 throw databaseFailure(error)
             }
-            print(counts.summary)
+            try ClosedPipe.writeOutput(counts.summary + "\n", cleanUp: db.close)
             if counts.malformed > 0 { throw ExitCode(ExitStatus.someFailed) }
         }
     }
@@ -74,11 +76,12 @@ struct Queue: ParsableCommand {
         var json = false
 
         func run() throws {
+            ClosedPipe.prepare()
             let db = try database.connect()
             defer { db.close() }
             let status: QueueStatus
             do throws(QueueError) { status = try db.status() } catch { throw databaseFailure(error) }
-            print(json ? status.json : status.text, terminator: "")
+            try ClosedPipe.writeOutput(json ? status.json : status.text, cleanUp: db.close)
         }
     }
 
@@ -93,6 +96,7 @@ struct Queue: ParsableCommand {
         var outputPath = "-"
 
         func run() throws {
+            ClosedPipe.prepare()
             let output: LineOutput
             do { output = try LineOutput.open(path: outputPath) } catch {
                 FileHandle.standardError.write(Data("uvfetch: \(error)\n".utf8))
@@ -105,8 +109,8 @@ struct Queue: ParsableCommand {
             } catch .database(let error) {
                 throw databaseFailure(error)
             } catch .write(let failure) {
-                FileHandle.standardError.write(Data("uvfetch: \(failure)\n".utf8))
-                throw ExitCode(ExitStatus.writeError)
+                db.close()
+                throw ClosedPipe.end(after: failure)
             }
         }
     }

@@ -57,6 +57,8 @@ struct Worker: ParsableCommand {
     }
 
     func run() throws {
+        // Before the database's first socket: see `ClosedPipe`.
+        ClosedPipe.prepare()
         let directory: OutputDirectory?
         let warc: WARCWriter?
         do {
@@ -116,6 +118,9 @@ struct Worker: ParsableCommand {
         }
         signals.forEach { $0.cancel() }
         db.close()
+        // Standard output closed (the lines of `uvfetch worker | head`): the run stopped, what
+        // finished is recorded and the rest handed back; now end as the fetch command does.
+        if let failure = summary.outcome.writeFailure, ClosedPipe.endsBySignal(failure) { ClosedPipe.raiseSignal() }
         var lines: [String] = []
         if let stop = stoppedBy.taken { lines.append("uvfetch: \(stop.word)") }
         if let failure = summary.failure { lines.append("uvfetch: \(failure)") }
