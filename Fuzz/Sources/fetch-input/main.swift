@@ -9,7 +9,8 @@
 //
 // Invariants (URL list):
 // - A line's entry depends only on that line: the entries read from the file are exactly those of
-//   its lines parsed one by one (split here at LF, one CR before it dropped), numbered from 1.
+//   its lines parsed one by one (split here at LF, one CR before it dropped, a byte order mark
+//   at the file's start dropped), numbered from 1.
 // - Every URL accepted is absolute http(s) with a host.
 // - EntryCounter counts what the reader yields, whether given the file whole (as uvfetch does)
 //   or cut into pieces anywhere.
@@ -41,10 +42,12 @@ func write(_ bytes: ArraySlice<UInt8>) {
     fuzzCheck(written == bytes.count, "pwrite wrote \(written) of \(bytes.count)")
 }
 
-/// The file's lines as LineReader ends them: at LF, without one CR before it.
+/// The file's lines as LineReader ends them: at LF, without one CR before it, and without the
+/// UTF-8 byte order mark that may start the file.
 func lines(_ bytes: ArraySlice<UInt8>) -> [[UInt8]] {
     var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
     if lines.last == [] { lines.removeLast() }
+    if let first = lines.first, first.starts(with: [0xEF, 0xBB, 0xBF]) { lines[0] = Array(first.dropFirst(3)) }
     return lines.map { $0.last == UInt8(ascii: "\r") ? Array($0.dropLast()) : $0 }
 }
 
