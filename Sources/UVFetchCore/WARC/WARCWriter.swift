@@ -90,12 +90,13 @@ public final class WARCWriter: @unchecked Sendable {
         }
         var serial = existing.last ?? 0
         var opened = try WARCFile.open(naming.name(serial: serial), continuing: opening == .append)
+        let repaired = opened.notice
         if let maximumFileSize, opened.size > 0, opened.size >= maximumFileSize {
             // Full already: the run starts the next file rather than adding its warcinfo there.
             serial += 1
             opened = try WARCFile.open(naming.name(serial: serial), continuing: true)
         }
-        notice = opened.notice
+        notice = repaired ?? opened.notice
         output = opened.output
         firstSerial = serial
         state = Mark(serial: serial, size: opened.size, hasExchanges: opened.size > 0, warcinfoID: nil)
