@@ -44,11 +44,12 @@ enum DNSMessage {
     }
 
     /// The response to `question`: `rcode` (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN) and one record per
-    /// address (4 bytes for A, 16 for AAAA), each with `ttl`.
-    static func response(to question: Question, rcode: UInt8, addresses: [[UInt8]], ttl: UInt32) -> [UInt8] {
+    /// address (4 bytes for A, 16 for AAAA), each with `ttl`. `truncated` sets TC (RFC 1035 §4.1.1:
+    /// the answer did not fit, ask again over TCP).
+    static func response(to question: Question, rcode: UInt8, addresses: [[UInt8]], ttl: UInt32, truncated: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(12 + question.wire.count + addresses.count * 28)
-        let flags: UInt16 = 0x8000 | 0x0400 | (question.flags & 0x0100) | 0x0080 | UInt16(rcode & 0x0F)
+        let flags: UInt16 = 0x8000 | 0x0400 | (truncated ? 0x0200 : 0) | (question.flags & 0x0100) | 0x0080 | UInt16(rcode & 0x0F)
         append16(&out, question.id)
         append16(&out, flags)
         append16(&out, 1)

@@ -3,8 +3,10 @@ import Glibc
 
 /// A scripted DNS server over UDP on loopback, for tests and benchmarks: it answers A and AAAA
 /// questions from a table, each name with its own behaviour (addresses and TTL, a delay before
-/// answering, NXDOMAIN, SERVFAIL, or no answer at all), and counts the queries per name. Names not
-/// in the table get NXDOMAIN. One thread of its own, until `stop()`; every method is thread-safe.
+/// answering, NXDOMAIN, SERVFAIL, a truncated answer, or no answer at all), and counts the queries
+/// per name. Names not in the table get NXDOMAIN. It has no TCP: its port is held for TCP without
+/// listening, so a client's TCP retry is refused (ECONNREFUSED), as behind a firewall that lets
+/// only UDP/53 through. One thread of its own, until `stop()`; every method is thread-safe.
 public final class LoopbackDNSServer: @unchecked Sendable {
     /// What the server does with a question for one name.
     public struct Entry: Sendable {
@@ -18,6 +20,9 @@ public final class LoopbackDNSServer: @unchecked Sendable {
             case serverFailure
             /// No answer at all: the client times out.
             case silent
+            /// NOERROR with the TC bit and no records: the answer did not fit in UDP, so the
+            /// client must ask over TCP, which this server refuses.
+            case truncated
         }
 
         /// IPv4 and IPv6 literals; A questions get the IPv4 ones, AAAA the IPv6 ones.
@@ -50,16 +55,47 @@ public final class LoopbackDNSServer: @unchecked Sendable {
     private var total = 0
     private var stopping = false
     private let socket: Int32
+    /// A TCP socket bound to `port` that never listens: connections to it are refused, and no
+    /// other process can take the port's TCP side and answer in the server's place.
+    private let refusingTCP: Int32
     private let stopped = DispatchSemaphore(value: 0)
     /// The UDP port it listens on.
     public let port: Int
     /// The address it listens on.
     public let host: String
 
-    /// Binds `host:port` (port 0: any free one) and starts answering.
+    /// Binds `host:port` (port 0: any free one whose TCP side is free too) and starts answering.
     public init(host: String = "127.0.0.1", port: Int = 0) throws {
+        var attempt = 0
+        while true {
+            let udp = try Self.bound(host: host, port: port, type: SOCK_DGRAM)
+            let boundPort = udp.port
+            // The same port for TCP, held without listen(2). With port 0, a port whose TCP side
+            // another process holds is given back and another one taken; a port the caller named
+            // is kept, its TCP side left to whoever holds it.
+            if let tcp = try? Self.bound(host: host, port: boundPort, type: SOCK_STREAM) {
+                self.refusingTCP = tcp.fd
+            } else if port == 0 && attempt < 20 {
+                close(udp.fd)
+                attempt += 1
+                continue
+            } else {
+                self.refusingTCP = -1
+            }
+            self.socket = udp.fd
+            self.port = boundPort
+            break
+        }
+        self.host = host
+        let thread = Thread { [self] in serve() }
+        thread.name = "LoopbackDNSServer"
+        thread.start()
+    }
+
+    /// A socket of `type` bound to `host:port`, and the port it got.
+    private static func bound(host: String, port: Int, type: __socket_type) throws -> (fd: Int32, port: Int) {
         let isIPv6 = host.contains(":")
-        let fd = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(type.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var storage = sockaddr_storage()
         var length: socklen_t
@@ -92,12 +128,7 @@ public final class LoopbackDNSServer: @unchecked Sendable {
         let boundPort = withUnsafeBytes(of: storage) { raw -> UInt16 in
             UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self))  // sin_port and sin6_port
         }
-        self.socket = fd
-        self.port = Int(boundPort)
-        self.host = host
-        let thread = Thread { [self] in serve() }
-        thread.name = "LoopbackDNSServer"
-        thread.start()
+        return (fd, Int(boundPort))
     }
 
     /// Sets how `name` (case-insensitive, no final dot) is answered from now on.
@@ -122,6 +153,7 @@ public final class LoopbackDNSServer: @unchecked Sendable {
         guard first else { return }
         stopped.wait()
         close(socket)
+        if refusingTCP >= 0 { close(refusingTCP) }
     }
 
     // MARK: The thread
@@ -169,6 +201,7 @@ public final class LoopbackDNSServer: @unchecked Sendable {
         case .silent: return nil
         case .nameError: return DNSMessage.response(to: question, rcode: 3, addresses: [], ttl: 0)
         case .serverFailure: return DNSMessage.response(to: question, rcode: 2, addresses: [], ttl: 0)
+        case .truncated: return DNSMessage.response(to: question, rcode: 0, addresses: [], ttl: 0, truncated: true)
         case .answer:
             var records: [[UInt8]] = []
             for literal in entry.addresses {
