@@ -8,6 +8,10 @@ enum TransportError: Error {
     case overrideNotIPLiteral(host: String, address: String)
     /// The look-up failed with this c-ares status (SERVFAIL, refused, a malformed answer, ...).
     case resolutionFailed(host: String, status: Int32)
+    /// The server's answer over UDP was truncated (TC: it did not fit) and the retry over TCP
+    /// that RFC 7766 calls for could not connect (refused, as behind a firewall that lets only
+    /// UDP/53 through, or unreachable). The failure of this host's look-up alone (issue #34).
+    case truncatedAnswerTCPRefused(host: String)
     /// The name does not exist (NXDOMAIN, or an .invalid name).
     case nameNotFound(host: String)
     /// The name exists but has no IPv4 or IPv6 address.

@@ -13,6 +13,8 @@ import Testing
          "the address given for a.test, \"b.test\", is not an IP literal"),
         (.resolutionFailed(host: "a.test", status: 3), .dnsFailure,  // ARES_ESERVFAIL
          "cannot resolve a.test: DNS server returned general failure"),
+        (.truncatedAnswerTCPRefused(host: "a.test"), .dnsFailure,
+         "cannot resolve a.test: its DNS answer did not fit in UDP and the retry over TCP could not connect (refused or unreachable)"),
         (.nameNotFound(host: "a.test"), .dnsFailure, "cannot resolve a.test: no such name"),
         (.noAddresses(host: "a.test"), .dnsFailure, "a.test has no IPv4 or IPv6 address"),
         (.resolutionTimedOut(host: "a.test", milliseconds: 2500), .dnsTimeout, "resolving a.test took longer than 2.5 s"),

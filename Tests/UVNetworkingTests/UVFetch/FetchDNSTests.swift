@@ -36,6 +36,26 @@ import UVFetchCore
         #expect(bad.stdout.contains("dns.test"))
     }
 
+    /// Issue #34 end to end: one name whose UDP answer is truncated while the DNS server refuses
+    /// TCP fails alone, naming itself; the 20 fetched with it get their 200s.
+    @Test func aTruncatedNameWithTCPRefusedFailsAlone() throws {
+        let dns = try LoopbackDNSServer()
+        defer { dns.stop() }
+        let http = LoopbackHTTPServer()
+        let port = try http.start()
+        defer { http.stop() }
+        dns.set("big.test", .init(behavior: .truncated))
+        let good = (0..<20).map { "http://web\($0).test:\(port)/items/1" }
+        // Still in flight when big.test's TCP retry is refused (answered at once they would not be).
+        for index in 0..<20 { dns.set("web\(index).test", .init(addresses: ["127.0.0.1"], delay: 0.3)) }
+        let big = "http://big.test:\(port)/items/1"
+        let result = try runUVFetch(["--dns-servers", "127.0.0.1:\(dns.port)", "--jsonl", "-", big] + good, environment: environment)
+        let fetched = good.filter { record($0, in: result.stdout).contains("\"status\":200") }
+        #expect(fetched.count == 20, "\(result.stdout)")
+        #expect(record(big, in: result.stdout).contains("dnsFailure"), "\(result.stdout)")
+        #expect(record(big, in: result.stdout).contains("cannot resolve big.test: its DNS answer did not fit in UDP"), "\(result.stdout)")
+    }
+
     /// In a namespace whose resolv.conf says `search corp.test`, `ndots:2`, `timeout:1` and
     /// `attempts:1`, and whose hosts file names pinned.test: a short name resolves through the
     /// search list, a name with fewer dots than ndots tries the list first, a silent server is

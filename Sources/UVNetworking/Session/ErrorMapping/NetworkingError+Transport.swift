@@ -7,6 +7,8 @@ extension NetworkingError {
             self.init(.dnsFailure, "the address given for \(host), \"\(address)\", is not an IP literal")
         case .resolutionFailed(let host, let status):
             self.init(.dnsFailure, "cannot resolve \(host): \(DNSStatus.describe(status))")
+        case .truncatedAnswerTCPRefused(let host):
+            self.init(.dnsFailure, "cannot resolve \(host): its DNS answer did not fit in UDP and the retry over TCP could not connect (refused or unreachable)")
         case .nameNotFound(let host):
             self.init(.dnsFailure, "cannot resolve \(host): no such name")
         case .noAddresses(let host):

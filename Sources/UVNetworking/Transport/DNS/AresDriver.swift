@@ -7,16 +7,24 @@ import Glibc
 /// timer wakes c-ares for its retransmissions and timeouts (`ares_timeout`). No thread: a slow
 /// name waits on its own query, never in front of another.
 ///
+/// c-ares opens its sockets through `AresSockets`, which sees a TCP connection to a server fail:
+/// a look-up that c-ares ended only because that failure reset its server is asked once more
+/// (`RefusedLookUp`), so one name whose truncated answer cannot be fetched over TCP fails alone
+/// (issue #34).
+///
 /// Loop-confined once `attach` is called. Answers are handed out after the outermost c-ares call
 /// returns, never from inside it: a caller may start a look-up or close the driver from its
 /// completion, which c-ares does not allow within its callbacks.
 final class AresDriver {
-    /// A query's end: c-ares's status, the addresses (each with the asked port), and the
-    /// smallest TTL of the records (nil when there were none).
-    typealias Completion = (_ status: Int32, _ addresses: [SocketAddress], _ ttlSeconds: Int?) -> Void
+    /// A query's end: c-ares's status, the addresses (each with the asked port), the smallest
+    /// TTL of the records (nil when there were none), and whether the status is the look-up's own
+    /// TCP retry of a truncated answer failing to connect (`RefusedLookUp`).
+    typealias Completion = (_ status: Int32, _ addresses: [SocketAddress], _ ttlSeconds: Int?, _ tcpRefused: Bool) -> Void
 
     private let loop: EventLoop
     private var channel: OpaquePointer?
+    /// The channel's sockets; alive as long as the driver, so as long as the channel.
+    private let sockets: AresSockets
     /// A poll handle per socket c-ares watches.
     private var polls: [Int32: UnsafeMutablePointer<uv_poll_t>] = [:]
     /// Made while queries are outstanding, closed when none is: an idle resolver holds no handle.
@@ -31,6 +39,7 @@ final class AresDriver {
 
     init(loop: EventLoop) {
         self.loop = loop
+        self.sockets = AresSockets(loop: loop)
     }
 
     /// What the channel's socket-state callback is given to find this driver.
@@ -49,24 +58,31 @@ final class AresDriver {
             return
         }
         channel = made.channel
+        sockets.install(on: made.channel)
     }
 
     /// Queries A and AAAA for `host` at once (AF_UNSPEC), through resolv.conf's search list;
     /// c-ares orders the addresses by RFC 6724 (destination address selection).
     func getaddrinfo(host: String, port: Int, completion: @escaping Completion) {
         loop.assertInLoop()
+        send(Query(driver: self, host: host, port: port, completion: completion))
+    }
+
+    /// Sends `query` (again, when `RefusedLookUp` says so).
+    private func send(_ query: Query) {
         guard let channel, !closeRequested else {
-            deliveries.append { completion(ARES_EDESTRUCTION, [], nil) }
+            let completion = query.completion
+            deliveries.append { completion(ARES_EDESTRUCTION, [], nil, false) }
             if depth == 0 { drain() }
             return
         }
-        let query = Query(driver: self, port: port, completion: completion)
+        query.tcpFailuresAtStart = sockets.tcpFailures
         var hints = ares_addrinfo_hints()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         outstanding += 1
         enter()
-        ares_getaddrinfo(channel, host, nil, &hints, { arg, status, _, result in
+        ares_getaddrinfo(channel, query.host, nil, &hints, { arg, status, _, result in
             let query = Unmanaged<Query>.fromOpaque(arg!).takeRetainedValue()
             query.driver.ended(query, status: status, result: result)
         }, Unmanaged.passRetained(query).toOpaque())
@@ -108,6 +124,15 @@ final class AresDriver {
 
     private func ended(_ query: Query, status: Int32, result: UnsafeMutablePointer<ares_addrinfo>?) {
         outstanding -= 1
+        let step = RefusedLookUp.step(status: status, tcpFailures: sockets.tcpFailures - query.tcpFailuresAtStart,
+                                      askedAgain: query.askedAgain)
+        if step == .askAgain {
+            if let result { ares_freeaddrinfo(result) }
+            query.askedAgain = true
+            // Not from within c-ares's callback: once the outermost call has returned.
+            deliveries.append { [self] in send(query) }
+            return
+        }
         var addresses: [SocketAddress] = []
         var ttl: Int?
         var node = result?.pointee.nodes
@@ -121,7 +146,8 @@ final class AresDriver {
         }
         if let result { ares_freeaddrinfo(result) }
         let completion = query.completion
-        deliveries.append { completion(status, addresses, ttl) }
+        let tcpRefused = step == .deliver(tcpRefused: true)
+        deliveries.append { completion(status, addresses, ttl, tcpRefused) }
     }
 
     // MARK: Sockets and the timer
@@ -211,15 +237,21 @@ final class AresDriver {
         }
     }
 
-    /// One ares_getaddrinfo call; c-ares holds it (retained) until its callback. It holds the
-    /// driver, so a driver with queries outstanding stays alive.
+    /// One look-up; c-ares holds it (retained) from each ares_getaddrinfo call until its
+    /// callback. It holds the driver, so a driver with queries outstanding stays alive.
     private final class Query {
         let driver: AresDriver
+        let host: String
         let port: Int
         let completion: Completion
+        /// `AresSockets.tcpFailures` when it was last sent.
+        var tcpFailuresAtStart = 0
+        /// Whether it is on its second sending (`RefusedLookUp`).
+        var askedAgain = false
 
-        init(driver: AresDriver, port: Int, completion: @escaping Completion) {
+        init(driver: AresDriver, host: String, port: Int, completion: @escaping Completion) {
             self.driver = driver
+            self.host = host
             self.port = port
             self.completion = completion
         }

@@ -155,8 +155,10 @@ final class DNSResolver {
     /// The hosts file first; DNS for names it does not have.
     private func send(_ key: Key, query: UInt64, driver: AresDriver) {
         if answerFromHostsFile(key, query: query) { return }
-        driver.getaddrinfo(host: key.host, port: key.port) { [self] status, addresses, ttl in
-            finish(key, query: query, answer: Self.answer(key.host, status: status, addresses: addresses), ttlSeconds: ttl)
+        driver.getaddrinfo(host: key.host, port: key.port) { [self] status, addresses, ttl, tcpRefused in
+            let answer = tcpRefused ? .failure(.truncatedAnswerTCPRefused(host: key.host))
+                : Self.answer(key.host, status: status, addresses: addresses)
+            finish(key, query: query, answer: answer, ttlSeconds: ttl)
         }
     }
 
