@@ -28,14 +28,19 @@ struct Demo: ParsableCommand {
     }
 
     func run() throws {
+        ClosedPipe.prepare()
         var demo = FetchDemo()
         demo.count = count
         demo.concurrency = concurrency
         demo.perHost = perHost
         demo.showsProgress = !quiet && FetchRunner.standardOutputIsTerminal
         let outcome: FetchDemo.Outcome
+        // Written, not printed: a closed pipe ends the demo as it ends `fetch` (`ClosedPipe`).
+        var announcementFailure: WriteFailure?
         do {
-            outcome = try demo.run(announce: { print($0) }) { message in
+            outcome = try demo.run(announce: { line in
+                do throws(WriteFailure) { try LineOutput.standardOutput.write(line + "\n") } catch { announcementFailure = error }
+            }) { message in
                 FileHandle.standardError.write(Data((message + "\n").utf8))
             }
         } catch let error as LoopbackHTTPServerError {
@@ -43,8 +48,9 @@ struct Demo: ParsableCommand {
             FileHandle.standardError.write(Data("uvfetch: the demo server did not start: \(error)\n".utf8))
             throw ExitCode(ExitStatus.someFailed)
         }
+        if let failure = announcementFailure ?? outcome.fetch.writeFailure { throw ClosedPipe.end(after: failure) }
         let statistics = outcome.fetch.statistics
-        print(statistics.summary(seconds: outcome.fetch.seconds))
+        try ClosedPipe.writeOutput(statistics.summary(seconds: outcome.fetch.seconds) + "\n")
         if statistics.exitStatus != ExitStatus.success { throw ExitCode(statistics.exitStatus) }
     }
 }

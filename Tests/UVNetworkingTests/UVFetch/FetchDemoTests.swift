@@ -23,6 +23,23 @@ import UVFetchCore
         #expect(text.contains("\nstatus: 2xx 2000\n"))
     }
 
+    /// A closed standard output ends the demo as it ends `fetch`: by SIGPIPE after the run,
+    /// silent, or, with SIGPIPE ignored, exit 23 with the message. It printed its lines into
+    /// the void and exited 0.
+    @Test func aClosedPipeEndsTheDemoAsItEndsFetch() throws {
+        let result = try runShell("""
+            trap - PIPE
+            "$UVFETCH" demo --count 200 --quiet | head -1 > /dev/null; echo "default=${PIPESTATUS[0]}"
+            "$UVFETCH" demo --count 200 --quiet | true; echo "closed=${PIPESTATUS[0]}"
+            trap '' PIPE
+            "$UVFETCH" demo --count 200 --quiet | true; echo "ignored=${PIPESTATUS[0]}"
+            """)
+        #expect(result.stdout.contains("default=\(128 + SIGPIPE)"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("closed=\(128 + SIGPIPE)"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("ignored=\(ExitStatus.writeError)"), "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr == "uvfetch: write error on standard output: Broken pipe\n", "\(result.stderr)")
+    }
+
     @Test func theOptionsReachTheRunAndBadCountsAreUsageErrors() throws {
         func run(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
             let result = try runUVFetch(["demo"] + arguments)
