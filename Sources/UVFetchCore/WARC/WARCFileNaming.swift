@@ -42,7 +42,8 @@ public struct WARCFileNaming: Sendable, Equatable {
             guard name.hasPrefix(prefix), name.hasSuffix(ending), name.count > prefix.count + ending.count else { return nil }
             let digits = name.dropFirst(prefix.count).dropLast(ending.count)
             guard digits.count >= 5, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-            guard let serial = Int(digits), self.name(serial: serial).hasSuffix("/" + name) || self.name(serial: serial) == name else { return nil }
+            // Only the spelling `name(serial:)` gives: "000001" is not file 1.
+            guard let serial = Int(digits), (self.name(serial: serial) as NSString).lastPathComponent == name else { return nil }
             return serial
         }.sorted()
     }

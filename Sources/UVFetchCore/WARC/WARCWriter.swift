@@ -146,13 +146,7 @@ public final class WARCWriter: @unchecked Sendable {
     public func rollBack(to mark: Mark) {
         lock.lock()
         defer { lock.unlock() }
-        if state.serial != mark.serial {
-            for serial in (mark.serial + 1)...state.serial { unlink(naming.name(serial: serial)) }
-            guard let reopened = try? WARCFile.open(naming.name(serial: mark.serial), continuing: true, scanning: false) else { return }
-            output = reopened.output
-        }
-        Self.truncate(output.descriptor, to: mark.size)
-        state = mark
+        cutBack(to: mark)
         if committed.serial > state.serial || (committed.serial == state.serial && committed.size > state.size) { committed = state }
     }
 
@@ -168,14 +162,19 @@ public final class WARCWriter: @unchecked Sendable {
     public func abandonUncommitted(waiting seconds: Double = 1) {
         guard lock.lock(before: Date(timeIntervalSinceNow: seconds)) else { return }
         // Never unlocked: the process exits.
-        if state.serial != committed.serial {
-            for serial in (committed.serial + 1)...state.serial { unlink(naming.name(serial: serial)) }
-            if let reopened = try? WARCFile.open(naming.name(serial: committed.serial), continuing: true, scanning: false) {
-                Self.truncate(reopened.output.descriptor, to: committed.size)
-            }
-        } else {
-            Self.truncate(output.descriptor, to: committed.size)
+        cutBack(to: committed)
+    }
+
+    /// Removes the files rotated into after `mark`, cuts its file back to its size and makes it
+    /// the current one again (under `lock`). A file that cannot be reopened is left as it is.
+    private func cutBack(to mark: Mark) {
+        if state.serial != mark.serial {
+            for serial in (mark.serial + 1)...state.serial { unlink(naming.name(serial: serial)) }
+            guard let reopened = try? WARCFile.open(naming.name(serial: mark.serial), continuing: true, scanning: false) else { return }
+            output = reopened.output
         }
+        Self.truncate(output.descriptor, to: mark.size)
+        state = mark
     }
 
     private static func truncate(_ descriptor: Int32, to size: Int64) {

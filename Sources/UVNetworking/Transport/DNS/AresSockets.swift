@@ -37,10 +37,16 @@ final class AresSockets {
         code == ECONNREFUSED || code == EHOSTUNREACH || code == ENETUNREACH
     }
 
-    private func failed(_ socket: ares_socket_t, code: Int32) {
-        guard Self.isConnectFailure(code), let server = streams[socket] else { return }
+    /// `result` of a call on `socket`, passed on after a failure (negative) was looked at; errno
+    /// is kept for c-ares, which reads it.
+    private func noting<Result: BinaryInteger>(_ result: Result, of socket: ares_socket_t) -> Result {
+        guard result < 0 else { return result }
+        let code = errno
+        defer { errno = code }
+        guard Self.isConnectFailure(code), let server = streams[socket] else { return result }
         tcpFailures += 1
         if let server { refusals.recordRefusal(of: server, now: LoopTimer.now(loop)) }
+        return result
     }
 
     // MARK: The functions
@@ -83,33 +89,15 @@ final class AresSockets {
             errno = ECONNREFUSED
             return -1
         }
-        let result = Glibc.connect(socket, address, length)
-        if result < 0 {
-            let code = errno
-            sockets.failed(socket, code: code)
-            errno = code
-        }
-        return result
+        return sockets.noting(Glibc.connect(socket, address, length), of: socket)
     }
 
     private static let receive: @convention(c) (ares_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<sockaddr>?,
                                                 UnsafeMutablePointer<ares_socklen_t>?, UnsafeMutableRawPointer?) -> ares_ssize_t = { socket, buffer, count, flags, peer, peerLength, data in
-        let result = recvfrom(socket, buffer, count, flags, peer, peerLength)
-        if result < 0 {
-            let code = errno
-            from(data).failed(socket, code: code)
-            errno = code  // c-ares reads it
-        }
-        return result
+        from(data).noting(recvfrom(socket, buffer, count, flags, peer, peerLength), of: socket)
     }
 
     private static let send: @convention(c) (ares_socket_t, UnsafePointer<iovec>?, Int32, UnsafeMutableRawPointer?) -> ares_ssize_t = { socket, vectors, count, data in
-        let result = writev(socket, vectors, count)
-        if result < 0 {
-            let code = errno
-            from(data).failed(socket, code: code)
-            errno = code
-        }
-        return result
+        from(data).noting(writev(socket, vectors, count), of: socket)
     }
 }
