@@ -14,7 +14,7 @@ CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
 export UVN_CURL_REPLIES := $(CURL_REPLIES)
 HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
 
-.PHONY: all deps build release test conformance fuzz fuzz-smoke demo bench clean snippets snippets-check docs
+.PHONY: all deps build release check test conformance fuzz fuzz-smoke demo bench clean snippets snippets-check docs
 
 all: build
 
@@ -27,14 +27,22 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product uvfetch
 
+# The loop to run after each change: the documents' code blocks up to date, a build, then the
+# unit and loopback tiers of the tests, side by side (scripts/run-tests.sh --check).
+check: deps snippets-check
+	$(SWIFT) build --build-tests
+	bash scripts/run-tests.sh --check
+
 # Every test: the documents' code blocks up to date in Examples/DocSnippets (which the build
-# compiles), the state machines, the end-to-end suites against nginx, httpbin and the scripted
-# server (the tests start them on loopback), curl's replies when CURL_REPLIES is there, the DocC
-# catalog without a warning, then a short smoke of every fuzz harness (Fuzz/run.sh --smoke).
+# compiles); every tier of the suites (scripts/run-tests.sh: the state machines, the end-to-end
+# suites against nginx, httpbin and the scripted servers, which the tests start on loopback,
+# namespaces, PostgreSQL, child processes, the huge transfers), each tier a process, several at
+# once; curl's replies when CURL_REPLIES is there; the DocC catalog without a warning; then a
+# short smoke of every fuzz harness (Fuzz/run.sh --smoke).
 test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
-	$(SWIFT) test --skip-build --no-parallel
+	bash scripts/run-tests.sh
 	$(MAKE) docs
 	$(MAKE) fuzz-smoke
 

@@ -5,7 +5,7 @@ import Testing
 /// output goes away, each command ends as `uvfetch fetch` does (README, exit status): killed by
 /// SIGPIPE, silent, after a clean stop; or, when SIGPIPE was ignored by whoever started it,
 /// with "write error on standard output: Broken pipe" and exit 23.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct ClosedPipeTests {
     /// A queue with `count` results of about 400 bytes, far more than a pipe holds, so that
     /// `queue results` is still writing when the pipe is closed.

@@ -2,7 +2,7 @@ import Testing
 @testable import UVFetchQueue
 
 /// `--db` and the PG* variables read as libpq reads them, without a server.
-struct DatabaseSettingsTests {
+@Suite(.tags(.postgres)) struct DatabaseSettingsTests {
     private let none: [String: String] = [:]
 
     @Test func aFullURLGivesEveryPart() throws {

@@ -6,7 +6,7 @@ import Testing
 /// (`FleetNetwork`). The workers reach PostgreSQL and nginx only over those links, as three
 /// machines in a rack would; one of them is SIGKILLed part way, and the other two finish its
 /// URLs once its leases expire.
-@Suite(.serialized, .enabled(if: fleetUnavailableReason == nil, "\(fleetUnavailableReason ?? "")"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: fleetUnavailableReason == nil, "\(fleetUnavailableReason ?? "")"))
 struct FleetTests {
     static let urlCount = 20_000
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `uvfetch queue init|push|status|results` against a real PostgreSQL cluster, each test in a
 /// database of its own.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct QueueCommandTests {
     @Test func initTwiceChangesNothing() throws {
         let cluster = try SharedCluster.get()

@@ -4,7 +4,7 @@ import Testing
 /// The worker's statement when its answers go astray: a claim the database committed but whose
 /// answer never came back, and leases the worker holds without knowing it. Every URL is still
 /// fetched and recorded once, and no lease outlives the worker.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct QueueExchangeTests {
     /// The worker's first claim is committed and its answer lost (the proxy closes the
     /// connection instead of passing it on); the worker sends the statement again on a new

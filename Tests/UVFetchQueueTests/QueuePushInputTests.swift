@@ -3,7 +3,7 @@ import Testing
 
 /// `uvfetch queue push` reads its list as `uvfetch -i` does: a byte order mark that an editor put
 /// at the start is no part of the first URL.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct QueuePushInputTests {
     @Test func aLeadingByteOrderMarkIsSkipped() throws {
         let cluster = try SharedCluster.get()

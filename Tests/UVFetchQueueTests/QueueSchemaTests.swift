@@ -3,7 +3,7 @@ import Testing
 
 /// Queues made by an older uvfetch: the commands that read them go on as they are, and a
 /// worker brings them up to the version its statement needs.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct QueueSchemaTests {
     @Test func aQueueOfVersion1IsReadAsItIsAndUpgradedByAWorker() throws {
         let fixture = try QueueFixture(count: 50)

@@ -4,7 +4,7 @@ import Testing
 /// `uvfetch worker --warc`: a worker archives what it fetches as `uvfetch --warc` does, checked
 /// by warcio (PyPI, installed by scripts/install-deps.sh), a reader no one here wrote; a failed
 /// archive write stops the worker and hands its unrecorded URLs back.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct WorkerArchiveTests {
     @Test func aWorkersArchivePassesWarcioWithAResponseForEveryURL() throws {
         let fixture = try QueueFixture(count: 300)

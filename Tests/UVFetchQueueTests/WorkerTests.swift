@@ -3,7 +3,7 @@ import Testing
 
 /// `uvfetch worker` as a child process against a real PostgreSQL cluster and a
 /// LoopbackHTTPServer: every URL gets exactly one result, whatever happens to the workers.
-@Suite(.serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
+@Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct WorkerTests {
     @Test func oneWorkerRecordsEveryURLOnceAsJSONLinesWouldWriteIt() throws {
         let fixture = try QueueFixture(count: 2_000, failEvery: 200)

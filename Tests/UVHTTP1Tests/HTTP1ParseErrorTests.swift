@@ -3,7 +3,7 @@ import UVHTTP1
 
 /// `HTTP1ParseError.offset`: where in the stream the problem was found, the same however the
 /// stream was split into feeds.
-@Suite struct HTTP1ParseErrorTests {
+@Suite(.tags(.unit)) struct HTTP1ParseErrorTests {
     static let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
     static let plain = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
 

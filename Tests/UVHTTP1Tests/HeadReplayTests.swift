@@ -6,7 +6,7 @@ import Testing
 /// (`HeadReplay`). Each case decodes one connection's responses twice — each response in one read,
 /// where the replay can be taken, and one byte per read, where it never is — and both must hand
 /// on the same events, the same templates and Date positions, and end the same way.
-@Suite struct HeadReplayTests {
+@Suite(.tags(.unit)) struct HeadReplayTests {
     private static let date1 = "Tue, 24 Nov 2026 15:00:01 GMT"
     private static let date2 = "Tue, 24 Nov 2026 15:00:02 GMT"
     private static let date3 = "Tue, 24 Nov 2026 15:00:03 GMT"

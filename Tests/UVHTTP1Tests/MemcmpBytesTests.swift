@@ -3,7 +3,7 @@ import Testing
 
 /// memcmpBytes, the decoder's and the response cache's byte compare: every length, a difference
 /// at every place (the overlapping last word included).
-@Suite struct MemcmpBytesTests {
+@Suite(.tags(.unit)) struct MemcmpBytesTests {
     @Test func aDifferenceAnywhereIsSeenAndEqualBytesAreEqual() {
         for count in 0...40 {
             let a = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }

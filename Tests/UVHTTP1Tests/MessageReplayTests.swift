@@ -10,7 +10,7 @@ import Testing
 /// read, in two reads split at every offset, and one byte per read: both must hand on the same
 /// events from the same feeds, consume the same bytes and end the same way, and every split must
 /// decode to what one read does.
-@Suite struct MessageReplayTests {
+@Suite(.tags(.unit)) struct MessageReplayTests {
     private static let date1 = "Tue, 24 Nov 2026 15:00:01 GMT"
     private static let date2 = "Tue, 24 Nov 2026 15:00:02 GMT"
     private static let date3 = "Tue, 24 Nov 2026 15:00:03 GMT"

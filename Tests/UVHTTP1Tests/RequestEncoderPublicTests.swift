@@ -2,7 +2,7 @@ import Testing
 import UVHTTP1
 
 /// RequestEncoder's public entry point: what it writes and what it refuses.
-@Suite struct RequestEncoderPublicTests {
+@Suite(.tags(.unit)) struct RequestEncoderPublicTests {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     @Test func writesHostFirstThenFieldsInOrderWithDuplicates() throws {

@@ -4,7 +4,7 @@ import UVHTTP1
 /// Encode, then parse: what RequestEncoder writes, RequestParser (strict defaults) reads back as
 /// it was given, whole and one byte at a time, and several requests written back to back read
 /// back as a pipeline.
-@Suite struct RequestEncoderRoundTripTests {
+@Suite(.tags(.unit)) struct RequestEncoderRoundTripTests {
     struct Described: Sendable, CustomStringConvertible {
         var method: String
         var target: String

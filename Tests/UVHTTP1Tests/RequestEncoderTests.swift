@@ -1,7 +1,7 @@
 import Testing
 @testable import UVHTTP1
 
-@Suite struct RequestEncoderTests {
+@Suite(.tags(.unit)) struct RequestEncoderTests {
     /// "http://authority/target" split into the request target and the Host value (the URL
     /// parsing itself is the client's, `RequestTarget`).
     private func split(_ url: String) -> (path: String, authority: String) {

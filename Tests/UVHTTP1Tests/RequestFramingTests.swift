@@ -2,7 +2,7 @@ import Testing
 @testable import UVHTTP1
 
 /// The framing decision, without sockets: what each body and caller field gives.
-@Suite struct RequestFramingTests {
+@Suite(.tags(.unit)) struct RequestFramingTests {
     private func decide(_ body: RequestFraming.Body, _ fields: [(name: String, value: String)] = [],
                         method: String = "POST") throws(RequestFraming.Conflict) -> RequestFraming {
         try RequestFraming.decide(method: method, body: body, fields: fields)

@@ -3,7 +3,7 @@ import Testing
 @testable import UVHTTP1
 
 /// Each option of the request parser both ways, and the limits at their edges.
-@Suite struct RequestParserOptionsTests {
+@Suite(.tags(.unit)) struct RequestParserOptionsTests {
     static let lenient = RequestParser.Options(allowsBareLF: true, allowsObsFold: true, allowsRepeatedContentLength: true)
 
     @Test func defaultsAreStrict() {

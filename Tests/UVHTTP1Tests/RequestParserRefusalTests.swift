@@ -4,7 +4,7 @@ import Testing
 
 /// What the request parser refuses whatever its options (request smuggling shapes, RFC 9112 §6.1
 /// and §6.3, and syntax), each at its byte offset.
-@Suite struct RequestParserRefusalTests {
+@Suite(.tags(.unit)) struct RequestParserRefusalTests {
     static let lenient = RequestParser.Options(allowsBareLF: true, allowsObsFold: true, allowsRepeatedContentLength: true)
 
     /// A refusal: the input, and where the error must point (the marker's offset plus `plus`).

@@ -5,7 +5,7 @@ import Testing
 /// The request parser's output does not depend on how the stream is split into feeds: for every
 /// cut of small inputs into two feeds, and for byte-by-byte feeding, events (bodies merged),
 /// error and offset, and consumed bytes equal those of one feed.
-@Suite struct RequestParserSplitTests {
+@Suite(.tags(.unit)) struct RequestParserSplitTests {
     static let inputs: [String] = [
         "GET / HTTP/1.1\r\nHost: h\r\n\r\n",
         "\r\nGET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /c HTTP/1.1\r\n\r\n",

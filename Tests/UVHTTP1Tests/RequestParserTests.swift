@@ -5,7 +5,7 @@ import Testing
 
 /// The request parser's events, fed bytes directly: every shape of request, pipelining, the end
 /// of the stream.
-@Suite struct RequestParserTests {
+@Suite(.tags(.unit)) struct RequestParserTests {
     @Test func getWithoutBody() {
         let input = "GET /items/7?x=1 HTTP/1.1\r\nHost: example.test\r\nAccept: */*\r\n\r\n"
         let result = parseRequests(input)

@@ -3,7 +3,7 @@ import UVHTTP1
 
 /// ResponseEncoder through the public API: what it writes, what it refuses, and that the strict
 /// parser reads every accepted response back as it was described.
-@Suite struct ResponseEncoderTests {
+@Suite(.tags(.unit)) struct ResponseEncoderTests {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// The fields of `fields` as (name bytes, value bytes), to compare byte for byte.

@@ -3,7 +3,7 @@ import Testing
 @testable import UVHTTP1
 
 /// The conversion of a received head into swift-http-types, done on the worker pool.
-struct ResponseHeadHTTPTypesTests {
+@Suite(.tags(.unit)) struct ResponseHeadHTTPTypesTests {
     private func head(_ fields: ReceivedFields) -> ResponseHead {
         ResponseHead(versionMajor: 1, versionMinor: 1, status: 404, reason: "Not Found", headers: fields, keepAlive: true)
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import UVHTTP1
 
 /// Heads of one connection that differ only in Date's value share their swift-http-types fields.
-@Suite struct ResponseHeadTemplateTests {
+@Suite(.tags(.unit)) struct ResponseHeadTemplateTests {
     private static let date1 = "Tue, 24 Nov 2026 15:00:01 GMT"
     private static let date2 = "Tue, 24 Nov 2026 15:00:02 GMT"
     private static let date3 = "Tue, 24 Nov 2026 15:00:03 GMT"

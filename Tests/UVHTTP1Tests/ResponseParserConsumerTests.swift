@@ -4,7 +4,7 @@ import Testing
 
 /// What the decoder hands its consumer directly: heads built from the one recorded copy of the
 /// head, and body bytes as views of the bytes fed.
-@Suite struct ResponseParserConsumerTests {
+@Suite(.tags(.unit)) struct ResponseParserConsumerTests {
     /// Records where each body piece lay.
     private final class Recorder: ResponseParserConsumer {
         var heads: [ResponseHead] = []

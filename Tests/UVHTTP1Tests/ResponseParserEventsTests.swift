@@ -3,7 +3,7 @@ import Testing
 import UVHTTP1
 
 /// The event API, through the public surface only.
-@Suite struct ResponseParserEventsTests {
+@Suite(.tags(.unit)) struct ResponseParserEventsTests {
     @Test func headBodyAndEnd() throws {
         let parser = ResponseParser()
         let events = try parser.feed(Array("HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nnope".utf8))

@@ -4,7 +4,7 @@ import Testing
 
 /// What a decoder keeps while its connection is idle: storage of a usual head's size, never
 /// what one large head grew.
-@Suite struct ResponseParserIdleMemoryTests {
+@Suite(.tags(.unit)) struct ResponseParserIdleMemoryTests {
     /// Decodes `response` whole and returns how many bytes were consumed.
     private func decodeWhole(_ decoder: ResponseParser, _ response: String) throws -> Int {
         var events: [ResponseEvent] = []

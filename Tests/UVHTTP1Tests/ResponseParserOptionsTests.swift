@@ -2,7 +2,7 @@ import Testing
 import UVHTTP1
 
 /// Each option of `ResponseParser.Options`, both ways; the default is strict.
-@Suite struct ResponseParserOptionsTests {
+@Suite(.tags(.unit)) struct ResponseParserOptionsTests {
     @Test func theDefaultIsStrict() {
         let options = ResponseParser.Options()
         #expect(!options.allowsBareLF && !options.allowsObsFold && !options.allowsRepeatedContentLength)

@@ -7,7 +7,7 @@ import Testing
 ///
 /// Tests named `llhttpAlone…` run bare llhttp 8.1 (strict) on the same input first: they show which
 /// checks are the decoder's own, and will flag a newer llhttp that changes behaviour.
-@Suite struct ResponseParserTests {
+@Suite(.tags(.unit)) struct ResponseParserTests {
     // MARK: - Framing
 
     @Test func contentLengthBody() {

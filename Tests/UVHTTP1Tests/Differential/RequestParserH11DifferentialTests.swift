@@ -9,7 +9,7 @@ import Testing
 // feed and byte by byte. Every disagreement is listed with the side that accepts and the RFC
 // reason (docs/fuzzing.md has the same table); a listed input that now agrees fails too.
 
-@Suite("Request parser vs h11 (differential)")
+@Suite("Request parser vs h11 (differential)", .tags(.childProcess))
 struct RequestParserH11DifferentialTests {
     /// Inputs RequestParser (strict defaults) and h11 read differently, keyed by file name.
     static let knownDisagreements: [String: KnownH11Disagreement] = [

@@ -30,7 +30,7 @@ struct KnownH11Disagreement: Sendable {
     var reason: String
 }
 
-@Suite("Response decoder vs h11 (differential)")
+@Suite("Response decoder vs h11 (differential)", .tags(.childProcess))
 struct ResponseParserH11DifferentialTests {
     /// Every input on which our decoder (the client's leniencies on) and h11 0.16.0 disagree, by
     /// the name the script prints. Keep in step with docs/fuzzing.md.

@@ -6,7 +6,7 @@ import Testing
 /// 3986 §5.4's examples, which are facts, and the url-resolution fuzz harness's seeds and
 /// regressions. Every disagreement must be one docs/fuzzing.md lists ("Differential checks: URL
 /// resolution"); a new one fails here.
-struct BaseURLDifferentialTests {
+@Suite(.tags(.unit)) struct BaseURLDifferentialTests {
     /// RFC 3986 §5.4's base URI.
     static let rfcBase = URL(string: "http://a/b/c/d;p?q")!
 

@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// AFHTTPSessionManager's base-URL rules.
-struct BaseURLTests {
+@Suite(.tags(.unit)) struct BaseURLTests {
     private let base = BaseURL.normalized(URL(string: "http://example.com/v1")!)
 
     @Test func nonEmptyPathGainsATrailingSlash() {

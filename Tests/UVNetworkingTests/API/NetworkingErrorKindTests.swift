@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct NetworkingErrorKindTests {
+@Suite(.tags(.unit)) struct NetworkingErrorKindTests {
     typealias Row = (code: NetworkingError.Code, kind: NetworkingError.Kind, domain: String, errorCode: Int)
     static let request = "com.alamofire.error.serialization.request"
     static let response = "com.alamofire.error.serialization.response"

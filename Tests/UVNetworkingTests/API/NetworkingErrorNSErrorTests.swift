@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct NetworkingErrorNSErrorTests {
+@Suite(.tags(.unit)) struct NetworkingErrorNSErrorTests {
     let url = URL(string: "http://example.com/users?id=1")!
 
     @Test func keyAndDomainConstants() {

@@ -3,7 +3,7 @@ import Testing
 import UVNetworking
 
 /// HTTPTypes is re-exported: this file imports UVNetworking alone and names its types.
-@Suite struct ReexportedHTTPTypesTests {
+@Suite(.tags(.unit)) struct ReexportedHTTPTypesTests {
     @Test func httpTypesAreUsableWithUVNetworkingAlone() {
         let method: HTTPRequest.Method = .patch
         var fields = HTTPFields()

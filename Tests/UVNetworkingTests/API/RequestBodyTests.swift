@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct RequestBodyTests {
+@Suite(.tags(.unit)) struct RequestBodyTests {
     private final class Empty: RequestBodyStream {
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// `Request ==` answers at once for copies of one unchanged value (a session compares every
 /// task's request with the last one it prepared); any change to a copy must still make it differ.
-@Suite struct RequestEqualityTests {
+@Suite(.tags(.unit)) struct RequestEqualityTests {
     private let original: Request = {
         var request = Request(url: URL(string: "http://example.test/a")!, method: .post, body: Data("body".utf8))
         request.addValue("1", forHTTPHeaderField: "X-One")

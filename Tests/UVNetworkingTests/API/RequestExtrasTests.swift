@@ -5,7 +5,7 @@ import Testing
 
 /// `Request.logger` and `Request.wireCapture` share one box: each keeps its value when the
 /// other changes, copies do not share a change, and neither plays a part in equality.
-@Suite struct RequestExtrasTests {
+@Suite(.tags(.loopback)) struct RequestExtrasTests {
     @Test func loggerAndCaptureAreIndependentAndLeftOutOfEquality() {
         let plain = Request(url: URL(string: "http://127.0.0.1/")!)
         var request = plain

@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// RFC 6265 §5.1.1, the cookie-date algorithm. Expected instants are seconds since 1970 UTC.
-@Suite struct CookieDateTests {
+@Suite(.tags(.unit)) struct CookieDateTests {
     private func seconds(_ text: String) -> TimeInterval? {
         CookieDate.parse(text)?.timeIntervalSince1970
     }

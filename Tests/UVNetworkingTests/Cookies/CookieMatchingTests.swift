@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// RFC 6265 §5.1.3 domain-match and §5.1.4 default-path and path-match.
-@Suite struct CookieMatchingTests {
+@Suite(.tags(.unit)) struct CookieMatchingTests {
     @Test(arguments: [
         ("example.com", "example.com", true),
         ("www.example.com", "example.com", true),

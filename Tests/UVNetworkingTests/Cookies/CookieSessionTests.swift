@@ -8,7 +8,7 @@ import UVHTTP1
 /// Where sessions meet the store, without sockets: the Cookie field added when a request is
 /// prepared, and the Set-Cookie fields stored once per finished task, whichever way it is
 /// delivered.
-@Suite struct CookieSessionTests {
+@Suite(.tags(.loopback)) struct CookieSessionTests {
     let clock = TestClock()
 
     // MARK: Sending

@@ -4,7 +4,7 @@ import Testing
 
 /// The store's limits: per domain, in all, and per cookie; eviction takes expired cookies
 /// first, then the least recently used.
-@Suite struct CookieStoreLimitsTests {
+@Suite(.tags(.unit)) struct CookieStoreLimitsTests {
     let clock = TestClock()
 
     @Test func theStandardLimitsHold() {

@@ -5,7 +5,7 @@ import Testing
 
 /// RFC 6265 §5.3 (which cookies are kept, and how) and §5.4 (which are sent, in what order),
 /// with RFC 6265bis's rules for Secure cookies and name prefixes.
-@Suite struct CookieStoreTests {
+@Suite(.tags(.loopback)) struct CookieStoreTests {
     let clock = TestClock()
 
     // MARK: Domains

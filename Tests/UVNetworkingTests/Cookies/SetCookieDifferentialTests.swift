@@ -10,7 +10,7 @@ import Testing
 /// `SetCookieDisagreements.table` with the RFC 6265 reason (docs/fuzzing.md
 /// has the same table). The test fails on a disagreement not in the table, and on a row of the
 /// table whose line no longer disagrees, so the table stays exact.
-@Suite struct SetCookieDifferentialTests {
+@Suite(.tags(.childProcess)) struct SetCookieDifferentialTests {
     /// Max-Age is relative: both sides are read against this instant.
     private static let now = Date(timeIntervalSince1970: 1_700_000_000)
 

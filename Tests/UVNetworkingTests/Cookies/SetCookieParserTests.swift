@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// RFC 6265 §5.2: how one Set-Cookie line is read.
-@Suite struct SetCookieParserTests {
+@Suite(.tags(.unit)) struct SetCookieParserTests {
     private let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     private func parse(_ line: String) -> SetCookie? {

@@ -13,7 +13,7 @@ private func residentBytes() -> Int {
 
 extension EndToEnd {
     /// bytes(for:): the head first, the body as it arrives, bounded by backpressure.
-    @Suite struct AsyncBodyStreaming {
+    @Suite(.tags(.nginx)) struct AsyncBodyStreaming {
         @Test func chunksConcatenateToTheBody() async throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()

@@ -9,7 +9,7 @@ import Testing
 extension EndToEnd {
     /// Request bodies from an AsyncSequence: framing, backpressure and its bound, length faults,
     /// producer errors, cancellation, timeouts and replay.
-    @Suite struct AsyncSequenceBodies {
+    @Suite(.tags(.nginx)) struct AsyncSequenceBodies {
         private func request(_ url: String, method: HTTPRequest.Method = .post, body: StreamedBody, timeout: TimeInterval = 30) -> Request {
             var request = Request(url: URL(string: url)!, method: method, timeoutInterval: timeout)
             request.bodyStream = body

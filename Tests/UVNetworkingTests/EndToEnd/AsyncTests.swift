@@ -6,7 +6,7 @@ import Testing
 
 extension EndToEnd {
     /// async/await: values, errors, Decodable, and Swift task cancellation.
-    @Suite struct AsyncRequests {
+    @Suite(.tags(.nginx)) struct AsyncRequests {
         /// httpbin's echo of a GET.
         struct Echo: Decodable, Sendable {
             let url: String

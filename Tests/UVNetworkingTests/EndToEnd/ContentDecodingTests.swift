@@ -22,7 +22,7 @@ func gzipCompressed(_ data: Data) throws -> Data {
 extension EndToEnd {
     /// Content-Encoding end to end: httpbin's /gzip and /deflate, nginx's gzip, and scripted bodies
     /// that are corrupt, cut short or bombs.
-    @Suite struct ContentDecodingTests {
+    @Suite(.tags(.nginx)) struct ContentDecodingTests {
         private func json(_ outcome: Outcome) -> [String: Any]? {
             outcome.data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
         }

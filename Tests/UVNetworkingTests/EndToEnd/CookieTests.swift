@@ -8,7 +8,7 @@ extension EndToEnd {
     /// `/cookies` echoes them. httpbin's `/cookies/set` and `/cookies/delete` answer 302 to
     /// `/cookies`: the cookies the redirect set are stored before it is followed, so the final
     /// response already shows them.
-    @Suite struct Cookies {
+    @Suite(.tags(.nginx)) struct Cookies {
         /// The cookies httpbin received with a GET of `/cookies`.
         private func echoed(_ harness: ClientHarness, _ httpbin: HTTPBinServer, handlingCookies: Bool = true,
                             sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: String] {

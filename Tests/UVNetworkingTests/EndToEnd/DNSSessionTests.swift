@@ -7,7 +7,7 @@ extension EndToEnd {
     /// A session's tasks through the c-ares resolver and the scripted DNS server (`dnsServers`):
     /// names resolve, fail with `dnsFailure` or `dnsTimeout`, and the session ends with nothing
     /// of the resolver left on the loop.
-    @Suite(.serialized) struct DNSSession {
+    @Suite(.tags(.loopback), .serialized) struct DNSSession {
         @Test func tasksResolveThroughTheConfiguredServersAndFailWithDistinctCodes() throws {
             let dns = try LoopbackDNSServer()
             defer { dns.stop() }

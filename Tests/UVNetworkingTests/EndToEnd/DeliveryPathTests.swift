@@ -8,7 +8,7 @@ import Testing
 /// Where a finished task's serializer and handlers run: on the worker pool only when the batch
 /// needs real work, on the completion queue otherwise, on the loop with `deliversOnEventLoop`.
 extension EndToEnd {
-    @Suite struct DeliveryPath {
+    @Suite(.tags(.nginx)) struct DeliveryPath {
         /// Where a serializer ran, and on which queue.
         struct Place: Sendable, Equatable {
             var onCompletionQueue: Bool

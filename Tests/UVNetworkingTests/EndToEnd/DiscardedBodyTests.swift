@@ -5,7 +5,7 @@ import Testing
 
 extension EndToEnd {
     /// `discardsResponseBody`: bodies counted and dropped as they arrive, in flat memory.
-    @Suite struct DiscardedBody {
+    @Suite(.tags(.nginx)) struct DiscardedBody {
         /// Runs `url` with the body discarded; returns the outcome, the count and what the
         /// data hook saw.
         private func fetchDiscarding(_ url: String, in harness: ClientHarness) -> (Outcome?, Int64, Int) {
@@ -47,7 +47,7 @@ extension EndToEnd {
             #expect(redirectCount == Int64(NginxServer.helloBody.utf8.count))
         }
 
-        @Test func twoGigabytesPassInFlatMemory() throws {
+        @Test(.tags(.huge)) func twoGigabytesPassInFlatMemory() throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()
             defer { harness.finish() }

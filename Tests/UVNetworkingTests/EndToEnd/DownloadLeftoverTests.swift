@@ -8,7 +8,7 @@ extension EndToEnd {
     /// What downloads leave in their directory (a private one per test): nothing once a task has
     /// ended, whatever ended it, but the partial file that resume data names, until the task
     /// resumed from it is done with it.
-    @Suite struct DownloadLeftovers {
+    @Suite(.tags(.loopback)) struct DownloadLeftovers {
         static let etag = "\"v1\""
         static let size = 4 << 20
 

@@ -8,7 +8,7 @@ extension EndToEnd {
     /// The file a download's handler gets is removed after the handler, on a worker, inside the
     /// completion group: a program that waits on the group before it exits (as `shutdown()`
     /// says to) leaves no file behind.
-    @Suite struct DownloadRemovalGroupTests {
+    @Suite(.tags(.loopback)) struct DownloadRemovalGroupTests {
         @Test func theCompletionGroupCoversTheRemovalOfTheHandlersFile() throws {
             let server = try ScriptedServer { connection in
                 try connection.serveKeepAlive { _ in ScriptedResponse.text("body", status: 404, reason: "Not Found") }

@@ -98,7 +98,7 @@ final class NotificationProbe: @unchecked Sendable {
 extension EndToEnd {
     /// Download tasks: temporary file, destination moves, resume data, a 2 GiB body in bounded
     /// memory.
-    @Suite struct DownloadTasks {
+    @Suite(.tags(.nginx)) struct DownloadTasks {
         private func request(_ url: String, timeout: TimeInterval = 60) -> Request {
             Request(url: URL(string: url)!, timeoutInterval: timeout)
         }
@@ -216,7 +216,7 @@ extension EndToEnd {
         }
 
         /// A 2 GiB body written to disk on the worker pool while resident memory is watched.
-        @Test func aTwoGiBDownloadTakesBoundedMemory() throws {
+        @Test(.tags(.huge)) func aTwoGiBDownloadTakesBoundedMemory() throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()
             let probe = DownloadProbe()

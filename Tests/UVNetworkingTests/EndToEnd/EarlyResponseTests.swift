@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// A server that answers before it has read the request body (a 413, a 401) ends the task with
     /// that response at once, whatever the body and whether or not the server ever reads or closes.
-    @Suite struct EarlyResponse {
+    @Suite(.tags(.loopback)) struct EarlyResponse {
         enum BodyKind: String, CaseIterable, Sendable {
             case inMemory, streamedWithLength, streamedChunked
         }

@@ -7,7 +7,7 @@ import Testing
 extension EndToEnd {
     /// The verbs with `Encodable` parameters against a server that echoes what it got: GET's
     /// query, POST's JSON body, with completion handlers and async.
-    @Suite struct EncodableVerbs {
+    @Suite(.tags(.loopback)) struct EncodableVerbs {
         struct Item: Codable, Sendable, Equatable {
             var name: String
             var count: Int

@@ -6,7 +6,7 @@ import Testing
 
 extension EndToEnd {
     /// `Expect: 100-continue`: the head goes alone, the body waits for the server's go-ahead.
-    @Suite struct ExpectContinue {
+    @Suite(.tags(.loopback)) struct ExpectContinue {
         final class Seen: Sendable {
             /// Body bytes that arrived before the server said anything.
             let early = Mutex(-1)

@@ -4,7 +4,7 @@ import Testing
 
 extension EndToEnd {
     /// How responses end, and what happens when they end wrongly.
-    @Suite struct Framing {
+    @Suite(.tags(.nginx)) struct Framing {
         /// Serves `response` to the first request on each connection, then waits for the client
         /// to close.
         private func serve(_ response: String, thenClose: Bool = false) throws -> ScriptedServer {

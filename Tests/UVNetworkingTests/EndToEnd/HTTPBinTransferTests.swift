@@ -6,7 +6,7 @@ import Testing
 extension EndToEnd {
     /// httpbin's byte endpoints through data and download tasks: fixed, streamed (chunked) and
     /// ranged bodies, and a download resumed against /range's ETag.
-    @Suite struct HTTPBinTransferTests {
+    @Suite(.tags(.nginx)) struct HTTPBinTransferTests {
         let httpbin: HTTPBinServer
         init() throws { httpbin = try TestServers.httpbin() }
 

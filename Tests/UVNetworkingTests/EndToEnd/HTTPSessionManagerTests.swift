@@ -6,7 +6,7 @@ import Testing
 extension EndToEnd {
     /// AFHTTPSessionManager's verbs against httpbin: URLs from the base URL, parameters where
     /// AFNetworking puts them, header overrides, auth, and success/failure called exactly once.
-    @Suite struct HTTPSessionManagerVerbs {
+    @Suite(.tags(.nginx)) struct HTTPSessionManagerVerbs {
         /// What one verb call delivered.
         struct Result: @unchecked Sendable {
             var task: DataTask?

@@ -6,7 +6,7 @@ import Testing
 extension EndToEnd {
     /// Happy Eyeballs against loopback: a host answered with ::1 and 127.0.0.1 (an override with
     /// two addresses), where ::1 blackholes (a full accept queue drops SYNs), refuses or serves.
-    @Suite struct HappyEyeballsRaceTests {
+    @Suite(.tags(.loopback)) struct HappyEyeballsRaceTests {
         private static let host = "eyeballs.test"
 
         /// A harness whose `host` resolves to `addresses`.

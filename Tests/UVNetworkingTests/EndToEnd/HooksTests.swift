@@ -36,7 +36,7 @@ private var onCompletionQueue: Bool { DispatchQueue.getSpecific(key: completionQ
 
 extension EndToEnd {
     /// The manager's closures (AFURLSessionManager's blocks) against nginx and httpbin.
-    @Suite struct SessionHooks {
+    @Suite(.tags(.nginx)) struct SessionHooks {
         // MARK: did complete
 
         @Test func didCompleteRunsOncePerTaskBeforeTheCompletionHandler() throws {

@@ -5,7 +5,7 @@ import Testing
 
 extension EndToEnd {
     /// Connection reuse and the rules that forbid it.
-    @Suite struct KeepAlive {
+    @Suite(.tags(.nginx)) struct KeepAlive {
         @Test func sequentialRequestsToNginxReuseOneConnection() throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()

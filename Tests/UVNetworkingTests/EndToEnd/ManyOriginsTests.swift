@@ -12,7 +12,7 @@ extension EndToEnd {
     /// descriptor, and pools dropped once empty. Origins are 127.0.x.y addresses on one port:
     /// Linux routes all of 127/8 to lo, so one `LoopbackHTTPServer` on 0.0.0.0 answers on each,
     /// and it never closes an idle connection first.
-    @Suite struct ManyOrigins {
+    @Suite(.tags(.childProcess)) struct ManyOrigins {
         /// The server on 0.0.0.0, started before the harness so its descriptors are part of the
         /// harness's baseline.
         static func server() throws -> (LoopbackHTTPServer, Int) {

@@ -6,7 +6,7 @@ import Testing
 extension EndToEnd {
     /// Multipart POSTs through HTTPSessionManager: echoed by httpbin, and a 2 GiB file streamed
     /// from disk in bounded memory.
-    @Suite struct MultipartUploads {
+    @Suite(.tags(.nginx)) struct MultipartUploads {
         /// A manager on `baseURL` in a leak-checking harness, with `serializer`.
         private func makeHarness(_ baseURL: String, _ serializer: any ResponseSerializer) -> (ClientHarness, HTTPSessionManager) {
             let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: baseURL), configuration: $0) })
@@ -112,9 +112,11 @@ extension EndToEnd {
             harness.finish()
         }
 
-        /// A sparse 2 GiB file: read from disk on the worker pool, a chunk at a time.
-        @Test func aTwoGiBFileUploadsInBoundedMemory() throws {
-            let size: Int64 = 2 << 30
+        /// A sparse 256 MiB file in a multipart body: read from disk on the worker pool, a chunk at
+        /// a time, four times the memory bound. (The 2 GiB upload, past every 32-bit length, is
+        /// UploadTasks' test: a multipart body takes the same file reader.)
+        @Test func aLargeFilePartUploadsInBoundedMemory() throws {
+            let size: Int64 = 256 << 20
             let file = try makeSparseFile("big.bin", size: size)
             defer { try? FileManager.default.removeItem(at: file) }
 
@@ -134,7 +136,7 @@ extension EndToEnd {
             #expect(seen.head.hasPrefix("multipart/form-data; boundary="))
             #expect(Int64(seen.bytes) == task?.countOfBytesExpectedToSend)
             #expect(Int64(seen.bytes) > size)
-            #expect(seen.peakGrowth < 64 << 20, "resident memory grew by \(seen.peakGrowth >> 20) MiB during a 2 GiB upload")
+            #expect(seen.peakGrowth < 64 << 20, "resident memory grew by \(seen.peakGrowth >> 20) MiB during a 256 MiB upload")
             #expect(waitUntil(timeout: 5) { lastFraction.withLock { $0 } == 1.0 })
             server.stop()
             harness.finish()

@@ -64,7 +64,7 @@ private func watchedTask(_ harness: ClientHarness, _ url: String) -> (task: Data
 
 extension EndToEnd {
     /// AFNetworking's task notifications: resume, suspend, complete.
-    @Suite struct TaskNotifications {
+    @Suite(.tags(.nginx)) struct TaskNotifications {
         @Test func resumeAndSuspendPostOnlyOnRealChanges() throws {
             // The server answers late, so the task cannot complete between the calls below even
             // on a loaded machine (with nginx it sometimes did, and the suspend found it done).

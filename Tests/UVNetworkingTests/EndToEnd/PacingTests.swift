@@ -8,7 +8,7 @@ extension EndToEnd {
     /// `delayPerHost` and `requestsPerSecondPerHost` against two loopback origins: behaviour
     /// (order, spacing of request starts as the tasks' metrics record them, outcomes), never
     /// speed.
-    @Suite struct Pacing {
+    @Suite(.tags(.loopback)) struct Pacing {
         /// Answers every request at once, on keep-alive connections.
         private func server() throws -> ScriptedServer {
             try ScriptedServer { connection in

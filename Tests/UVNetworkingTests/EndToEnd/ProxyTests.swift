@@ -4,7 +4,7 @@ import Testing
 
 extension EndToEnd {
     /// Through tinyproxy: http in absolute form, https in a CONNECT tunnel, proxy credentials.
-    @Suite struct ProxyTests {
+    @Suite(.tags(.nginx)) struct ProxyTests {
         private func harness(_ proxy: TinyProxyServer, withCredentials: Bool = true, tls: Bool = false) -> ClientHarness {
             let configure: (inout SessionConfiguration) -> Void = {
                 $0.proxy = ProxyConfiguration(httpProxy: proxy.url(withCredentials: withCredentials),

@@ -83,7 +83,7 @@ extension EndToEnd {
     /// A redirect's own body: dropped as it arrives (bounded memory, never the task's body), or
     /// the connection closed and the redirect followed at once when reading it would cost more
     /// than a new connection.
-    @Suite struct RedirectBodies {
+    @Suite(.tags(.loopback)) struct RedirectBodies {
         /// Runs a task of `kind` for `url`; returns its status, its body as the caller got it
         /// (the data, or the downloaded file's bytes), and the bytes it counted as received and
         /// discarded.

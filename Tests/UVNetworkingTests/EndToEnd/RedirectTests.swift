@@ -7,7 +7,7 @@ import Testing
 extension EndToEnd {
     /// Redirects end to end: httpbin's redirect endpoints, and scripted servers for cycles, origins
     /// and the https-to-http refusal.
-    @Suite struct RedirectTests {
+    @Suite(.tags(.nginx)) struct RedirectTests {
         let httpbin: HTTPBinServer
         init() throws { httpbin = try TestServers.httpbin() }
 

@@ -7,7 +7,7 @@ extension EndToEnd {
     /// A request replayed on a fresh connection, after the server closed the reused one as the
     /// request arrived, is a transaction of its own in the task's metrics: metrics count every
     /// request sent, as URLSession's list every transaction.
-    @Suite struct ReplayMetricsTests {
+    @Suite(.tags(.loopback)) struct ReplayMetricsTests {
         @Test func theReplayIsATransactionOfItsOwn() async throws {
             let received = Atomic<Int>(0)
             let server = try ScriptedServer { connection in

@@ -8,7 +8,7 @@ import UVHTTP1
 extension EndToEnd {
     /// The library alone frames a request body: what a caller's Content-Length and
     /// Transfer-Encoding fields do, checked on the bytes the server receives.
-    @Suite struct RequestFraming {
+    @Suite(.tags(.loopback)) struct RequestFraming {
         /// What a keep-alive server read: every request, in order, with its head as received.
         private final class Recorded: Sendable {
             let requests = Mutex<[ScriptedRequest]>([])

@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// `Request.timeoutInterval` is an inactivity timeout (no byte sent or received for that long),
     /// as in NSURLRequest; `Request.totalTimeoutInterval` bounds the whole request.
-    @Suite struct RequestTimeouts {
+    @Suite(.tags(.loopback)) struct RequestTimeouts {
         /// Sends a 30-byte body one byte every 100 ms (3 s in all).
         private func tricklingServer() throws -> ScriptedServer {
             try ScriptedServer { connection in

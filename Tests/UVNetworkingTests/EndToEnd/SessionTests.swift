@@ -6,7 +6,7 @@ import Testing
 extension EndToEnd {
     /// The session manager's contract: completion queue and group, task listing, progress, bad
     /// input, serializers, and address handling.
-    @Suite struct Session {
+    @Suite(.tags(.nginx)) struct Session {
         @Test func completionGroupNotifiesAfterEveryCompletion() throws {
             let nginx = try TestServers.nginx()
             let harness = ClientHarness()

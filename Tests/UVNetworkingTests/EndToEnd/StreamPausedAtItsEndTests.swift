@@ -6,7 +6,7 @@ extension EndToEnd {
     /// A streamed body whose last bytes fill the consumer's buffer: reading pauses in the read
     /// that also ends the response, and the connection goes back to the pool. It must read again
     /// there, or the next request on it never gets its response.
-    @Suite struct StreamPausedAtItsEnd {
+    @Suite(.tags(.loopback)) struct StreamPausedAtItsEnd {
         @Test func theConnectionReadsAgainForTheNextRequest() async throws {
             // Exactly the pause threshold: only the body's last byte reaches it, whatever the reads.
             let size = BodyStreamBuffer.defaultHighWaterMark - BodyStreamBuffer.maximumReadSize

@@ -8,7 +8,7 @@ import Testing
 extension EndToEnd {
     /// Request bodies read from streams: framing, bounded memory, length faults, progress,
     /// cancellation and early responses.
-    @Suite struct StreamedBodies {
+    @Suite(.tags(.nginx)) struct StreamedBodies {
         private func request(_ url: String, method: HTTPRequest.Method = .post, body: StreamedBody, timeout: TimeInterval = 30) -> Request {
             var request = Request(url: URL(string: url)!, method: method, timeoutInterval: timeout)
             request.bodyStream = body

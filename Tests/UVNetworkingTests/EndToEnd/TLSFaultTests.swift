@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// TLS against servers that misbehave on purpose (the scripted server, with OpenSSL on its side
     /// where the fault needs TLS), and mutual TLS against nginx and an alerting server.
-    @Suite struct TLSFaultTests {
+    @Suite(.tags(.nginx)) struct TLSFaultTests {
         private var pki: StandardTestPKI { TestPKI.standard }
 
         @Test func garbageInsteadOfAHandshakeFailsTheHandshake() throws {

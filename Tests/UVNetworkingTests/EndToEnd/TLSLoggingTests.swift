@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// TLS outcomes in the session's log against nginx: the handshake's version, cipher and
     /// resumption, and a pinning refusal's reason, never a pinned key or a certificate.
-    @Suite struct TLSLoggingTests {
+    @Suite(.tags(.nginx)) struct TLSLoggingTests {
         let nginx: NginxTLSServer
         init() throws { nginx = try TestServers.nginxTLS() }
 

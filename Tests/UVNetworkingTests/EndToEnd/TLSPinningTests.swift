@@ -6,7 +6,7 @@ import Testing
 extension EndToEnd {
     /// SecurityPolicy pinning against nginx: which pins pass on which server, per-host policies, the
     /// challenge handler's overrides, and that a refused connection is never pooled.
-    @Suite struct TLSPinningTests {
+    @Suite(.tags(.nginx)) struct TLSPinningTests {
         let nginx: NginxTLSServer
         init() throws { nginx = try TestServers.nginxTLS() }
 

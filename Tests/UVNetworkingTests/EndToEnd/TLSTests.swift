@@ -16,7 +16,7 @@ func tlsHarness(_ configure: (inout SessionConfiguration) -> Void = { _ in }) ->
 
 extension EndToEnd {
     /// https against nginx: the happy paths, the certificate failures, resumption.
-    @Suite struct TLSTests {
+    @Suite(.tags(.nginx)) struct TLSTests {
         let nginx: NginxTLSServer
         init() throws { nginx = try TestServers.nginxTLS() }
 

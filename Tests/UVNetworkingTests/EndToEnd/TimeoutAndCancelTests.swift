@@ -6,7 +6,7 @@ import Testing
 
 extension EndToEnd {
     /// Each timeout is its own error; cancellation at each phase completes once.
-    @Suite struct TimeoutsAndCancellation {
+    @Suite(.tags(.nginx)) struct TimeoutsAndCancellation {
         /// Reads each request and never answers; waits for the client to give up.
         private func silentServer() throws -> ScriptedServer {
             try ScriptedServer { connection in

@@ -9,7 +9,7 @@ extension EndToEnd {
     /// A session with a tracer (`SessionConfiguration.tracer`): one client span per task, its
     /// W3C trace context on every request the task sends, the caller's ServiceContext as its
     /// parent. Scripted servers show what arrived on the wire; httpbin echoes it back.
-    @Suite struct TracingTests {
+    @Suite(.tags(.nginx)) struct TracingTests {
         /// Request heads a scripted server saw, in order.
         final class Seen: Sendable {
             let requests = Mutex<[ScriptedRequest]>([])
@@ -174,7 +174,7 @@ extension EndToEnd {
             let harness = ClientHarness { $0.tracer = tracer }
             let (task, wait) = harness.makeTask(ClientHarness.request("http://127.0.0.1:1/never"))
             let span = try #require(tracer.clientSpans.first)
-            harness.finish()
+            harness.invalidate()
             #expect(wait(0.2) == nil, "an invalidation leaves a task never resumed alone")
             #expect(span.endCount == 0)
             task.resume()
@@ -182,6 +182,7 @@ extension EndToEnd {
             task.cancel()
             #expect(span.endCount == 1)
             #expect(span.string("error.type") == "sessionInvalidated")
+            harness.expectNothingLeft()
         }
 
         @Test func aRedirectIsAnEventAndBothRequestsCarryTheSpan() throws {

@@ -5,7 +5,7 @@ import Testing
 
 extension EndToEnd {
     /// TransactionMetrics: one record per exchange, redirects included, with phases in order.
-    @Suite struct TransactionMetricsTests {
+    @Suite(.tags(.nginx)) struct TransactionMetricsTests {
         /// Every date of the record is in the order the phases happen.
         private func expectOrdered(_ transaction: TransactionMetrics, sourceLocation: SourceLocation = #_sourceLocation) {
             let dates = [transaction.fetchStartDate, transaction.domainLookupStartDate, transaction.domainLookupEndDate,

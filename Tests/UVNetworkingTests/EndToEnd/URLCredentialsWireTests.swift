@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// A URL's user and password reach the server as Basic credentials, and only the server of
     /// that URL's origin.
-    @Suite struct URLCredentialsWireTests {
+    @Suite(.tags(.nginx)) struct URLCredentialsWireTests {
         /// Answers every request with its head, so the test sees what went on the wire.
         private func echoServer() throws -> ScriptedServer {
             try ScriptedServer { connection in

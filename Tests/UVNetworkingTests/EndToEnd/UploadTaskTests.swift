@@ -8,7 +8,7 @@ import Testing
 extension EndToEnd {
     /// Upload tasks: from memory, from a file, from a stream; progress, length faults, a
     /// missing file, and a 2 GiB file in bounded memory.
-    @Suite struct UploadTasks {
+    @Suite(.tags(.nginx)) struct UploadTasks {
         /// Records an upload's last progress fraction and its completion.
         final class Run: Sendable {
             let outcome = Mutex<Outcome?>(nil)
@@ -168,7 +168,7 @@ extension EndToEnd {
         /// A sparse 2 GiB file read from disk on the worker pool, a chunk at a time, while the
         /// process's resident memory is watched. (A scripted server rather than nginx: nginx
         /// answers a static location before reading the body, which ends the upload early.)
-        @Test func aTwoGiBFileUploadsInBoundedMemory() throws {
+        @Test(.tags(.huge)) func aTwoGiBFileUploadsInBoundedMemory() throws {
             let size: Int64 = 2 << 30
             let file = try makeSparseFile("big.bin", size: size)
             defer { try? FileManager.default.removeItem(at: file) }

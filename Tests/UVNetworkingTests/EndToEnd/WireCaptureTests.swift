@@ -68,7 +68,7 @@ func gunzipped(_ data: Data) throws -> Data {
 extension EndToEnd {
     /// `Request.wireCapture`: the bytes as they crossed the wire, per exchange, while the task's
     /// body is what it always is.
-    @Suite struct WireCaptureTests {
+    @Suite(.tags(.nginx)) struct WireCaptureTests {
         private func captured(_ url: String, method: HTTPRequest.Method = .get, body: String? = nil, limit: Int = 1 << 20,
                               harness: ClientHarness) -> (Outcome, [WireExchange]) {
             var request = ClientHarness.request(url, method: method, body: body)

@@ -3,7 +3,7 @@ import Testing
 
 /// The decisions of an async body's buffer, without tasks or sockets: when the producer waits,
 /// what each chunk holds and how it is framed, and how length faults show.
-@Suite struct AsyncBodyBufferTests {
+@Suite(.tags(.unit)) struct AsyncBodyBufferTests {
     /// A chunk in a comparable form.
     enum Piece: Equatable {
         case data([UInt8], bodyCount: Int, isLast: Bool, excess: Bool)

@@ -6,7 +6,7 @@ import Testing
 
 /// The task side of an async body, driven directly (no loop, no socket): when the sequence is
 /// made, how far the producer runs ahead of a slow taker, and what a second one-shot attempt gets.
-@Suite struct AsyncBodyPumpTests {
+@Suite(.tags(.unit)) struct AsyncBodyPumpTests {
     /// Takes chunks one at a time, waiting for each, until the last one or a failure.
     private func drain(_ pump: AsyncBodyPump, max: Int = 64 * 1024, pause: useconds_t = 0) -> (bodyBytes: Int, failure: NetworkingError?) {
         var total = 0

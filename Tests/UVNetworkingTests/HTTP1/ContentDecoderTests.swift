@@ -4,7 +4,7 @@ import Testing
 import UVHTTP1
 
 /// The decoder alone: framings, split input, several gzip members, raw deflate, limits.
-@Suite struct ContentDecoderTests {
+@Suite(.tags(.unit)) struct ContentDecoderTests {
     private let limits = ContentDecoder.Limits(maximumBytes: nil, maximumRatio: 250)
 
     private func decode(_ coding: ContentDecoder.Coding, _ pieces: [Data], limits: ContentDecoder.Limits? = nil) throws -> Data {

@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// Keep-alive decisions of one connection, without sockets.
-@Suite struct HTTP1ConnectionStateMachineTests {
+@Suite(.tags(.unit)) struct HTTP1ConnectionStateMachineTests {
     @Test func keepAliveExchangeReturnsToIdle() {
         var machine = HTTP1ConnectionStateMachine()
         #expect(machine.connected() == .connectionReady)

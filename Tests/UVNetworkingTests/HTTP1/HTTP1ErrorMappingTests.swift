@@ -5,7 +5,7 @@ import UVHTTP1
 
 /// Each `HTTP1Error` (with the request body's and the decoder's errors) becomes the
 /// `NetworkingError` the public API has always reported.
-@Suite struct HTTP1ErrorMappingTests {
+@Suite(.tags(.unit)) struct HTTP1ErrorMappingTests {
     private struct StreamFailure: Error, CustomStringConvertible {
         var description: String { "disk gone" }
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import UVNetworking
 
 /// The worker-side reads of a streamed body and their framing, without sockets.
-@Suite struct RequestBodyReaderTests {
+@Suite(.tags(.loopback)) struct RequestBodyReaderTests {
     /// What one chunk was, in a comparable form.
     struct Piece: Equatable {
         var bytes: [UInt8]

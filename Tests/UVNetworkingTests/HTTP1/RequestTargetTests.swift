@@ -1,7 +1,7 @@
 import Testing
 @testable import UVNetworking
 
-@Suite struct RequestTargetTests {
+@Suite(.tags(.unit)) struct RequestTargetTests {
     @Test func partsOfAnOrdinaryURL() throws {
         let target = try RequestTarget(absoluteURL: "http://user:pw@example.com:8080/p%20q?x=1#frag")
         #expect(target.host == "example.com")

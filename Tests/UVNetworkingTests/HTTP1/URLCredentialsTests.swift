@@ -4,7 +4,7 @@ import Testing
 
 /// A URL's userinfo (`http://user:password@host/`) becomes `Authorization: Basic`, as in curl,
 /// wget and URLSession, and never reaches the request line or Host.
-@Suite struct URLCredentialsTests {
+@Suite(.tags(.unit)) struct URLCredentialsTests {
     private func head(_ url: String, fields: [(String, String)] = [], defaults: [(name: String, value: String)] = [],
                       proxies: ProxyConfiguration = .none) throws -> String {
         var request = Request(url: URL(string: url)!)

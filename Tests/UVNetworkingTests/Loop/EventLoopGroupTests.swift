@@ -10,7 +10,7 @@ private func currentThreadID() -> pid_t {
     return pid_t(link.split(separator: "/").last.flatMap { Int32($0) } ?? -1)
 }
 
-@Suite struct EventLoopGroupTests {
+@Suite(.tags(.loopback)) struct EventLoopGroupTests {
     @Test func startsEveryLoopOnAThreadOfItsOwn() throws {
         let group = try EventLoopGroup(loopCount: 3, name: "test.group.start")
         defer { group.shutdown() }

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @_spi(Testing) @testable import UVNetworking
 
-@Suite struct EventLoopTests {
+@Suite(.tags(.loopback)) struct EventLoopTests {
     @Test func jobsFromManyThreadsAllRunOnTheLoopThreadInPerThreadOrder() throws {
         let loop = try EventLoop(name: "test.loop")
         let seen = Mutex([Int: [Int]]())
@@ -104,7 +104,7 @@ import Testing
     }
 }
 
-@Suite struct WorkerPoolTests {
+@Suite(.tags(.loopback)) struct WorkerPoolTests {
     @Test func runsEveryJobOffTheCallerAndShutsDownAfterDraining() {
         let pool = WorkerPool(threads: 3, name: "test.workers")
         let ran = Mutex(0)
@@ -124,7 +124,7 @@ import Testing
     }
 }
 
-@Suite struct DNSResolverTests {
+@Suite(.tags(.loopback)) struct DNSResolverTests {
     private func resolve(_ host: String, port: Int = 80, on loop: EventLoop, resolver: LoopBound<DNSResolver>) -> Result<[SocketAddress], TransportError>? {
         let result = Mutex<Result<[SocketAddress], TransportError>?>(nil)
         let done = DispatchSemaphore(value: 0)

@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// A loop that cannot start reports the `NetworkingError` the public API has always reported.
-@Suite struct LoopStartErrorMappingTests {
+@Suite(.tags(.loopback)) struct LoopStartErrorMappingTests {
     @Test func mapsToLoopShutDownNamingTheCall() {
         let mapped = NetworkingError(LoopStartError(call: "uv_async_init", status: UV_EMFILE.rawValue))
         #expect(mapped.code == .loopShutDown)

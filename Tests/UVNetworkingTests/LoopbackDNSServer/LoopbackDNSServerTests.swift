@@ -5,7 +5,7 @@ import Testing
 
 /// The scripted DNS server's truncated answers and refused TCP, which the truncation tests rely on
 /// (issue #34): checked here over raw sockets, without c-ares.
-@Suite struct LoopbackDNSServerTests {
+@Suite(.tags(.loopback)) struct LoopbackDNSServerTests {
     /// An A query for `name` (ID 0x1234, RD set).
     private func query(_ name: String) -> [UInt8] {
         var bytes: [UInt8] = [0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]

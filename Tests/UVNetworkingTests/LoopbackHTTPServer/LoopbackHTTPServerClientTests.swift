@@ -6,7 +6,7 @@ import LoopbackHTTPServer
 
 /// The server against the library's own client: what a SessionManager and an
 /// HTTPSessionManager see, over one reused connection.
-@Suite(.serialized) struct LoopbackHTTPServerClientTests {
+@Suite(.tags(.loopback), .serialized) struct LoopbackHTTPServerClientTests {
     /// A started server and a harness made after it, so the server's own descriptors are part of
     /// the harness's baseline and `finish()` checks only what the session opened.
     private func start() throws -> (LoopbackHTTPServer, String, ClientHarness) {

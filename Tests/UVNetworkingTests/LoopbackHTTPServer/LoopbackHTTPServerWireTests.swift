@@ -6,7 +6,7 @@ import Testing
 
 /// The server over real sockets, byte for byte: pipelining, split requests, bodies, closing
 /// rules, refusals, and `stop()` with connections open.
-@Suite(.serialized) struct LoopbackHTTPServerWireTests {
+@Suite(.tags(.loopback), .serialized) struct LoopbackHTTPServerWireTests {
     /// A started server; the test stops it.
     private func startServer() throws -> (LoopbackHTTPServer, Int) {
         let server = LoopbackHTTPServer()

@@ -4,7 +4,7 @@ import Testing
 /// The server's request handling (UVHTTP1's parser and the server's answers) fed directly: the
 /// answers must not depend on how the bytes were split into reads, and every kind of request it
 /// must frame is in the script.
-@Suite struct RequestResponderTests {
+@Suite(.tags(.loopback)) struct RequestResponderTests {
     /// Every kind of request the server frames, pipelined: a plain GET, a Content-Length body, a
     /// chunked body with an extension and a trailer, HEAD, Expect: 100-continue, a status route,
     /// an absolute-form target with a query, and an unknown path.

@@ -9,7 +9,7 @@ import UVNetworkingOpenAPI
 extension EndToEnd {
     /// Many sends at once on one transport: each completes, over a bounded number of connections,
     /// whether its body is read or dropped unread.
-    @Suite struct OpenAPITransportConcurrency {
+    @Suite(.tags(.loopback)) struct OpenAPITransportConcurrency {
         static let count = 300
 
         private func sendAll(readingBodies: Bool, timeout: TimeInterval = 60) async throws {

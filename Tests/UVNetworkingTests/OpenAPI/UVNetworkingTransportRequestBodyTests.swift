@@ -13,7 +13,7 @@ private func bodyEcho(data: String) -> String {
     return ScriptedResponse.text(json, headers: [("Content-Type", "application/json")])
 }
 
-struct BodyFailure: Error, Equatable {}
+@Suite(.tags(.nginx)) struct BodyFailure: Error, Equatable {}
 
 extension EndToEnd {
     /// Request bodies through UVNetworkingTransport: streamed from their HTTPBody as the

@@ -7,7 +7,7 @@ import UVNetworking
 
 /// How UVNetworkingTransport turns OpenAPI requests and responses into the library's, without
 /// a server.
-@Suite struct UVNetworkingTransportRequestTests {
+@Suite(.tags(.loopback)) struct UVNetworkingTransportRequestTests {
     private func url(_ path: String, _ base: String) throws -> String {
         try UVNetworkingTransport.url(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: path),
                                       baseURL: URL(string: base)!).absoluteString
@@ -75,7 +75,7 @@ private func threeBytes() -> AsyncStream<[UInt8]> {
 }
 
 /// Which bodies are gathered and which stream.
-@Suite struct UVNetworkingTransportBodyTests {
+@Suite(.tags(.loopback)) struct UVNetworkingTransportBodyTests {
     private let transport = UVNetworkingTransport()
     private let put = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/put")
     private let base = URL(string: "http://127.0.0.1:1")!

@@ -10,7 +10,7 @@ extension EndToEnd {
     /// UVNetworkingTransport's streaming and connection reuse, against scripted servers that
     /// answer the generated httpbin client's paths with what httpbin cannot send (bodies over
     /// 100 KiB, keep-alive).
-    @Suite struct OpenAPITransportStreaming {
+    @Suite(.tags(.loopback)) struct OpenAPITransportStreaming {
         /// 4 MiB, byte i being i % 251 (as nginx's large files in the tests).
         static let largeSize = 4 << 20
 

@@ -34,7 +34,7 @@ private func chunks(of body: HTTPBody) async throws -> [HTTPBody.ByteChunk] {
 
 extension EndToEnd {
     /// UVNetworkingTransport against the real httpbin, through a generated client.
-    @Suite struct OpenAPITransport {
+    @Suite(.tags(.nginx)) struct OpenAPITransport {
         @Test func getSendsTheQueryAndHeaderParameters() async throws {
             let httpbin = try TestServers.httpbin()
             let harness = ClientHarness()

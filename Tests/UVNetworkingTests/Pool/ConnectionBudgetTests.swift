@@ -4,7 +4,7 @@ import Testing
 /// The session's budget across origins replayed as event sequences, without sockets. Pools
 /// are numbers; a pool told `.close(victim)` waits, and the victim's close (`released`)
 /// grants the unit.
-@Suite struct ConnectionBudgetTests {
+@Suite(.tags(.unit)) struct ConnectionBudgetTests {
     typealias Victim = ConnectionBudget.Victim
 
     /// Opens connection `connection` of `pool` on a unit already taken, and parks it: its node,

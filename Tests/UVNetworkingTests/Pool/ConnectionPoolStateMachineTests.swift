@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// The per-origin pool replayed as event sequences, without sockets.
-@Suite struct ConnectionPoolStateMachineTests {
+@Suite(.tags(.unit)) struct ConnectionPoolStateMachineTests {
     @Test func firstRequestOpensAConnectionAndRunsOnItWhenReady() {
         var pool = ConnectionPoolStateMachine(maximumConnections: 2)
         #expect(pool.requestArrived(10) == .openConnection(1))

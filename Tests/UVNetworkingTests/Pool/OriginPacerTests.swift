@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// The per-origin pacer replayed as event sequences with made-up times: no sockets, no clock.
-@Suite struct OriginPacerTests {
+@Suite(.tags(.unit)) struct OriginPacerTests {
     @Test func intervalIsTheLargerOfDelayAndOneOverRate() {
         #expect(OriginPacer.interval(delay: 0, requestsPerSecond: nil) == nil)
         #expect(OriginPacer.interval(delay: -1, requestsPerSecond: 0) == nil)

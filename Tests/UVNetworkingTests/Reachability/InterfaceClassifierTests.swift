@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// The interface kinds read from sysfs, against a tree of the test's own.
-@Suite struct InterfaceClassifierTests {
+@Suite(.tags(.unit)) struct InterfaceClassifierTests {
     /// A fake /sys/class/net: one directory per interface, with the files named.
     private static func makeTree(_ interfaces: [String: [String: String?]]) throws -> URL {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("sysfs-\(UUID().uuidString)")

@@ -4,7 +4,7 @@ import Testing
 
 /// The manager's public surface that needs no socket: targets, words, the notification's names,
 /// the session's property.
-@Suite struct NetworkReachabilityManagerTests {
+@Suite(.tags(.loopback)) struct NetworkReachabilityManagerTests {
     @Test func addressesAreLiteralsOnly() {
         #expect(NetworkReachabilityManager(address: "127.0.0.1") != nil)
         #expect(NetworkReachabilityManager(address: "::1") != nil)

@@ -3,7 +3,7 @@ import Testing
 
 /// The table's identities follow the kernel's: a replaced route overwrites the old one, routes
 /// that only share a prefix and metric (IPv4 aliases, IPv6 per-device routes) stay apart.
-@Suite struct NetworkTableTests {
+@Suite(.tags(.unit)) struct NetworkTableTests {
     typealias R = MonitorReplay
     typealias B = NetlinkBytes
     static let inet = Netlink.Family.inet

@@ -6,7 +6,7 @@ import Testing
 /// anything is not this test's question): with the addresses go the connected routes and,
 /// silently, the IPv4 default route, so everything over the veth becomes unreachable while
 /// loopback stays as it was.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
 struct ReachabilityAddressTests {
     @Test(.timeLimit(.minutes(2)))
     func removingTheAddressMakesTheRouterUnreachableAndLoopbackStays() throws {

@@ -5,7 +5,7 @@ import Testing
 /// keeps its routes, marked linkdown, with no route message at all) but has no carrier. The
 /// kernel may defer publishing a carrier change (its link-watch work runs about once a second,
 /// for the whole machine), so the second counts from when the client's link changed state.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
 struct ReachabilityCarrierTests {
     @Test(.timeLimit(.minutes(2)))
     func carrierLossAndReturnAreReportedOnceEachWithinASecond() throws {

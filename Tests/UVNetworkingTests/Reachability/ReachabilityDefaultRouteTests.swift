@@ -3,7 +3,7 @@ import Testing
 
 /// The default routes removed and restored: the general manager follows them, while the router's
 /// addresses stay reachable over the connected subnet, and nothing else is reported.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
 struct ReachabilityDefaultRouteTests {
     @Test(.timeLimit(.minutes(2)))
     func onlyTheGeneralManagerFollowsTheDefaultRoutes() throws {

@@ -4,7 +4,7 @@ import Testing
 /// The client's own link down and up, in a namespace of the test's own: the general manager,
 /// the router's addresses and its name go unreachable and come back, each transition reported
 /// once, in order, within a second; loopback says nothing throughout.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
 struct ReachabilityLinkTests {
     static let managers = [ReachabilityWatch.general, ReachabilityWatch.behindIPv4, ReachabilityWatch.behindIPv6,
                            ReachabilityWatch.loopback, ReachabilityWatch.domain]

@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// Managers for one address, replayed through recorded kernel changes.
-@Suite struct ReachabilityMonitorAddressTests {
+@Suite(.tags(.loopback)) struct ReachabilityMonitorAddressTests {
     typealias R = MonitorReplay
 
     private func replay(_ host: String) -> MonitorReplay {

@@ -3,7 +3,7 @@ import Testing
 
 /// When the machine dumps again: lost notifications, interrupted dumps, a refused dump, and
 /// the classification of new and renamed links.
-@Suite struct ReachabilityMonitorDumpTests {
+@Suite(.tags(.unit)) struct ReachabilityMonitorDumpTests {
     typealias R = MonitorReplay
     private let initial = RecordedNetlink.initial
 

@@ -3,7 +3,7 @@ import Testing
 
 /// The general manager (any default route) replayed through recorded kernel changes: each
 /// transition reported once, after the changes settle and the table is dumped again.
-@Suite struct ReachabilityMonitorGeneralTests {
+@Suite(.tags(.unit)) struct ReachabilityMonitorGeneralTests {
     typealias R = MonitorReplay
     /// One arm per datagram of the step, up to the cap: a burst's later datagrams still land
     /// before the timer fires (each arm is at most one settle time after the previous).

@@ -3,7 +3,7 @@ import Testing
 
 /// Managers for a host name: resolved once, re-resolved after a network change only when the
 /// last answer gave nothing, one question at a time.
-@Suite struct ReachabilityMonitorHostTests {
+@Suite(.tags(.unit)) struct ReachabilityMonitorHostTests {
     typealias R = MonitorReplay
 
     private func address(_ host: String) -> SocketAddress { SocketAddress(numericHost: host, port: 0)! }

@@ -3,7 +3,7 @@ import Testing
 
 /// The recording's later steps, replayed after the main ones: a default route replaced in
 /// place, every address flushed, a link deleted (as when it moves to another namespace).
-@Suite struct ReachabilityMonitorLaterStepsTests {
+@Suite(.tags(.loopback)) struct ReachabilityMonitorLaterStepsTests {
     typealias R = MonitorReplay
 
     /// Replays `all`, then each later step; returns the reports each later step gave.

@@ -4,7 +4,7 @@ import Testing
 /// A network that never stops changing still gets a decision in bounded time: the settle timer
 /// is re-armed a few times at most before one, and dump rounds spoiled by notifications give way
 /// to a decision after a few rounds.
-@Suite struct ReachabilityMonitorSettleBoundTests {
+@Suite(.tags(.loopback)) struct ReachabilityMonitorSettleBoundTests {
     typealias R = MonitorReplay
 
     /// Twenty datagrams of changes in one quiet period arm the timer five times (500 ms after the

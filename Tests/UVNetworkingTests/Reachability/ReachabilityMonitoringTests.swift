@@ -8,7 +8,7 @@ import Testing
 /// for loopback, "localhost" and a name that cannot resolve; what each transition reaches; the
 /// netlink socket closed at stop, at the manager's end and at the loop's. Serialized: they count
 /// the process's descriptors.
-@Suite(.serialized) struct ReachabilityMonitoringTests {
+@Suite(.tags(.childProcess), .serialized) struct ReachabilityMonitoringTests {
     /// What the observers of one manager saw, in order.
     final class Seen: Sendable {
         let events = Mutex<[String]>([])

@@ -3,7 +3,7 @@ import Testing
 
 /// Managers in a child process: in a network namespace of the test's own with only a loopback
 /// that is down (unshare -n, as root), and with no descriptor left for the socket.
-@Suite struct ReachabilityNamespaceTests {
+@Suite(.tags(.namespace)) struct ReachabilityNamespaceTests {
     /// Runs the probe's `reachability-once` for `targets` under `unshare -n`: nothing is up.
     private func runInEmptyNamespace(_ targets: [String]) throws -> (status: Int32, output: String) {
         let process = Process()

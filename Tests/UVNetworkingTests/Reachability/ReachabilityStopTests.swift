@@ -3,7 +3,7 @@ import Testing
 
 /// stopMonitoring closes what monitoring opened (the descriptor count is back at the probe's
 /// baseline), reports nothing more whatever the network does, and a second start reads afresh.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
 struct ReachabilityStopTests {
     @Test(.timeLimit(.minutes(2)))
     func stopClosesTheNetlinkSocketsAndSilencesEveryManager() throws {

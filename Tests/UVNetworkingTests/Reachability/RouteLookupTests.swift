@@ -3,7 +3,7 @@ import Testing
 
 /// Route lookup on hand-made tables: the kernel's default rules, prefixes, metrics, route
 /// types, nexthops, and what makes an interface usable.
-@Suite struct RouteLookupTests {
+@Suite(.tags(.unit)) struct RouteLookupTests {
     static let inet = Netlink.Family.inet
     static let up = Netlink.InterfaceFlag.up | Netlink.InterfaceFlag.running | Netlink.InterfaceFlag.lowerUp
 
@@ -125,7 +125,7 @@ import Testing
 
 /// A link-local source reaches only its link: an interface whose only address of the family is
 /// link-local serves link-local destinations, not global ones.
-@Suite struct RouteLookupLinkLocalTests {
+@Suite(.tags(.unit)) struct RouteLookupLinkLocalTests {
     static let up = Netlink.InterfaceFlag.up | Netlink.InterfaceFlag.running | Netlink.InterfaceFlag.lowerUp
 
     /// eth0 (2) holding only `address`, a default route via it and the link-local prefix on it.

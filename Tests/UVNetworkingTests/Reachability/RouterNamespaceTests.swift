@@ -5,7 +5,7 @@ import Testing
 /// The namespaces the reachability tests change: wired and routed as they expect, each change
 /// leaving the routing table as a real machine's would be, torn down whatever happens, and
 /// what a crashed run left swept away.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable, "\(RouterNamespace.unavailableReason ?? "")"))
 struct RouterNamespaceTests {
     private func defaultRoutes(_ namespace: RouterNamespace) throws -> String {
         try namespace.ip(.client, "route", "show", "default") + namespace.ip(.client, "-6", "route", "show", "default")

@@ -5,7 +5,7 @@ import Testing
 /// pseudo-terminal (tmux), fetching slowly from a server on the router's 192.0.2.1; the client's
 /// link goes down and the line says "network unreachable" in place of the rate and ETA; the link
 /// comes back and the line shows the rate again while the fetching goes on.
-@Suite(.serialized, .enabled(if: RouterNamespace.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"),
+@Suite(.tags(.namespace), .serialized, .enabled(if: RouterNamespace.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"),
                              "\(RouterNamespace.unavailableReason ?? "needs tmux")"))
 struct UVFetchUnreachableLineTests {
     static let total = 3_000

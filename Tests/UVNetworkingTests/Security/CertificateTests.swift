@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct CertificateTests {
+@Suite(.tags(.childProcess)) struct CertificateTests {
     let pki = TestPKI.standard
 
     @Test func parsesDER() throws {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct ClientIdentityTests {
+@Suite(.tags(.unit)) struct ClientIdentityTests {
     let pki = TestPKI.standard
 
     private func data(_ text: String) -> Data { Data(text.utf8) }

@@ -1,7 +1,7 @@
 import Testing
 @testable import UVNetworking
 
-@Suite struct HostNameCheckTests {
+@Suite(.tags(.loopback)) struct HostNameCheckTests {
     let pki = TestPKI.standard
 
     private func matches(_ certificate: TestCertificate, _ host: String) -> Bool {

@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// Each `SecurityError` becomes the `NetworkingError` the public API has always reported.
-@Suite struct SecurityErrorMappingTests {
+@Suite(.tags(.unit)) struct SecurityErrorMappingTests {
     private struct Cause: Error, LocalizedError {
         var errorDescription: String? { "no such file" }
     }

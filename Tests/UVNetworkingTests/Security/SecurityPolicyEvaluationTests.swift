@@ -4,7 +4,7 @@ import Testing
 
 /// Chain and host validation under the default policy (no pinning), against anchors holding
 /// only the test root.
-@Suite struct SecurityPolicyEvaluationTests {
+@Suite(.tags(.loopback)) struct SecurityPolicyEvaluationTests {
     let pki = TestPKI.standard
     let policy = SecurityPolicy.default
 

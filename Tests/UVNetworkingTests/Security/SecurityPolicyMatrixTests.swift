@@ -4,7 +4,7 @@ import Testing
 /// Every combination of pinning mode × allowInvalidCertificates × validatesDomainName, for a
 /// valid chain and for a self-signed certificate, each pinning the certificate the server
 /// sends. The expectations are AFNetworking's outcomes for the same settings.
-@Suite struct SecurityPolicyMatrixTests {
+@Suite(.tags(.unit)) struct SecurityPolicyMatrixTests {
     enum Chain: Sendable, CustomStringConvertible {
         /// The standard leaf for localhost, sent with its intermediate, under the test root.
         case valid

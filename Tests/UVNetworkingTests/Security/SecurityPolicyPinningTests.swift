@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// Certificate and public-key pinning, on top of the chain checks.
-@Suite struct SecurityPolicyPinningTests {
+@Suite(.tags(.unit)) struct SecurityPolicyPinningTests {
     let pki = TestPKI.standard
 
     private func policy(_ mode: SecurityPolicy.PinningMode, _ pinned: [TestCertificate] = [],

@@ -1,7 +1,7 @@
 import Testing
 @testable import UVNetworking
 
-@Suite struct SecurityPolicyTests {
+@Suite(.tags(.unit)) struct SecurityPolicyTests {
     let pki = TestPKI.standard
 
     @Test func defaultsAreAFNetworkings() {

@@ -1,7 +1,7 @@
 import Testing
 @testable import UVNetworking
 
-@Suite struct ServerTrustTests {
+@Suite(.tags(.unit)) struct ServerTrustTests {
     let pki = TestPKI.standard
 
     @Test func hostLosesIPv6Brackets() {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct TrustStoreTests {
+@Suite(.tags(.unit)) struct TrustStoreTests {
     let pki = TestPKI.standard
 
     private func verifies(_ store: TrustStore) -> Bool {

@@ -6,7 +6,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct CompoundResponseSerializerTests {
+@Suite(.tags(.unit)) struct CompoundResponseSerializerTests {
     /// Always fails, without an object.
     struct Failing: ResponseSerializer {
         func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {

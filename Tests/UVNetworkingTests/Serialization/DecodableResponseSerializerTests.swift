@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct DecodableResponseSerializerTests {
+@Suite(.tags(.unit)) struct DecodableResponseSerializerTests {
     struct User: Decodable, Equatable {
         var id: Int
         var fullName: String

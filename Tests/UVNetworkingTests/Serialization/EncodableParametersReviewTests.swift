@@ -5,7 +5,7 @@ import Testing
 
 /// Where the `Encodable` forms must give what the dictionary forms gave: a literal that took the
 /// `Any?` overload before now takes the `Encodable` one, and must not change its request.
-@Suite struct EncodableParametersReviewTests {
+@Suite(.tags(.unit)) struct EncodableParametersReviewTests {
     /// QueryString writes a set's elements under the key itself, sorted; a `Set` literal inside a
     /// dictionary literal (now `[String: Set<String>]`, `Encodable`) must not become `key[]` pairs in
     /// hash order.

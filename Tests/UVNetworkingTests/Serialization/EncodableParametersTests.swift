@@ -6,7 +6,7 @@ import Testing
 /// `Encodable` parameters: the form rule (`FormParameters`, then `QueryString`) for queries and
 /// form bodies, `JSONEncoder` for the JSON serializer's bodies, and the verbs' overloads choosing
 /// them.
-@Suite struct EncodableParametersTests {
+@Suite(.tags(.loopback)) struct EncodableParametersTests {
     struct Filter: Encodable, Sendable {
         var min: Int
         var max: Double

@@ -4,7 +4,7 @@ import Testing
 
 /// multipartFormRequest: parameters first as text fields, then the closure's parts, streamed with
 /// an exact length.
-struct HTTPRequestSerializerMultipartTests {
+@Suite(.tags(.unit)) struct HTTPRequestSerializerMultipartTests {
     /// The whole body the request would stream.
     private func body(of request: Request) throws -> [UInt8] {
         let stream = try #require(request.bodyStream).makeStream()

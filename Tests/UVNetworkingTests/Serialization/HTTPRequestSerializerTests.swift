@@ -4,7 +4,7 @@ import Testing
 @testable import UVNetworking
 
 /// AFHTTPRequestSerializer's behaviour: where parameters go, default headers, settings.
-@Suite struct HTTPRequestSerializerTests {
+@Suite(.tags(.unit)) struct HTTPRequestSerializerTests {
     private func request(_ url: String, _ method: HTTPRequest.Method = .get) -> Request {
         Request(url: URL(string: url)!, method: method)
     }

@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct HTTPResponseSerializerTests {
+@Suite(.tags(.unit)) struct HTTPResponseSerializerTests {
     let body = Data(utf8: "body")
 
     @Test func every2xxIsValidAndReturnsTheDataUnchanged() throws {

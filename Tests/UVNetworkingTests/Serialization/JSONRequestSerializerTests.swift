@@ -4,7 +4,7 @@ import Testing
 @testable import UVNetworking
 
 /// AFJSONRequestSerializer's behaviour.
-@Suite struct JSONRequestSerializerTests {
+@Suite(.tags(.unit)) struct JSONRequestSerializerTests {
     private func request(_ method: HTTPRequest.Method) -> Request {
         Request(url: URL(string: "http://example.com/p")!, method: method)
     }

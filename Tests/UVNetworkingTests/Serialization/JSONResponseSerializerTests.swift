@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct JSONResponseSerializerTests {
+@Suite(.tags(.unit)) struct JSONResponseSerializerTests {
     let ok = makeResponse(200, contentType: "application/json")
 
     @Test func defaultsAreAFNetworkings() {

@@ -4,7 +4,7 @@ import Testing
 @testable import UVNetworking
 
 /// AFPropertyListRequestSerializer's behaviour.
-@Suite struct PropertyListRequestSerializerTests {
+@Suite(.tags(.unit)) struct PropertyListRequestSerializerTests {
     private func request(_ method: HTTPRequest.Method) -> Request {
         Request(url: URL(string: "http://example.com/p")!, method: method)
     }

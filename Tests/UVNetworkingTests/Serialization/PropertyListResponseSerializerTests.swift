@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct PropertyListResponseSerializerTests {
+@Suite(.tags(.unit)) struct PropertyListResponseSerializerTests {
     let ok = makeResponse(200, contentType: "application/x-plist")
     let plist = Data(utf8: """
         <?xml version="1.0" encoding="UTF-8"?>

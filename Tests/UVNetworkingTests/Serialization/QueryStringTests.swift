@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// AFNetworking's query-string rules and its own test vectors.
-@Suite struct QueryStringTests {
+@Suite(.tags(.unit)) struct QueryStringTests {
     // MARK: Percent escaping
 
     @Test func reservedCharactersAreEscapedExceptSlashAndQuestionMark() {

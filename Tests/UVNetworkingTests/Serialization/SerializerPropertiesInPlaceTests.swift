@@ -8,7 +8,7 @@ import Testing
 /// The session's serializers changed in place, as AFNetworking users write it:
 /// `manager.responseSerializer.acceptableContentTypes = ...` on the `any ResponseSerializer`, and
 /// `manager.requestSerializer.timeoutInterval = ...` or a default header on the request serializer.
-@Suite struct SerializerPropertiesInPlaceTests {
+@Suite(.tags(.loopback)) struct SerializerPropertiesInPlaceTests {
     /// Validates nothing and declares no rules: the protocol's defaults.
     struct PassThrough: ResponseSerializer {
         func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? { data }

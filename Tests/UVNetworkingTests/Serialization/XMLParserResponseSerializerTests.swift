@@ -6,7 +6,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct XMLParserResponseSerializerTests {
+@Suite(.tags(.unit)) struct XMLParserResponseSerializerTests {
     /// Collects element names.
     final class Names: NSObject, XMLParserDelegate {
         var names: [String] = []

@@ -6,7 +6,7 @@ import Testing
 /// Examples/ExampleService run as a child process against a loopback server and stopped by
 /// SIGTERM: its output must show the library's logging, metrics and tracing working together,
 /// and the drain.
-@Suite struct ExampleServiceTests {
+@Suite(.tags(.childProcess)) struct ExampleServiceTests {
     /// The URL password the example is given: it must never be printed.
     private static let secret = "s3cr3t-pw"
 

@@ -10,7 +10,7 @@ import UVNetworking
 /// The swift-service-lifecycle adapter: in a service group stopped by SIGTERM in a child
 /// process (the probe; ExampleServiceTests runs the example service), and in this process with
 /// a test trigger.
-@Suite struct SessionManagerServiceTests {
+@Suite(.tags(.childProcess)) struct SessionManagerServiceTests {
     /// Runs the probe's `scenario`, sends SIGTERM once its requests are in flight, and returns
     /// its exit status and output.
     private func runProbe(_ scenario: String) throws -> (status: Int32?, output: String) {

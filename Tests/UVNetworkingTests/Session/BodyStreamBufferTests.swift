@@ -4,7 +4,7 @@ import Testing
 import UVHTTP1
 
 /// The buffer between the loop and a body stream's consumer, driven by hand (no socket).
-@Suite struct BodyStreamBufferTests {
+@Suite(.tags(.loopback)) struct BodyStreamBufferTests {
     private let manager = SessionManager()
 
     private func makeBuffer() -> (BodyStreamBuffer, DataTask) {

@@ -7,7 +7,7 @@ import Testing
 import UVHTTP1
 
 /// CompletionDelivery without sockets: finished tasks are made by hand and run through it.
-@Suite struct CompletionDeliveryTests {
+@Suite(.tags(.loopback)) struct CompletionDeliveryTests {
     private func deliver(status: Int, reason: String, contentType: String, body: String,
                          serializer: any ResponseSerializer) throws -> Outcome {
         let manager = SessionManager()

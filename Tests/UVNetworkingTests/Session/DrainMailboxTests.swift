@@ -4,7 +4,7 @@ import Testing
 @testable import UVNetworking
 
 /// DrainMailbox without a session: items posted from one thread, drained on a serial queue.
-@Suite struct DrainMailboxTests {
+@Suite(.tags(.unit)) struct DrainMailboxTests {
     /// Counts the drains the mailbox schedules on `queue`.
     private final class Scheduler: Sendable {
         let queue = DispatchQueue(label: "uvnetworking.tests.mailbox")

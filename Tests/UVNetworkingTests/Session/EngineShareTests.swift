@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// `EngineShare`: a session-wide total split over the engines of a session's loops.
-@Suite struct EngineShareTests {
+@Suite(.tags(.unit)) struct EngineShareTests {
     @Test func thePartsAddUpToTheTotalAndDifferByOneAtMost() {
         for count in 1...6 {
             for total in [0, 1, 2, 5, 7, 64, 100, 1_023] {

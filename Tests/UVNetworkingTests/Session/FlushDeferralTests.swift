@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// When a finished batch waits one loop iteration before it goes to the completion queue.
-@Suite struct FlushDeferralTests {
+@Suite(.tags(.unit)) struct FlushDeferralTests {
     /// `shouldDefer`, out of the #expect macro (which cannot call a mutating method).
     private func next(_ deferral: inout FlushDeferral, queueIdle: Bool, othersRunning: Bool, ending: Bool) -> Bool {
         deferral.shouldDefer(queueIdle: queueIdle, othersRunning: othersRunning, ending: ending)

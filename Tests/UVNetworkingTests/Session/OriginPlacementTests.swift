@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// `PreparedRequest.Origin.placementHash`: which loop of a session's group runs an origin.
-@Suite struct OriginPlacementTests {
+@Suite(.tags(.loopback)) struct OriginPlacementTests {
     private func origin(_ scheme: String, _ host: String, _ port: Int) -> PreparedRequest.Origin {
         PreparedRequest.Origin(scheme: scheme, host: host, port: port)
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// The session's memo of its last prepared request: reused for an equal request, never once
 /// anything that went into the bytes has changed. No socket: tasks are made, never resumed.
-@Suite struct PreparedRequestCacheTests {
+@Suite(.tags(.loopback)) struct PreparedRequestCacheTests {
     private func manager(_ change: (inout SessionConfiguration) -> Void = { _ in }) -> SessionManager {
         var configuration = SessionConfiguration()
         configuration.proxy = .none

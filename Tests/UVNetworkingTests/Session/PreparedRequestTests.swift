@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// How a streamed body is framed in the head.
-@Suite struct PreparedRequestTests {
+@Suite(.tags(.unit)) struct PreparedRequestTests {
     private final class Empty: RequestBodyStream {
         func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
     }

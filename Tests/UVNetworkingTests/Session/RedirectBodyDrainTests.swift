@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// When a redirect's body is read and dropped, and when its connection is closed instead.
-@Suite struct RedirectBodyDrainTests {
+@Suite(.tags(.unit)) struct RedirectBodyDrainTests {
     @Test func aLengthWithinTheLimitIsDrainedAndOnePastItCloses() {
         #expect(RedirectBodyDrain.decide(.length(0), dropped: 0) == .drain)
         #expect(RedirectBodyDrain.decide(.length(Int64(RedirectBodyDrain.limit)), dropped: 0) == .drain)

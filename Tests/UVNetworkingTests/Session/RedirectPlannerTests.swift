@@ -5,7 +5,7 @@ import Testing
 
 /// The redirect rules without a server: Location resolution, method and body rules, header
 /// stripping, limits, revisits and the https-to-http refusal.
-@Suite struct RedirectPlannerTests {
+@Suite(.tags(.unit)) struct RedirectPlannerTests {
     private let limits = RedirectPlanner.Limits(maximumRedirects: 3, allowsHTTPSToHTTP: false)
 
     private func request(_ url: String, _ method: HTTPRequest.Method = .get, body: String? = nil,

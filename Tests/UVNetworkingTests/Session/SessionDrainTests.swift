@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// The engine's way out of a session, without sockets: deadlines, cancellation, repeated calls.
-@Suite struct SessionDrainTests {
+@Suite(.tags(.unit)) struct SessionDrainTests {
     @Test func invalidationWithNoTaskFinishesAtOnceAndClosesIdleConnections() {
         var drain = SessionDrain()
         let action = drain.invalidate(deadline: .max, now: 10, running: 0)

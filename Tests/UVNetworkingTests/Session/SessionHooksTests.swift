@@ -3,7 +3,7 @@ import HTTPTypes
 import Testing
 @testable import UVNetworking
 
-@Suite struct SessionHooksTests {
+@Suite(.tags(.loopback)) struct SessionHooksTests {
     @Test func storedOnlyHooksDoNotActivateTheLoopPath() {
         let manager = SessionManager()
         defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }

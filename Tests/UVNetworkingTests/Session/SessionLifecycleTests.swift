@@ -4,7 +4,7 @@ import Testing
 /// Embedding the library for a service's whole life: managers dropped at any moment, loops and
 /// worker pools shut down under them, a loop that cannot start. Each case runs in a child
 /// process (EmbedProbe), so a crash fails its test, not the run.
-@Suite struct SessionLifecycleTests {
+@Suite(.tags(.childProcess)) struct SessionLifecycleTests {
     @Test func droppingAManagerWhoseConnectionIdlesSurvivesTheIdleTimer() throws {
         let result = try EmbedProbe.run("drop-idle")
         #expect(result.succeeded, "\(result)")

@@ -8,7 +8,7 @@ import Testing
 /// A session over an `EventLoopGroup` of two loops: each origin's tasks on one loop, origins
 /// spread over both, and the session's lifecycle (invalidate, reset, shutdown, release) on every
 /// loop.
-@Suite struct SessionLoopGroupTests {
+@Suite(.tags(.loopback)) struct SessionLoopGroupTests {
     /// The loop (of two) an http origin on 127.0.0.1 maps to.
     private static func loopIndex(port: Int, of count: Int = 2) -> Int {
         let origin = PreparedRequest.Origin(scheme: "http", host: "127.0.0.1", port: port)

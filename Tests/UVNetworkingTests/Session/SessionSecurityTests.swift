@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// `SessionSecurity`: the binding (policy and TLS context) each https host's requests get.
-@Suite struct SessionSecurityTests {
+@Suite(.tags(.unit)) struct SessionSecurityTests {
     /// A crawl over many https hosts: what the session keeps must not grow with every host it
     /// has seen (its pools are dropped when idle; the bindings must not stay behind).
     @Test func hostsWithoutAPolicyOfTheirOwnShareOneBinding() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// `shutdown(deadline:)` against real sockets: draining, the deadline, refusal of new tasks,
 /// connections and descriptors, uploads and downloads, repeated calls, and `shared`.
-@Suite struct SessionShutdownDeadlineTests {
+@Suite(.tags(.loopback)) struct SessionShutdownDeadlineTests {
     /// Answers each request after `delay` seconds, on keep-alive connections.
     private func slowServer(delay: Double) throws -> ScriptedServer {
         try ScriptedServer { connection in

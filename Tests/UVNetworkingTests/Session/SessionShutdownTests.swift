@@ -5,7 +5,7 @@ import Testing
 @_spi(Testing) @testable import UVNetworking
 
 /// `await shutdown()` on a manager, a loop and a worker pool, each on its own loop and pool.
-@Suite struct SessionShutdownTests {
+@Suite(.tags(.loopback)) struct SessionShutdownTests {
     /// A server that answers each request after `delay` seconds, on keep-alive connections.
     private func slowServer(delay: Double) throws -> ScriptedServer {
         try ScriptedServer { connection in
@@ -94,7 +94,7 @@ import Testing
 private func shutDownBlocking(_ loop: EventLoop) { loop.shutdown() }
 private func shutDownBlocking(_ pool: WorkerPool) { pool.shutdown() }
 
-@Suite struct WorkerPoolShutdownTests {
+@Suite(.tags(.loopback)) struct WorkerPoolShutdownTests {
     @Test func asyncShutdownRunsWhatIsQueuedThenRefusesJobs() async {
         let pool = WorkerPool(threads: 2, name: "test.shutdown.pool")
         let ran = Mutex(0)

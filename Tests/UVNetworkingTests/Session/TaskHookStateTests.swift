@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import UVNetworking
 
-@Suite struct TaskHookStateTests {
+@Suite(.tags(.loopback)) struct TaskHookStateTests {
     @Test func channelKeepsOrderOnAConcurrentQueueOneCallAtATime() {
         let manager = SessionManager()
         defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }

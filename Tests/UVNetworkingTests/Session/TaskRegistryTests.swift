@@ -6,7 +6,7 @@ import Testing
 
 /// The manager's task registry without sockets: tasks are registered from many threads at once,
 /// removed in batches, and listed exactly.
-@Suite struct TaskRegistryTests {
+@Suite(.tags(.loopback)) struct TaskRegistryTests {
     private func makeTasks(_ count: Int, _ manager: SessionManager, from first: Int = 1000) -> [DataTask] {
         (0..<count).map { index in
             DataTask(identifier: first + index, request: Request(url: URL(string: "http://example.com/\(index)")!), manager: manager,

@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// The task lifecycle replayed as event sequences, without sockets.
-@Suite struct TaskStateMachineTests {
+@Suite(.tags(.unit)) struct TaskStateMachineTests {
     @Test func successfulExchangeWalksEveryPhase() {
         var machine = TaskStateMachine(isReplayable: true)
         #expect(machine.state == .idle)

@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// The runner's timer decisions, without a loop: which timeout has passed, and when to look again.
-@Suite struct TaskTimeoutsTests {
+@Suite(.tags(.unit)) struct TaskTimeoutsTests {
     private let timeouts = TaskTimeouts(inactivity: 1000, total: .max, responseHead: .max, idle: .max)
 
     private func phase(_ state: TaskStateMachine.State, suspended: Bool = false, paused: Bool = false) -> TaskTimeouts.Phase {

@@ -9,7 +9,7 @@ extension EndToEnd {
     /// A trailing closure given to a task-making call is its completion handler, for every family
     /// (data, upload, download, the HTTP manager's tasks and verbs): written as users write it,
     /// it compiles only if Swift binds it there, and it runs once with the response.
-    @Suite struct TrailingClosures {
+    @Suite(.tags(.loopback)) struct TrailingClosures {
         /// Counts a completion handler's calls and keeps the first one's response.
         final class Calls: Sendable {
             let count = Mutex(0)

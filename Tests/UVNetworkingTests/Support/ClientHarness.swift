@@ -28,11 +28,19 @@ struct AcceptAllSerializer: ResponseSerializer {
 /// A session for one test, with helpers to run tasks synchronously and, at the end, proof that
 /// the session left nothing behind: no handle open on the loop, no file descriptor more than
 /// before it started.
+///
+/// The session runs on an event loop of the harness's own (unless `makeManager` picks another),
+/// so the loop's handle count is this test's alone. The descriptor count is the process's: the
+/// test tiers run one test at a time per process (scripts/run-tests.sh), which keeps it exact.
 final class ClientHarness: @unchecked Sendable {
     let manager: SessionManager
+    /// The harness's own loop: the default session's, shut down by `finish()` (or when the
+    /// harness goes away).
+    let loop: EventLoop
     let queue = DispatchQueue(label: "uvnetworking.tests.completions")
     private let baselineFileDescriptors: Int
     private let baselineHandles: Int
+    private let baselineLoopHandles: Int
     private let baselineDescriptorTargets: [Int32: String]
 
     /// One-time descriptors (libdispatch's eventfd and epoll, and whatever else the runtime opens
@@ -57,18 +65,28 @@ final class ClientHarness: @unchecked Sendable {
 
     private static func warmUpDispatch() { _ = warmUp }
 
+    /// A session made by `makeManager` (by default a `SessionManager` on the harness's own loop)
+    /// from a configuration that `configure` adjusts.
     init(_ configure: (inout SessionConfiguration) -> Void = { _ in },
-         makeManager: (SessionConfiguration) -> SessionManager = { SessionManager(configuration: $0) }) {
-        // The shared loop and worker pool exist before the baseline is taken.
+         makeManager: ((SessionConfiguration) -> SessionManager)? = nil) {
+        // The shared loop and worker pool exist before the baseline is taken (sessions that a
+        // test makes on them must leave them as they were too).
         baselineHandles = EventLoop.shared.openHandleCountFromOutside()
         _ = WorkerPool.shared
         Self.warmUpDispatch()
         DispatchTimerWarmUp.openTimerDescriptors()
+        // Before the harness's loop: its own descriptors must be gone once `finish` shut it down.
         baselineFileDescriptors = openFileDescriptorCount()
         baselineDescriptorTargets = fileDescriptorTargets()
+        do {
+            loop = try EventLoop(name: "uvnetworking.tests.harness")
+        } catch {
+            fatalError("a test harness could not start its event loop: \(error)")
+        }
+        baselineLoopHandles = loop.openHandleCountFromOutside()
         var configuration = SessionConfiguration()
         configure(&configuration)
-        manager = makeManager(configuration)
+        manager = makeManager?(configuration) ?? SessionManager(configuration: configuration, loop: loop)
         manager.completionQueue = queue
         manager.responseSerializer = AcceptAllSerializer()
     }
@@ -124,24 +142,44 @@ final class ClientHarness: @unchecked Sendable {
     /// `sessionDidBecomeInvalid`, which runs once per session: a test may have invalidated it
     /// already.
     func finish(sourceLocation: SourceLocation = #_sourceLocation) {
-        let invalidated = DispatchSemaphore(value: 0)
-        manager.invalidate(deadline: .now, resetSession: false) { invalidated.signal() }
-        #expect(invalidated.wait(timeout: .now() + 10) == .success, "session never became invalid", sourceLocation: sourceLocation)
+        invalidate(sourceLocation: sourceLocation)
         expectNothingLeft(sourceLocation: sourceLocation)
     }
 
+    /// Invalidates the session (cancelling what is left) and waits for that, leaving the
+    /// harness's loop running: for a test that goes on with the invalidated session, and ends
+    /// with `expectNothingLeft()`.
+    func invalidate(sourceLocation: SourceLocation = #_sourceLocation) {
+        let invalidated = DispatchSemaphore(value: 0)
+        manager.invalidate(deadline: .now, resetSession: false) { invalidated.signal() }
+        #expect(invalidated.wait(timeout: .now() + 10) == .success, "session never became invalid", sourceLocation: sourceLocation)
+    }
+
     /// Checks that every loop handle and file descriptor the session opened is closed again
-    /// (after a shutdown that already ended the session).
+    /// (after a shutdown or an invalidation that already ended the session), then shuts the
+    /// harness's loop down: the harness is done.
     func expectNothingLeft(sourceLocation: SourceLocation = #_sourceLocation) {
-        let handlesClosed = waitUntil(timeout: 5) { EventLoop.shared.openHandleCountFromOutside() == baselineHandles }
-        #expect(handlesClosed, "loop handles left open: \(EventLoop.shared.openHandleCountFromOutside()) > \(baselineHandles)",
+        let loopHandlesClosed = waitUntil(timeout: 5) { loop.openHandleCountFromOutside() == baselineLoopHandles }
+        #expect(loopHandlesClosed, "handles left open on the harness's loop: \(loop.openHandleCountFromOutside()) > \(baselineLoopHandles)",
                 sourceLocation: sourceLocation)
+        let handlesClosed = waitUntil(timeout: 5) { EventLoop.shared.openHandleCountFromOutside() == baselineHandles }
+        #expect(handlesClosed, "handles left open on the shared loop: \(EventLoop.shared.openHandleCountFromOutside()) > \(baselineHandles)",
+                sourceLocation: sourceLocation)
+        // The loop's own descriptors (epoll, eventfd) go with it.
+        loop.shutdown()
         let descriptorsClosed = waitUntil(timeout: 5) { openFileDescriptorCount() <= baselineFileDescriptors }
         if !descriptorsClosed {
             let now = fileDescriptorTargets()
             let new = now.filter { baselineDescriptorTargets[$0.key] != $0.value }.sorted { $0.key < $1.key }
             Issue.record("file descriptors leaked: \(new.map { "\($0.key) -> \($0.value)" })", sourceLocation: sourceLocation)
         }
+    }
+
+    /// A test that never called `finish()` still ends the harness's loop thread. (Waiting for it
+    /// is not allowed on a loop thread, where a handler may have dropped the last reference.)
+    deinit {
+        let loop = loop
+        if EventLoop.onAnyLoopThread { Thread.detachNewThread { loop.shutdown() } } else { loop.shutdown() }
     }
 }
 

@@ -8,7 +8,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Test support: ScriptedServer")
+@Suite("Test support: ScriptedServer", .tags(.nginx))
 struct ScriptedServerSelfTests {
     @Test func answersARawClient() throws {
         let seen = Mutex<ScriptedRequest?>(nil)
@@ -163,7 +163,7 @@ struct ScriptedServerSelfTests {
     }
 }
 
-@Suite("Test support: shared servers")
+@Suite("Test support: shared servers", .tags(.nginx))
 struct TestServersSelfTests {
     @Test func nginxServesHelloAndKeepsTheConnectionAlive() throws {
         let nginx = try TestServers.nginx()

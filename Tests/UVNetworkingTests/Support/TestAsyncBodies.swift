@@ -79,7 +79,7 @@ struct GeneratedBytes: AsyncSequence, Sendable {
         }
 
         func next() async throws -> ArraySlice<UInt8>? {
-            log.next(onLoop: EventLoop.shared.inLoop)
+            log.next(onLoop: EventLoop.onAnyLoopThread)
             if let limit = spec.throwAfter, produced >= limit { throw TestStreamError() }
             if let limit = spec.hangAfter, produced >= limit {
                 while !Task.isCancelled {

@@ -31,7 +31,7 @@ final class GeneratedBodyLog: Sendable {
     fileprivate func madeStream() { counts.withLock { $0.streamsMade += 1 } }
     fileprivate func read(_ count: Int, sampleMemory: Bool) {
         let growth = sampleMemory ? residentMemoryBytes() - baselineResident : 0
-        let onLoop = EventLoop.shared.inLoop
+        let onLoop = EventLoop.onAnyLoopThread
         counts.withLock {
             $0.reads += 1
             $0.bytes += Int64(count)

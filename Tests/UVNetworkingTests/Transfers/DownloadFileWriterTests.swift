@@ -5,7 +5,7 @@ import Testing
 @testable import UVNetworking
 
 /// The worker-side file writer of downloads, driven directly (no loop, no socket).
-@Suite struct DownloadFileWriterTests {
+@Suite(.tags(.loopback)) struct DownloadFileWriterTests {
     /// Counts the writer's notices.
     final class Notices: Sendable {
         let drained = Mutex(0)

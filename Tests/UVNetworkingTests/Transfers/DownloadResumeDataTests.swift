@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// Resume data: what it keeps, what it refuses, and the request it makes.
-@Suite struct DownloadResumeDataTests {
+@Suite(.tags(.loopback)) struct DownloadResumeDataTests {
     private func sample(etag: String? = "\"v1\"", lastModified: String? = nil,
                         path: String = DownloadTemporaryFile.makeURL().path) -> DownloadResumeData? {
         var request = Request(url: URL(string: "http://h/file")!, timeoutInterval: 42)

@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// How a download treats each response head, without a server.
-@Suite struct DownloadResumptionTests {
+@Suite(.tags(.unit)) struct DownloadResumptionTests {
     typealias Plan = DownloadResumption.Plan
 
     @Test func aWholeRequestWritesWhateverComes() {

@@ -9,7 +9,7 @@ import Testing
 extension EndToEnd {
     /// The race's shell on real loopback sockets: ::1 refusing, blackholing or serving beside a
     /// server on 127.0.0.1 at the same port.
-    @Suite struct ConnectionRaceTests {
+    @Suite(.tags(.loopback)) struct ConnectionRaceTests {
         /// Records the race's one report, on the loop.
         final class Recorder: ConnectionRaceDelegate, @unchecked Sendable {
             // @unchecked: written on the loop before `done` is signalled, read after.

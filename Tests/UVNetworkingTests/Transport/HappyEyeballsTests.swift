@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// RFC 8305's race replayed as event sequences, without sockets.
-@Suite struct HappyEyeballsTests {
+@Suite(.tags(.loopback)) struct HappyEyeballsTests {
     private static func addresses(_ hosts: String...) -> [SocketAddress] {
         hosts.map { SocketAddress(numericHost: $0, port: 80)! }
     }

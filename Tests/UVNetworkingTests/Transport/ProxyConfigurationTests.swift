@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// The environment as curl reads it, and which hosts go direct.
-@Suite struct ProxyConfigurationTests {
+@Suite(.tags(.loopback)) struct ProxyConfigurationTests {
     @Test func environmentVariablesAreReadAsCurlReadsThem() {
         let configuration = ProxyConfiguration.environment([
             "http_proxy": "proxy.test:3128", "HTTPS_PROXY": "http://user:p%40ss@secure.test:8443",

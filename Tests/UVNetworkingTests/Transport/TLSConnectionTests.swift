@@ -104,7 +104,7 @@ private final class InMemoryServer {
     }
 }
 
-@Suite struct TLSConnectionTests {
+@Suite(.tags(.loopback)) struct TLSConnectionTests {
     private let pki = TestPKI.standard
 
     private func makeContext(resumes: Bool = true) throws -> TLSContext {

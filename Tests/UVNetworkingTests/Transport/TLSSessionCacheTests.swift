@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// How many tickets a pool keeps: enough for its burst of new connections.
-@Suite struct TLSSessionCacheTests {
+@Suite(.tags(.unit)) struct TLSSessionCacheTests {
     /// A resumable TLS 1.3 session, as a ticket makes (an id stands in for the ticket).
     private func ticket(_ number: UInt8) -> OpaquePointer {
         let session = SSL_SESSION_new()!

@@ -4,7 +4,7 @@ import Testing
 
 /// Each `TransportError` and `TLSError` becomes the `NetworkingError` the public API has always
 /// reported.
-@Suite struct TransportErrorMappingTests {
+@Suite(.tags(.unit)) struct TransportErrorMappingTests {
     static let reset = UV_ECONNRESET.rawValue
     static let resetText = "ECONNRESET (connection reset by peer)"
 

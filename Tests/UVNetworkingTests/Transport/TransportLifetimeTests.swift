@@ -12,7 +12,7 @@ extension EndToEnd {
     /// give it a side table, which makes every retain and release of it slow. Closed at each
     /// point of its opening, with callbacks still to come, it is never called once closed, and
     /// it and its transports are freed once those callbacks ran.
-    @Suite struct TransportLifetimeTests {
+    @Suite(.tags(.loopback)) struct TransportLifetimeTests {
         /// A pool's part, on the loop: keeps the connection until it reports its end, as a pool
         /// does, and records what it was told.
         final class Owner: HTTP1ConnectionOwner, @unchecked Sendable {

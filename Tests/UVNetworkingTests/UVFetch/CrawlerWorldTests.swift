@@ -7,7 +7,7 @@ import UVFetchCore
 /// on 0.0.0.0:8080 answers on all of them), among them names whose answers come far too late,
 /// names that do not exist and dual-stack names whose IPv6 address blackholes; uvfetch fetches
 /// one URL per name under `ulimit -n 1024`.
-@Suite(.serialized) struct CrawlerWorldTests {
+@Suite(.tags(.namespace), .serialized) struct CrawlerWorldTests {
     /// What a name of the world does.
     enum Kind { case normal, slow, missing, dualStack }
 

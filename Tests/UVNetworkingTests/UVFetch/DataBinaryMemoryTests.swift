@@ -5,7 +5,7 @@ import UVFetchCore
 
 /// `--data-binary @FILE` at high concurrency: the file's bytes are held neither once per request
 /// in flight nor at all (a large file is streamed from the file by each request).
-@Suite(.serialized) struct DataBinaryMemoryTests {
+@Suite(.tags(.childProcess), .serialized) struct DataBinaryMemoryTests {
     /// A field of /proc/PID/status in bytes (the fields are in kB); nil once the process is gone.
     private func statusBytes(_ field: String, of pid: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

@@ -2,7 +2,7 @@ import Testing
 @testable import UVFetchCore
 
 /// `EntryCounter` counts what `URLInput` would yield, however the bytes are cut.
-@Suite struct EntryCounterTests {
+@Suite(.tags(.unit)) struct EntryCounterTests {
     private func count(_ text: String, cutEvery step: Int) -> Int {
         var counter = EntryCounter()
         let bytes = Array(text.utf8)

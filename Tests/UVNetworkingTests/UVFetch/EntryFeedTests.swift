@@ -5,7 +5,7 @@ import Testing
 @testable import UVFetchCore
 
 /// The hand-off from the thread reading the input to the completion queue, without sockets.
-@Suite struct EntryFeedTests {
+@Suite(.tags(.unit)) struct EntryFeedTests {
     /// Counts `onAvailable` calls.
     private final class Wakes: Sendable {
         let count = Atomic(0)
@@ -81,7 +81,7 @@ import Testing
 
 /// The driver that starts each URL from the completion of another, without sockets: URLs
 /// "end" on the queue a moment after they start.
-@Suite struct RunDriverTests {
+@Suite(.tags(.unit)) struct RunDriverTests {
     @Test func keepsConcurrencyInFlightStartsInOrderAndFinishesOnce() {
         let queue = DispatchQueue(label: "driver.test")
         let finished = DispatchSemaphore(value: 0)

@@ -5,7 +5,7 @@ import UVFetchCore
 
 /// The records' `attempts` add up to the requests the server received: uvfetch's retries, and
 /// the library's replays of a request whose reused connection the server closed as it arrived.
-@Suite(.serialized) struct FetchAttemptsTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchAttemptsTests {
     @Test(arguments: [false, true])
     func attemptsSumToTheRequestsTheServerReceived(outDir: Bool) throws {
         let received = Atomic<Int>(0)

@@ -4,7 +4,7 @@ import Testing
 import UVFetchCore
 
 /// `uvfetch http://user:password@host/` sends the credentials as Basic, as curl and wget do.
-@Suite(.serialized) struct FetchCredentialsTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchCredentialsTests {
     @Test func userinfoInTheURLIsSentAsBasic() throws {
         let seen = Mutex<[String]>([])
         let server = try ScriptedServer { connection in

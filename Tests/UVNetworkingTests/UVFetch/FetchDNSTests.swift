@@ -8,7 +8,7 @@ import UVFetchCore
 /// uvfetch's DNS end to end: `--dns-servers` against the scripted DNS server, and, in a network
 /// and mount namespace of the test's own, resolv.conf (search, ndots, timeout, attempts) and
 /// /etc/hosts as the system's resolver would honour them.
-@Suite(.serialized) struct FetchDNSTests {
+@Suite(.tags(.namespace), .serialized) struct FetchDNSTests {
     private var environment: [String: String] { DNSNamespace.environment }
 
     /// The JSON Lines record of `url` in `output`.

@@ -5,7 +5,7 @@ import UVFetchCore
 
 /// `uvfetch demo` and the `FetchDemo` it runs: every generated URL fetched from the embedded
 /// server, the byte count exact, the server stopped afterwards.
-@Suite(.serialized) struct FetchDemoTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchDemoTests {
     /// The body bytes of items 0..<count.
     private func bodyBytes(_ count: Int) -> Int {
         (0..<count).reduce(0) { $0 + LoopbackHTTPServer.itemBodyLength($1) }

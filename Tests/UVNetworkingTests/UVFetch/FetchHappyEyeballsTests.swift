@@ -5,7 +5,7 @@ import UVFetchCore
 
 /// uvfetch's `--resolve` with two addresses, the first of which blackholes: the second serves
 /// the URL (Happy Eyeballs) instead of the connect timeout failing it.
-@Suite(.serialized) struct FetchHappyEyeballsTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchHappyEyeballsTests {
     @Test func resolveWithABlackholedIPv6AddressStillFetches() throws {
         let server = try ScriptedServer { connection in
             try connection.serveKeepAlive { _ in ScriptedResponse.text("over IPv4") }

@@ -5,7 +5,7 @@ import UVFetchCore
 /// `-i` as a shell hands it over: process substitution, `/dev/stdin` and FIFOs with standard
 /// output on a terminal (where the progress line wants a total), `--repeat` over input that can
 /// be read only once, and a directory.
-@Suite(.serialized) struct FetchInputTests {
+@Suite(.tags(.nginx), .serialized) struct FetchInputTests {
     private static let count = 2_000
 
     /// A list of `count` nginx URLs in a temporary directory, with the directory.

@@ -5,7 +5,7 @@ import UVFetchCore
 
 /// `uvfetch --out-dir` stopped in the middle of a large body: nothing is left in the temporary
 /// directory, whether it was interrupted (^C) or killed.
-@Suite(.serialized) struct FetchInterruptTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchInterruptTests {
     @Test(arguments: [SIGINT, SIGKILL])
     func anInterruptedDownloadLeavesNoTemporaryFile(signal: Int32) throws {
         let written = Atomic<Int>(0)
@@ -48,7 +48,7 @@ import UVFetchCore
 
 /// `FetchRunner.interrupt` in-process: the requests in flight are cancelled and have ended
 /// before the handler (which exits the process) runs.
-@Suite(.serialized) struct FetchRunnerInterruptTests {
+@Suite(.tags(.loopback), .serialized) struct FetchRunnerInterruptTests {
     @Test func interruptCancelsTheDownloadsInFlightBeforeItsHandler() throws {
         let written = Atomic<Int>(0)
         let closedByClient = Atomic<Bool>(false)

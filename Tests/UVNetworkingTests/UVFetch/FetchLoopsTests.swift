@@ -5,7 +5,7 @@ import UVNetworking
 @testable import UVFetchCore
 
 /// `uvfetch --loops N` (`FetchRunner.Settings.loops`): the run's origins spread over N loops.
-@Suite(.serialized) struct FetchLoopsTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchLoopsTests {
     @Test func aRunOverSeveralLoopsFetchesEveryURLOverAGroupOfThatSize() throws {
         let servers = (0..<6).map { _ in LoopbackHTTPServer() }
         defer { for server in servers { server.stop() } }

@@ -5,7 +5,7 @@ import UVFetchCore
 
 /// `--delay-per-host` in a run: a paced host at the head of the list does not hold back the
 /// hosts after it, and every URL still gets exactly one record.
-@Suite(.serialized) struct FetchPacingTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchPacingTests {
     private func run(_ urls: [String], delay: Double, concurrency: Int) throws -> [[String: Any]] {
         let file = temporaryFile("paced.jsonl")
         defer { try? FileManager.default.removeItem(at: file) }

@@ -4,7 +4,7 @@ import UVFetchCore
 
 /// uvfetch's proxies, end to end through tinyproxy to nginx: `-x`, the environment as curl reads
 /// it, loopback going direct, and `--noproxy`.
-@Suite(.serialized) struct FetchProxyTests {
+@Suite(.tags(.nginx), .serialized) struct FetchProxyTests {
     /// A port nothing listens on: a proxy there fails every request that tries it.
     private static let deadProxy = "http://127.0.0.1:1"
 

@@ -6,7 +6,7 @@ import UVFetchCore
 /// The JSON Lines record's `url` is the input line exactly as given (trimmed of the spaces and
 /// tabs around it), whatever the URL parser makes of it; `requestURL` and `effectiveURL` say
 /// what was requested.
-@Suite(.serialized) struct FetchRecordURLTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchRecordURLTests {
     /// A proxy that answers everything itself, so hosts that exist nowhere (an IDN name) need no
     /// DNS; it redirects `/hop` to `final`, and keeps every request target it received.
     private final class Targets: Sendable {

@@ -29,7 +29,7 @@ final class DiagnosticLines: @unchecked Sendable {
 }
 
 /// `FetchRunner` against the test nginx: one JSON Lines record per URL, with timings and errors.
-@Suite(.serialized) struct FetchRunnerTests {
+@Suite(.tags(.nginx), .serialized) struct FetchRunnerTests {
     @Test func recordsForSuccessNoContentAndNotFound() throws {
         let base = try TestServers.nginx().baseURL
         let (outcome, records, _) = try runFetch(["\(base)/hello", "\(base)/no-content", "\(base)/missing"])

@@ -6,7 +6,7 @@ import UVFetchCore
 /// SIGTERM and ^C (SIGINT) sent to the `uvfetch` process mid-run: the summary of what finished
 /// on stderr, whole lines on stdout, the shell's code for the signal; and ^C works while stdout
 /// is a pipe nobody reads.
-@Suite(.serialized) struct FetchSignalTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchSignalTests {
     /// Waits up to `timeout` seconds for `process` to exit; kills it if it does not.
     private func waitForExit(_ process: Process, timeout: Double) -> Bool {
         let exited = waitUntil(timeout: timeout) { !process.isRunning }

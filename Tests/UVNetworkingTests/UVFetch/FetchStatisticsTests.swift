@@ -3,7 +3,7 @@ import Testing
 import UVFetchCore
 
 /// `FetchStatistics`: counts, classes, percentiles, the summary's first line and the exit status.
-@Suite struct FetchStatisticsTests {
+@Suite(.tags(.unit)) struct FetchStatisticsTests {
     private func record(status: Int?, milliseconds: Double, error: FetchRecord.Failure? = nil) -> FetchRecord {
         FetchRecord(url: "http://x.example/", status: status, bytes: 10, timings: .init(total: milliseconds),
                     error: error, attempts: 1)

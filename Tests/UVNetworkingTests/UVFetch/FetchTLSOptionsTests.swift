@@ -4,7 +4,7 @@ import UVFetchCore
 @testable import UVNetworking
 
 /// `--cacert`, `--insecure` and `--pin-sha256` against the test https nginx, and `--timeout`.
-@Suite(.serialized) struct FetchTLSOptionsTests {
+@Suite(.tags(.nginx), .serialized) struct FetchTLSOptionsTests {
     private func errorKind(_ record: [String: Any]?) -> String? {
         (record?["error"] as? [String: Any])?["kind"] as? String
     }

@@ -6,7 +6,7 @@ import UVFetchCore
 /// `uvfetch --out-dir` leaves nothing in its TMPDIR when URLs fail (an error status with a
 /// body, a reset mid-body, a timeout) or the run is interrupted, with unnamed (O_TMPFILE)
 /// download files and with the named files used where they cannot be had.
-@Suite(.serialized) struct FetchTemporaryFilesTests {
+@Suite(.tags(.namespace), .serialized) struct FetchTemporaryFilesTests {
     /// `/missing`: a 404 with a body. `/reset`: 256 KiB of a 64 MiB body, then a reset.
     /// `/stall`: 256 KiB of a 64 MiB body, then nothing until the client goes. Each waits for
     /// `ready` before answering.

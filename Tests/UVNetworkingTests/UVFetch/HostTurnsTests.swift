@@ -2,7 +2,7 @@ import Testing
 @testable import UVFetchCore
 
 /// The per-host look-ahead of a paced run, with made-up times: no clock, no queue.
-@Suite struct HostTurnsTests {
+@Suite(.tags(.unit)) struct HostTurnsTests {
     /// Takes every URL due at `now`.
     private func drain(_ turns: inout HostTurns<String>, at now: UInt64) -> [String] {
         var out: [String] = []

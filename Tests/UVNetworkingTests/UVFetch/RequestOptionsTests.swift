@@ -6,7 +6,7 @@ import UVFetchCore
 import UVNetworking
 
 /// The curl-like options, parsed from real command lines and checked at httpbin's echo.
-@Suite(.serialized) struct RequestOptionsTests {
+@Suite(.tags(.nginx), .serialized) struct RequestOptionsTests {
     @Test func headersDataUserAndMethodReachTheServer() throws {
         let base = try TestServers.httpbin().baseURL
         let options = try RequestOptions.parse(["-X", "PUT", "-H", "X-Uvfetch: one two", "-H", "Accept: text/plain",

@@ -4,7 +4,7 @@ import Testing
 import UVFetchCore
 
 /// `URLInput`: arguments and file lines, skipping blanks and comments, numbering bad lines.
-@Suite struct URLInputTests {
+@Suite(.tags(.unit)) struct URLInputTests {
     private func write(_ text: String) throws -> URL {
         let file = temporaryFile("urls.txt")
         try Data(text.utf8).write(to: file)

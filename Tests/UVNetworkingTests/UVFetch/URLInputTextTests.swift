@@ -4,7 +4,7 @@ import UVFetchCore
 
 /// `URLInput` keeps each URL's text as given, for the record, and a line that is not UTF-8
 /// keeps its bytes and is requested with them percent-escaped.
-@Suite struct URLInputTextTests {
+@Suite(.tags(.unit)) struct URLInputTextTests {
     private func entries(_ bytes: [UInt8]) throws -> [URLInput.Entry] {
         let file = temporaryFile("text.txt")
         try Data(bytes).write(to: file)

@@ -4,7 +4,7 @@ import Testing
 
 /// Input lines reach `URL(string:)` in a form it keeps: what a URL cannot hold is escaped, the
 /// escapes already written are not escaped again.
-@Suite struct URLTextEscapingTests {
+@Suite(.tags(.unit)) struct URLTextEscapingTests {
     private func parsed(_ text: String) -> String? { URL(string: URLTextEscaping.parseable(text))?.absoluteString }
 
     @Test func aCleanLineIsLeftAsItIs() {

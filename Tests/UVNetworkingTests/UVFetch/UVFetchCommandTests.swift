@@ -4,7 +4,7 @@ import Testing
 import UVFetchCore
 
 /// The built `uvfetch` executable: exit codes, stdin input and JSON Lines on stdout.
-@Suite(.serialized) struct UVFetchCommandTests {
+@Suite(.tags(.nginx), .serialized) struct UVFetchCommandTests {
     private func run(_ arguments: [String], stdin: String? = nil) throws -> UVFetchResult {
         try runUVFetch(arguments, stdin: stdin)
     }

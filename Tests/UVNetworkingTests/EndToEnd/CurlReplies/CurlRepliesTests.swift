@@ -8,7 +8,7 @@ extension EndToEnd {
     ///
     /// `make conformance` runs only this suite. Set `UVN_CURL_REPLIES_DUMP=1` to print the
     /// outcomes as table rows (to review a change of behaviour, not to copy blindly).
-    @Suite(.enabled(if: CurlReplyCorpus.isAvailable,
+    @Suite(.tags(.loopback), .enabled(if: CurlReplyCorpus.isAvailable,
                     "no curl-replies corpus at ../shared/conformance/curl-replies (or UVN_CURL_REPLIES): skipped"))
     struct CurlReplies {
         /// Replies that never end (the server keeps the connection open) run into this; the

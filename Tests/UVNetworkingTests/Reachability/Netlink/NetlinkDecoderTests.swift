@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// The rtnetlink decoder on datagrams recorded from the kernel (scripts/record-netlink-fixtures.py).
-@Suite struct NetlinkDecoderTests {
+@Suite(.tags(.unit)) struct NetlinkDecoderTests {
     private let initial = RecordedNetlink.initial
 
     private func messages(_ datagrams: [[UInt8]]) -> [NetlinkMessage] {

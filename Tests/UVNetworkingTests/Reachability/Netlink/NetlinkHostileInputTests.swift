@@ -3,7 +3,7 @@ import Testing
 
 /// Truncated and lying datagrams: the decoder reports or skips, never crashes or reads past
 /// the bytes; the machine dumps again instead of trusting what it missed.
-@Suite struct NetlinkHostileInputTests {
+@Suite(.tags(.loopback)) struct NetlinkHostileInputTests {
     /// Every datagram recorded, notifications and dumps of every step.
     private let recorded: [[UInt8]] = RecordedNetlink.all.flatMap(\.allDatagrams)
 

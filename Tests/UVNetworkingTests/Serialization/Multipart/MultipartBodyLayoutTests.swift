@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct MultipartBodyLayoutTests {
+@Suite(.tags(.unit)) struct MultipartBodyLayoutTests {
     @Test func formFieldDataPartAndFilePartGiveExactBytes() throws {
         let directory = try MultipartTempDirectory()
         let file = try directory.file("report.json", "{\"ok\":true}")

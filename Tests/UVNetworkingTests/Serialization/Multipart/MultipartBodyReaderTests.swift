@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct MultipartBodyReaderTests {
+@Suite(.tags(.unit)) struct MultipartBodyReaderTests {
     /// A form with every kind of part; built fresh each time because its stream is read once.
     private func makeForm(_ directory: MultipartTempDirectory) throws -> MultipartFormData {
         let form = MultipartFormData(boundary: "Boundary+0123456789ABCDEF")

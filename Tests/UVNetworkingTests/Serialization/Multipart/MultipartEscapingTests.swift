@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct MultipartEscapingTests {
+@Suite(.tags(.unit)) struct MultipartEscapingTests {
     private func headerBlock(_ form: MultipartFormData) throws -> String {
         let text = try bodyText(form)
         let start = text.index(text.startIndex, offsetBy: "--B\r\n".count)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct MultipartFilePartTests {
+@Suite(.tags(.unit)) struct MultipartFilePartTests {
     @Test func missingFileIsRejectedWhenAppended() throws {
         let directory = try MultipartTempDirectory()
         let form = MultipartFormData()
@@ -83,5 +83,25 @@ import Testing
         form.appendPart(withForm: Data("x".utf8), name: "x")
         #expect(form.isReplayable)
         #expect(try form.data() == form.data())
+    }
+    /// A part past every 32-bit length (a sparse 5 GiB file: no disk used, nothing read): the
+    /// form and its reader announce its exact 64-bit length. (Streaming a large file part in
+    /// bounded memory is MultipartUploads' test.)
+    @Test func aFilePartBeyondFourGiBHasItsExactLength() throws {
+        let size: Int64 = 5 << 30
+        let file = try makeSparseFile("five-gib.bin", size: size)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let form = MultipartFormData(boundary: "B")
+        try form.appendPart(withFileURL: file, name: "f", fileName: "five-gib.bin", mimeType: "application/octet-stream")
+        let overhead = try { () throws -> Int64 in
+            let empty = try makeSparseFile("empty.bin", size: 0)
+            defer { try? FileManager.default.removeItem(at: empty) }
+            let small = MultipartFormData(boundary: "B")
+            // The same part names and file name length, so only the body differs.
+            try small.appendPart(withFileURL: empty, name: "f", fileName: "five-gib.bin", mimeType: "application/octet-stream")
+            return small.contentLength
+        }()
+        #expect(form.contentLength == overhead + size)
+        #expect(try form.makeBodyReader().contentLength == form.contentLength)
     }
 }

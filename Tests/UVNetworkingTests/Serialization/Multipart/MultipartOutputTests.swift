@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct MultipartOutputTests {
+@Suite(.tags(.unit)) struct MultipartOutputTests {
     @Test func writeBodyWritesTheStreamedBytes() throws {
         let directory = try MultipartTempDirectory()
         let source = try directory.file("source.csv", String(repeating: "a,b,c\n", count: 30_000))

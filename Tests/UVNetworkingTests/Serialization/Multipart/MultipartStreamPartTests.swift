@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-@Suite struct MultipartStreamPartTests {
+@Suite(.tags(.unit)) struct MultipartStreamPartTests {
     @Test func streamOfTheDeclaredLengthIsSentExactly() throws {
         let form = MultipartFormData(boundary: "B")
         try form.appendPart(with: InputStream(data: Data("0123456789".utf8)), name: "s", fileName: "s.txt", length: 10,

@@ -6,7 +6,7 @@ import Testing
 
 /// The metric handles' cache and the values of `error.type`, without a session; and what of a
 /// URL may be logged.
-@Suite struct HTTPClientMetricsTests {
+@Suite(.tags(.unit)) struct HTTPClientMetricsTests {
     @Test func handlesAreMadeOncePerSetOfDimensions() {
         let factory = TestMetrics()
         let metrics = HTTPClientMetrics(factory: factory)

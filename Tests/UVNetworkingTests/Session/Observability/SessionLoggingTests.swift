@@ -5,7 +5,7 @@ import Testing
 
 /// swift-log: silent unless given a logger; the task's and the connections' events at debug and
 /// trace, with the task's identifier; never a credential, cookie or pinned key.
-@Suite(.serialized) struct SessionLoggingTests {
+@Suite(.tags(.loopback), .serialized) struct SessionLoggingTests {
     @Test func aSessionWithoutALoggerOrMetricsReportsNothing() throws {
         let server = try ScriptedServer { try $0.serveKeepAlive { _ in ScriptedResponse.text("ok") } }
         defer { server.stop() }

@@ -8,7 +8,7 @@ import Testing
 
 /// swift-metrics with OpenTelemetry's HTTP client names, recorded by MetricsTestKit's factory
 /// given to the session (no process-wide bootstrap).
-@Suite(.serialized) struct SessionMetricsTests {
+@Suite(.tags(.loopback), .serialized) struct SessionMetricsTests {
     private func origin(_ port: Int) -> [(String, String)] { [("server.address", "127.0.0.1"), ("server.port", "\(port)")] }
 
     private func dimensions(_ dimensions: [(String, String)]) -> [String] { dimensions.map { "\($0.0)=\($0.1)" } }

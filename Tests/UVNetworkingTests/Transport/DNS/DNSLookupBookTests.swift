@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// The resolver's decisions without sockets: coalescing, TTLs, negative caching, timeouts.
-@Suite struct DNSLookupBookTests {
+@Suite(.tags(.unit)) struct DNSLookupBookTests {
     typealias Book = DNSLookupBook<Int>
     let key = Book.Key(host: "a.test", port: 80)
     let addresses = [SocketAddress(numericHost: "127.0.0.2", port: 80)!]

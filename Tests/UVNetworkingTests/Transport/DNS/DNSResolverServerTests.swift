@@ -7,7 +7,7 @@ import Testing
 
 /// The c-ares resolver against the scripted DNS server (`dnsServers`): what it answers, how it
 /// fails, what it caches, and that slow names never hold fast ones back.
-@Suite(.serialized) struct DNSResolverServerTests {
+@Suite(.tags(.loopback), .serialized) struct DNSResolverServerTests {
     typealias Answer = Result<[SocketAddress], TransportError>
 
     /// A resolver on a loop of its own, asking `server`.

@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// `dnsServers` in curl's syntax becomes c-ares's list; a bad entry is named.
-@Suite struct DNSServerListTests {
+@Suite(.tags(.loopback)) struct DNSServerListTests {
     @Test func acceptsCurlsForms() throws {
         let list = try DNSServerList.csv(["127.0.0.1", "127.0.0.1:5353", "[::1]:53", "::1", " 10.0.0.1 ", "[fe80::1]"]).get()
         #expect(list == "127.0.0.1:53,127.0.0.1:5353,[::1]:53,[::1]:53,10.0.0.1:53,[fe80::1]:53")

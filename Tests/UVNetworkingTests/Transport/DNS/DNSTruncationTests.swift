@@ -9,7 +9,7 @@ import Testing
 /// firewall that lets only UDP/53 through. c-ares 1.18 retries that name over TCP, and a refused
 /// connection used to reset every query to the server until their tries ran out: one such name
 /// failed every look-up in flight ("Could not contact DNS servers"). It must fail that name alone.
-@Suite(.serialized) struct DNSTruncationTests {
+@Suite(.tags(.loopback), .serialized) struct DNSTruncationTests {
     typealias Harness = DNSResolverServerTests.Harness
     typealias Answer = DNSResolverServerTests.Answer
 

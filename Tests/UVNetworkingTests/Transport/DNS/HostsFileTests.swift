@@ -1,7 +1,7 @@
 import Testing
 @testable import UVNetworking
 
-@Suite struct HostsFileTests {
+@Suite(.tags(.loopback)) struct HostsFileTests {
     @Test func namesAndAliasesCaseInsensitivelyIPv6First() {
         let file = HostsFile(parsing: """
             # comment

@@ -3,7 +3,7 @@ import Testing
 @testable import UVNetworking
 
 /// When a look-up c-ares ended is asked again, and when its refusal is its own (issue #34).
-@Suite struct RefusedLookUpTests {
+@Suite(.tags(.unit)) struct RefusedLookUpTests {
     @Test func otherEndsAreDeliveredAsTheyAre() {
         for status in [ARES_SUCCESS, ARES_ENOTFOUND, ARES_ENODATA, ARES_ETIMEOUT, ARES_ESERVFAIL, ARES_EDESTRUCTION] {
             #expect(RefusedLookUp.step(status: status, tcpFailures: 1, askedAgain: false) == .deliver(tcpRefused: false))

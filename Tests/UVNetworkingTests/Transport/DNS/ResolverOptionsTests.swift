@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// resolv.conf's timeout and attempts, which c-ares 1.18 does not read itself.
-@Suite struct ResolverOptionsTests {
+@Suite(.tags(.loopback)) struct ResolverOptionsTests {
     @Test func readsTheOptionsLinesThenTheEnvironment() {
         let text = "nameserver 127.0.0.1\nsearch a.test\noptions ndots:2 timeout:3\noptions attempts:4 rotate\n"
         #expect(ResolverOptions(resolvConf: text) == ResolverOptions(timeoutSeconds: 3, attempts: 4))

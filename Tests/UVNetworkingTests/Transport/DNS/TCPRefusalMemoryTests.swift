@@ -2,7 +2,7 @@ import Testing
 @testable import UVNetworking
 
 /// Which servers' TCP is taken as refused, and for how long (issue #34).
-@Suite struct TCPRefusalMemoryTests {
+@Suite(.tags(.loopback)) struct TCPRefusalMemoryTests {
     let window = TCPRefusalMemory.windowMilliseconds
 
     @Test func aRefusalLastsTheWindowForItsServerOnly() {

@@ -5,7 +5,7 @@ import UVFetchCore
 /// `--jsonl PATH` opens the path as `curl -o` does, run from a shell: what the path is (a
 /// symlink, a FIFO, /dev/fd/N, a private file, /dev/stdout) stays what it was, and gets the
 /// records.
-@Suite(.serialized) struct JSONLinesPathTests {
+@Suite(.tags(.childProcess), .serialized) struct JSONLinesPathTests {
     /// Two fetches' records: the lines of `text` that are JSON objects.
     private func records(_ text: String) -> [String] {
         text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{\"attempts\":") && $0.hasSuffix("}") }

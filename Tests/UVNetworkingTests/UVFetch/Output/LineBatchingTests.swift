@@ -4,7 +4,7 @@ import Testing
 
 /// A run's lines are written a batch at a time (`PendingLines`), in pieces that end with a
 /// newline and fit a pipe's atomic write (`LineOutput.writeLines`).
-@Suite struct LineBatchingTests {
+@Suite(.tags(.childProcess)) struct LineBatchingTests {
     private func pieces(_ text: String, limit: Int) -> [String] {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { all in

@@ -4,7 +4,7 @@ import UVFetchCore
 
 /// `--out-dir` claims each name atomically: two `uvfetch` runs into one directory keep every
 /// body, and a name already taken by anything (a dangling symlink included) is left as it is.
-@Suite(.serialized) struct OutputDirectoryClaimTests {
+@Suite(.tags(.childProcess), .serialized) struct OutputDirectoryClaimTests {
     /// Answers every request with its own target as the body, so each kept file says which
     /// URL it came from.
     private func echoServer() throws -> ScriptedServer {

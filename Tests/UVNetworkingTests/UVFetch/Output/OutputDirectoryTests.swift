@@ -3,7 +3,7 @@ import Testing
 import UVFetchCore
 
 /// `--out-dir`: names from URLs, never replacing a file, and bodies kept only for successes.
-@Suite struct OutputDirectoryTests {
+@Suite(.tags(.nginx)) struct OutputDirectoryTests {
     private func name(_ text: String) -> String { OutputDirectory.fileName(for: URL(string: text)!) }
 
     @Test func namesComeFromTheLastPathSegment() {

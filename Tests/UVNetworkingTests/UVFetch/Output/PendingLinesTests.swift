@@ -6,7 +6,7 @@ import Testing
 
 /// A batch's exchanges and its records go out together: all of them, or, when the records
 /// cannot be written, none of the exchanges stays in the archive and no record is delivered.
-@Suite struct PendingLinesTests {
+@Suite(.tags(.loopback)) struct PendingLinesTests {
     private let response = Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
 
     private func record(_ url: String) -> FetchRecord {

@@ -4,7 +4,7 @@ import UVFetchCore
 
 /// A failed write, run from a shell: `/dev/full`, a full file system, a closed pipe. The run
 /// stops with a message and exit 23, no crash, and what was written before is whole lines.
-@Suite(.serialized) struct WriteErrorTests {
+@Suite(.tags(.namespace), .serialized) struct WriteErrorTests {
     /// Whether /dev/full refuses writes with ENOSPC, as Linux's does; some sandboxes' accepts
     /// them, and there the full file system tests below stand in for it.
     static let devFullRefusesWrites: Bool = {

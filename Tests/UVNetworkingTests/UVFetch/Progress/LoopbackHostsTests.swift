@@ -3,7 +3,7 @@ import Testing
 
 /// `LoopbackHosts`: which hosts a run reaches without the network, so a run of only those never
 /// says "network unreachable".
-@Suite struct LoopbackHostsTests {
+@Suite(.tags(.loopback)) struct LoopbackHostsTests {
     private let hosts = LoopbackHosts()
 
     @Test func the127NetworkInEveryFormTheResolverConnectsTo() {

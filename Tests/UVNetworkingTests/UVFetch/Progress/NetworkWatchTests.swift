@@ -11,7 +11,7 @@ import UVNetworking
 /// loopback hosts never even opens the manager's netlink socket. Nothing here needs a network:
 /// the transitions themselves, and the line in a terminal, are tested end to end in network
 /// namespaces (Tests/UVNetworkingTests/Reachability).
-@Suite(.serialized) struct NetworkWatchTests {
+@Suite(.tags(.nginx), .serialized) struct NetworkWatchTests {
     private let queue = DispatchQueue(label: "NetworkWatchTests")
 
     @Test func onlyAKnownNotReachableForARunBeyondLoopback() {

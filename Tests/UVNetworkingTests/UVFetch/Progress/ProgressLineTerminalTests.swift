@@ -5,7 +5,7 @@ import UVFetchCore
 /// The progress line on a real pseudo-terminal: `uvfetch` runs inside a private tmux server and
 /// the test reads the screen with `capture-pane` (what a person would see) and the raw bytes
 /// with `pipe-pane`.
-@Suite(.serialized) struct ProgressLineTerminalTests {
+@Suite(.tags(.nginx), .serialized) struct ProgressLineTerminalTests {
     /// Three URLs fetched one at a time, the second taking two seconds: long enough for the line
     /// to be on screen at "1/3 done" while it waits.
     private func slowList() throws -> String {

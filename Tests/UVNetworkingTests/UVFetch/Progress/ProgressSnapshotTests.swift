@@ -2,7 +2,7 @@ import Testing
 @testable import UVFetchCore
 
 /// `ProgressSnapshot`: the progress line's wording, rate and ETA, without a terminal.
-@Suite struct ProgressSnapshotTests {
+@Suite(.tags(.unit)) struct ProgressSnapshotTests {
     @Test func showsDoneOfTotalRateErrorsAndETA() {
         let snapshot = ProgressSnapshot(done: 41_200, errors: 3, total: 100_000, elapsed: 2)
         #expect(snapshot.rate == 20_600)

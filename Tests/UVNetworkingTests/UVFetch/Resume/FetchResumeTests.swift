@@ -7,7 +7,7 @@ import UVFetchCore
 /// that logs every request: a run stopped anywhere (^C, SIGKILL, a torn line, a full disk) and
 /// resumed leaves every URL exactly one record, and the resumed run fetches only the URLs that
 /// had none.
-@Suite(.serialized) struct FetchResumeTests {
+@Suite(.tags(.namespace), .serialized) struct FetchResumeTests {
     /// A keep-alive server answering "ok\n" after `delay` microseconds, logging targets.
     final class LoggingServer: Sendable {
         /// The targets requested, in the order they arrived.
@@ -292,7 +292,7 @@ import UVFetchCore
 
 /// The progress line of a resumed run counts what is left: its total leaves out the URLs
 /// already recorded.
-@Suite(.serialized) struct FetchResumeProgressTests {
+@Suite(.tags(.childProcess), .serialized) struct FetchResumeProgressTests {
     @Test func theTotalLeavesOutTheURLsAlreadyRecorded() throws {
         let server = try OutputTestServer()
         defer { server.stop() }

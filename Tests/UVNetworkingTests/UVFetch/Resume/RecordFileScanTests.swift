@@ -4,7 +4,7 @@ import Testing
 
 /// The scan behind `--resume`: its verdict must not depend on where its reads cut the lines
 /// (Fuzz/fetch-input checks the same on any bytes).
-@Suite struct RecordFileScanTests {
+@Suite(.tags(.unit)) struct RecordFileScanTests {
     private func scan(_ text: String, chunkSize: Int) throws -> (RecordFileScan.Tail, Int) {
         let url = temporaryFile("scan.jsonl")
         defer { try? FileManager.default.removeItem(at: url) }

@@ -5,7 +5,7 @@ import Testing
 /// `--resume`'s fast path reads the URL off the end of a record line: for every line it takes,
 /// the key is the one a full decoding gives, and it leaves any line it cannot read exactly to
 /// that decoding.
-@Suite struct RecordLineShapeTests {
+@Suite(.tags(.unit)) struct RecordLineShapeTests {
     private func key(of line: String) -> RecordedURLKey? {
         var line = line
         if line.hasSuffix("\n") { line.removeLast() }

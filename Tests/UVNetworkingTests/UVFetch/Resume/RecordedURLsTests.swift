@@ -3,7 +3,7 @@ import Testing
 import UVFetchCore
 
 /// The set `--resume` skips by: a URL is its input bytes, exactly.
-@Suite struct RecordedURLsTests {
+@Suite(.tags(.unit)) struct RecordedURLsTests {
     @Test func aURLIsTakenOnce() {
         let recorded = RecordedURLs()
         #expect(recorded.insert(text: "http://a/1", bytes: nil))

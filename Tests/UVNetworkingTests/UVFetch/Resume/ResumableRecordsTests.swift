@@ -4,7 +4,7 @@ import UVFetchCore
 
 /// `--resume`'s reading of a `--jsonl` file, on real files: the URLs recorded, the torn end a
 /// killed run leaves cut off, anything else refused with the file left as it was.
-@Suite struct ResumableRecordsTests {
+@Suite(.tags(.unit)) struct ResumableRecordsTests {
     /// A record's line as uvfetch writes it.
     static func line(_ url: String, bytes: [UInt8]? = nil, status: Int? = 200) -> String {
         let encoder = JSONEncoder()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVFetchCore
 
-@Suite struct GzipMemberTests {
+@Suite(.tags(.unit)) struct GzipMemberTests {
     @Test func membersInflateOneAfterAnotherToTheirConcatenation() throws {
         let first = Data("first record\r\n".utf8)
         let second = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })

@@ -5,7 +5,7 @@ import UVFetchCore
 /// `uvfetch --warc` as a child process against nginx and httpbin on loopback, its archives read
 /// by warcio (PyPI), a reader no one here wrote: `warcio check` verifies every record's digests,
 /// `warcio index` lists them, and warcio's record parser gives the payloads as stored.
-@Suite(.serialized) struct WARCArchiveTests {
+@Suite(.tags(.namespace), .serialized) struct WARCArchiveTests {
     /// warcio's command, which scripts/install-deps.sh installs; a clear failure when missing.
     static let warcioHint = "warcio is missing: run scripts/install-deps.sh (make test does), which pip-installs it"
 

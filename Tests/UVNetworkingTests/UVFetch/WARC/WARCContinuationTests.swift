@@ -7,7 +7,7 @@ import UVFetchCore
 /// archived exactly when its `--jsonl` record is written (through a full disk, ^C, SIGTERM and a
 /// kill), and a head with bare LFs gets the payload digest warcio recomputes. uvfetch runs as a
 /// child; warcio (PyPI) checks every archive.
-@Suite(.serialized) struct WARCContinuationTests {
+@Suite(.tags(.namespace), .serialized) struct WARCContinuationTests {
     /// A keep-alive server: `/pause...` answers after 200 ms, `/fail...` with 503, `/bare...`
     /// with a head whose lines end in bare LFs and a body holding CRLF CRLF, anything else at
     /// once with "ok".

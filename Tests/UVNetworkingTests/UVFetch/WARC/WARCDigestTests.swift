@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVFetchCore
 
-@Suite struct WARCDigestTests {
+@Suite(.tags(.unit)) struct WARCDigestTests {
     /// RFC 4648 §10's test vectors.
     @Test(arguments: [("", ""), ("f", "MY======"), ("fo", "MZXQ===="), ("foo", "MZXW6==="), ("foob", "MZXW6YQ="),
                       ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI======")])

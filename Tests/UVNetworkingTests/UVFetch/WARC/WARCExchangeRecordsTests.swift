@@ -14,7 +14,7 @@ func makeExchange(url: String = "http://127.0.0.1:8080/a", request: String = "GE
     return exchange
 }
 
-@Suite struct WARCExchangeRecordsTests {
+@Suite(.tags(.loopback)) struct WARCExchangeRecordsTests {
     private func value(_ name: String, in record: WARCRecord) -> String? {
         record.fields.first { $0.name == name }?.value
     }

@@ -1,7 +1,7 @@
 import Testing
 import UVFetchCore
 
-@Suite struct WARCFileNamingTests {
+@Suite(.tags(.unit)) struct WARCFileNamingTests {
     @Test func oneFileIsNamedAsGiven() {
         #expect(WARCFileNaming(path: "out/crawl.warc.gz", isNumbered: false).name(serial: 0) == "out/crawl.warc.gz")
     }
@@ -21,7 +21,7 @@ import UVFetchCore
     }
 }
 
-@Suite struct ByteSizeTests {
+@Suite(.tags(.unit)) struct ByteSizeTests {
     @Test(arguments: [("100", 100), ("64K", 65_536), ("100M", 104_857_600), ("1G", 1 << 30), ("2gib", 2 << 30),
                       ("3MB", 3 << 20), ("1t", 1 << 40)] as [(String, Int64)])
     func sizesWithSuffixes(text: String, bytes: Int64) {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UVFetchCore
 
-@Suite struct WARCRecordTests {
+@Suite(.tags(.unit)) struct WARCRecordTests {
     @Test func serializedRecordHasItsFieldsLengthDigestAndEnd() throws {
         let date = Date(timeIntervalSince1970: 1_700_000_000.25)
         let record = WARCRecord(type: "resource", date: date, fields: [("WARC-Target-URI", "http://example.test/")],

@@ -4,7 +4,7 @@ import Testing
 @testable import UVNetworking
 
 /// The writer on real files, without sockets: members, warcinfo first, rotation.
-@Suite struct WARCWriterTests {
+@Suite(.tags(.unit)) struct WARCWriterTests {
     private func response(bodySize: Int) -> Data {
         Data("HTTP/1.1 200 OK\r\nContent-Length: \(bodySize)\r\n\r\n".utf8) + Data((0..<bodySize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     }
