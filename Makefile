@@ -7,7 +7,7 @@ export LLHTTP_PREFIX
 export PKG_CONFIG_PATH := $(LLHTTP_PREFIX)/lib/pkgconfig:$(PKG_CONFIG_PATH)
 # `make fuzz`: seconds per harness; `make test`: seconds for all the harnesses' smoke together.
 FUZZ_SECONDS ?= 300
-FUZZ_SMOKE_SECONDS ?= 120
+FUZZ_SMOKE_SECONDS ?= 30
 # The replies of curl's own test suite (docs/conformance.md). Not part of this repository: when
 # the folder is there, `make test` runs them too; without it their suite skips itself, saying so.
 CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
@@ -39,11 +39,23 @@ check: deps snippets-check
 # namespaces, PostgreSQL, child processes, the huge transfers), each tier a process, several at
 # once; curl's replies when CURL_REPLIES is there; the DocC catalog without a warning; then a
 # short smoke of every fuzz harness (Fuzz/run.sh --smoke).
+#
+# The tiers wait on sockets and child processes more than they compute, so the DocC archives and
+# the fuzz harnesses (Fuzz/, a package of its own) build beside them; their output is kept in
+# .build/test-logs and shown when they fail.
 test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
-	bash scripts/run-tests.sh
-	$(MAKE) docs
+	@mkdir -p .build/test-logs
+	@bin="$$($(SWIFT) build --show-bin-path)"; \
+	 $(MAKE) --no-print-directory docs > .build/test-logs/docs.log 2>&1 & docs=$$!; \
+	 bash Fuzz/build.sh > .build/test-logs/fuzz-build.log 2>&1 & fuzz=$$!; \
+	 TEST_BINARY="$$bin/UVNetworkingPackageTests.xctest" bash scripts/run-tests.sh; tests=$$?; \
+	 wait $$docs; docs_status=$$?; wait $$fuzz; fuzz_status=$$?; \
+	 echo "make test: docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED)"; \
+	 [ $$docs_status = 0 ] || tail -40 .build/test-logs/docs.log; \
+	 [ $$fuzz_status = 0 ] || tail -40 .build/test-logs/fuzz-build.log; \
+	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ]
 	$(MAKE) fuzz-smoke
 
 # Writes every ```swift block of README.md and of the DocC articles into Examples/DocSnippets

@@ -39,7 +39,9 @@ fi
 jobs=${TEST_JOBS:-3}
 logs=${TEST_LOGS:-.build/test-logs}
 mkdir -p "$logs"
-bin="$(swift build --show-bin-path)/UVNetworkingPackageTests.xctest"
+# TEST_BINARY: the test bundle (default: the debug build's), so that a caller building something
+# else at the same time (make test: the docs) never waits for SwiftPM's lock here.
+bin=${TEST_BINARY:-"$(swift build --show-bin-path)/UVNetworkingPackageTests.xctest"}
 [ -x "$bin" ] || { echo "run-tests: no test binary at $bin (run swift build --build-tests first)" >&2; exit 1; }
 
 # Which tier each test is in: the tests' list with their tags (scripts/test-tiers.py reads it).
@@ -47,6 +49,11 @@ plan=$logs/plan.jsonl
 rm -f "$plan"
 "$bin" --testing-library swift-testing --list-tests --event-stream-output-path "$plan" --event-stream-version 0 > /dev/null 2>&1
 [ -s "$plan" ] || { echo "run-tests: $bin listed no tests" >&2; exit 1; }
+
+# A suite without a tier tag still runs (as "unit"), but make check would then start whatever it
+# needs: say so, so that it gets its tag.
+untagged=$(python3 scripts/test-tiers.py "$plan" --untagged | grep -c . || true)
+[ "$untagged" = 0 ] || echo "run-tests: $untagged test(s) have no tier tag, run as unit: python3 scripts/test-tiers.py $plan --untagged"
 
 # The arguments that select tier $1 (swift-testing filters by test names, not by tags).
 selection() {

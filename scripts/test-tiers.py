@@ -12,6 +12,7 @@ of that tier, else its tests one by one.
 
 Usage: test-tiers.py PLAN TIER     the --filter arguments of TIER, one per line
        test-tiers.py PLAN --counts  how many tests each tier has
+       test-tiers.py PLAN --untagged  the tests with no tier tag (they run as "unit")
        test-tiers.py --tiers        the tiers, in TIERS' order
 """
 
@@ -46,6 +47,20 @@ def ancestors(test_id):
     """The ids of the suites around a test id, outermost first ("M.A", "M.A/B", ...)."""
     parts = name_of(test_id).split("/")
     return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def untagged(nodes):
+    """The names of tests with no tier tag of their own or of a suite around them."""
+    names = []
+    for test_id, (kind, tags) in nodes.items():
+        if kind != "function":
+            continue
+        seen = set(tags)
+        for suite in ancestors(test_id):
+            seen.update(nodes.get(suite, ("suite", []))[1])
+        if not seen & set(TIERS):
+            names.append(name_of(test_id))
+    return sorted(names)
 
 
 def tiers_of(nodes):
@@ -86,6 +101,9 @@ def main():
         return
     nodes = load(sys.argv[1])
     tier_of = tiers_of(nodes)
+    if sys.argv[2] == "--untagged":
+        print("\n".join(untagged(nodes)))
+        return
     if sys.argv[2] == "--counts":
         for tier in TIERS:
             print(tier, sum(1 for t in tier_of.values() if t == tier))

@@ -13,12 +13,12 @@ private func bodyEcho(data: String) -> String {
     return ScriptedResponse.text(json, headers: [("Content-Type", "application/json")])
 }
 
-@Suite(.tags(.nginx)) struct BodyFailure: Error, Equatable {}
+struct BodyFailure: Error, Equatable {}
 
 extension EndToEnd {
     /// Request bodies through UVNetworkingTransport: streamed from their HTTPBody as the
     /// connection takes them.
-    @Suite struct OpenAPITransportRequestBodies {
+    @Suite(.tags(.nginx)) struct OpenAPITransportRequestBodies {
         @Test func aLargeBodyStreamsToHTTPBin() async throws {
             let httpbin = try TestServers.httpbin()
             let harness = ClientHarness()
