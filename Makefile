@@ -41,15 +41,16 @@ check: deps snippets-check
 # short smoke of every fuzz harness (Fuzz/run.sh --smoke).
 #
 # The tiers wait on sockets and child processes more than they compute, so the DocC archives and
-# the fuzz harnesses (Fuzz/, a package of its own) build beside them; their output is kept in
-# .build/test-logs and shown when they fail.
+# the fuzz harnesses (Fuzz/, a package of its own) build beside them, at the lowest priority so
+# that the tests' timeouts never pay for the compiler; their output is kept in .build/test-logs
+# and shown when they fail.
 test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
 	@mkdir -p .build/test-logs
 	@bin="$$($(SWIFT) build --show-bin-path)"; \
-	 $(MAKE) --no-print-directory docs > .build/test-logs/docs.log 2>&1 & docs=$$!; \
-	 bash Fuzz/build.sh > .build/test-logs/fuzz-build.log 2>&1 & fuzz=$$!; \
+	 nice -n 19 $(MAKE) --no-print-directory docs > .build/test-logs/docs.log 2>&1 & docs=$$!; \
+	 nice -n 19 bash Fuzz/build.sh > .build/test-logs/fuzz-build.log 2>&1 & fuzz=$$!; \
 	 TEST_BINARY="$$bin/UVNetworkingPackageTests.xctest" bash scripts/run-tests.sh; tests=$$?; \
 	 wait $$docs; docs_status=$$?; wait $$fuzz; fuzz_status=$$?; \
 	 echo "make test: docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED)"; \
