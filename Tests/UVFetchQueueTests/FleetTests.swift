@@ -140,7 +140,7 @@ final class FleetWebServer {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Up once it answers from a worker host, over the bridge.
-        let up = try waitUntil(timeout: 20) {
+        let up = waitUntil(timeout: 20) {
             (try? network.run(in: .worker(1), ["/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
                                                 "http://\(FleetNetwork.webAddress):\(Self.port)/u/probe"], stdoutOnly: true)) == "200"
         }

@@ -76,7 +76,7 @@ import Testing
             return events.firstHead
         }
         _ = decodeOne(Self.date1)
-        weak var replayed = decodeOne(Self.date2)
+        weak let replayed = decodeOne(Self.date2)
         #expect(replayed != nil, "the decoder keeps the last replayed head after its events are gone")
         let third = decodeOne(Self.date3)
         #expect(third != nil && third === replayed, "the next replay rewrites it rather than allocating")

@@ -57,7 +57,7 @@ import UVFetchCore
         let small = temporaryFile("small.bin"), large = temporaryFile("large.bin")
         defer { for file in [small, large] { try? FileManager.default.removeItem(at: file) } }
         try Data(repeating: 7, count: 1000).write(to: small)
-        let handle = try FileHandle(forWritingTo: { FileManager.default.createFile(atPath: large.path, contents: nil); return large }())
+        let handle = try FileHandle(forWritingTo: { _ = FileManager.default.createFile(atPath: large.path, contents: nil); return large }())
         let chunk = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for _ in 0..<(size >> 20) { try handle.write(contentsOf: chunk) }
         try handle.close()

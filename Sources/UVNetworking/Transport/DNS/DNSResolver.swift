@@ -112,7 +112,10 @@ final class DNSResolver {
         guard inet_aton(host, &address) != 0 else { return nil }
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return nil }
-        return SocketAddress(numericHost: String(cString: text), port: port)
+        // The text up to its NUL, decoded: `String(cString:)` on an array is deprecated.
+        let length = text.firstIndex(of: 0) ?? text.count
+        return SocketAddress(numericHost: String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                             port: port)
     }
 
     /// Fails every look-up in flight and closes the channel, its sockets and timers. Look-ups
