@@ -25,3 +25,21 @@ func using_uvhttp1_in_aharness_1() throws {
         if whole.error == nil { precondition(whole.statuses == bytewise.statuses && whole.body == bytewise.body) }
     }
 }
+
+// Sources/UVHTTP1/UVHTTP1.docc/UsingUVHTTP1InAHarness.md, swift block 2
+func using_uvhttp1_in_aharness_2() throws {
+    func events(of stream: [UInt8], requestWasHEAD: [Bool]) throws -> [ResponseParser.Event] {
+        let parser = ResponseParser()
+        var events: [ResponseParser.Event] = []
+        var start = 0, index = 0
+        try stream.withUnsafeBytes { all in
+            while start < all.count && index < requestWasHEAD.count {
+                parser.expectResponse(toHEAD: requestWasHEAD[index])   // before each response
+                start += try parser.feed(UnsafeRawBufferPointer(rebasing: all[start...])) { events.append($0) }
+                guard parser.isComplete else { break }                 // the stream ended inside it
+                index += 1
+            }
+        }
+        return events
+    }
+}

@@ -26,8 +26,11 @@ public struct HTTP1ParseError: Error, Equatable, Sendable, CustomStringConvertib
 
     /// What went wrong, for code.
     public var kind: Kind
-    /// What went wrong, for people: llhttp's errno name and reason when llhttp found it.
+    /// What went wrong, for people, in plain words (llhttp's reason when llhttp found it).
     public var reason: String
+    /// llhttp's errno name when llhttp found the problem ("HPE_INVALID_HEADER_TOKEN"), for
+    /// matching on in a harness or grouping in logs; nil when one of the parser's own checks did.
+    public var llhttpCode: String?
     /// Where it went wrong: the offset, in the bytes fed to the parser since it was created (only
     /// those it consumed, see `ResponseParser.feed(_:to:)`), of the byte at which the problem was
     /// found; for a problem with a whole head (its framing, a protocol switch, a Content-Length
@@ -35,18 +38,19 @@ public struct HTTP1ParseError: Error, Equatable, Sendable, CustomStringConvertib
     /// stream (`finish`), the stream's length. The same however the stream was split into feeds.
     public var offset: Int
 
-    /// An error of this kind, for this reason, found at `offset`.
-    package init(kind: Kind, reason: String, offset: Int = 0) {
+    /// An error of this kind, for this reason, found at `offset` (by llhttp when `llhttpCode`).
+    package init(kind: Kind, reason: String, offset: Int = 0, llhttpCode: String? = nil) {
         self.kind = kind
         self.reason = reason
         self.offset = offset
+        self.llhttpCode = llhttpCode
     }
 
     /// "kind: reason", for logs.
     public var description: String { "\(kind): \(reason)" }
 
     /// An error of kind `.malformed`.
-    package static func malformed(_ reason: String) -> HTTP1ParseError {
-        HTTP1ParseError(kind: .malformed, reason: reason)
+    package static func malformed(_ reason: String, llhttpCode: String? = nil) -> HTTP1ParseError {
+        HTTP1ParseError(kind: .malformed, reason: reason, llhttpCode: llhttpCode)
     }
 }

@@ -25,18 +25,22 @@ public struct RequestParseError: Error, Equatable, Sendable, CustomStringConvert
 
     /// What went wrong, for code.
     public var kind: Kind
-    /// What went wrong, for people: llhttp's errno name and reason when llhttp found it.
+    /// What went wrong, for people, in plain words (llhttp's reason when llhttp found it).
     public var reason: String
+    /// llhttp's errno name when llhttp found the problem ("HPE_INVALID_METHOD"), for matching
+    /// on in a harness or grouping in logs; nil when one of the parser's own checks did.
+    public var llhttpCode: String?
     /// Where it went wrong: the offset, in the bytes fed to the parser since it was created (only
     /// those it consumed), of the byte at which the problem was found; for an error at the end of
     /// the stream (`finish`), the stream's length. The same however the stream was split.
     public var offset: Int
 
-    /// An error of this kind, for this reason, found at `offset`.
-    package init(kind: Kind, reason: String, offset: Int) {
+    /// An error of this kind, for this reason, found at `offset` (by llhttp when `llhttpCode`).
+    package init(kind: Kind, reason: String, offset: Int, llhttpCode: String? = nil) {
         self.kind = kind
         self.reason = reason
         self.offset = offset
+        self.llhttpCode = llhttpCode
     }
 
     /// "kind at offset: reason", for logs.

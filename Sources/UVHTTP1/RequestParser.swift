@@ -429,8 +429,7 @@ public final class RequestParser {
 
     /// A `.malformed` error from llhttp's errno and reason (which may be NULL).
     package static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>, offset: Int) -> RequestParseError {
-        let name = llhttp_errno_name(code).map { String(cString: $0) } ?? "HPE_\(code.rawValue)"
-        let detail = llhttp_get_error_reason(parser).map { String(cString: $0) } ?? "no reason given"
-        return RequestParseError(kind: .malformed, reason: "\(name): \(detail)", offset: offset)
+        let error = LLHTTPError(code, parser: parser)
+        return RequestParseError(kind: .malformed, reason: error.reason, offset: offset, llhttpCode: error.name)
     }
 }

@@ -22,8 +22,8 @@ extension ResponseParser {
     /// Parses `bytes`, calling `onEvent` with what they complete, in order, and returns how many
     /// were consumed. As `feed(_:to:)`: parsing stops right after the final response's `.end`,
     /// so that the bytes after it (a next response on the same stream) are left to the caller,
-    /// who calls `expectResponse(toHEAD:)` and feeds them again. On throw, `onEvent` has had
-    /// every event before the error.
+    /// who calls `expectResponse(toHEAD:)` and feeds them again; feeding them without that call
+    /// traps (see `feed(_:to:)`). On throw, `onEvent` has had every event before the error.
     @discardableResult
     public func feed(_ bytes: UnsafeRawBufferPointer, onEvent: (Event) -> Void) throws(HTTP1ParseError) -> Int {
         let collector = EventCollector()
@@ -33,20 +33,31 @@ extension ResponseParser {
 
     /// Parses `bytes` to their end and returns the events, in order. Several responses on one
     /// stream are parsed one after another: after an `.end`, the bytes that follow are taken
-    /// as the response to a request that was not HEAD (`expectResponse(toHEAD: false)`). When a
-    /// request was a HEAD, or to see the events before an error, use `feed(_:onEvent:)`, which
-    /// stops at each end.
+    /// as the response to a request that was not HEAD (`expectResponse(toHEAD: false)`), since
+    /// bytes cannot tell: a response to HEAD announces a body it does not send, and read as the
+    /// answer to another request it takes the responses after it as that body. So a stream
+    /// with responses to HEAD goes through `feed(_:onEvent:)`, which stops at each end, with
+    /// `expectResponse(toHEAD:)` before each response; use it too to see the events before an
+    /// error.
+    ///
+    /// Precondition: the parser was armed for a HEAD response (`expectResponse(toHEAD: true)`)
+    /// only if that response is all the stream holds. Bytes left after its end trap rather
+    /// than be read as the answer to a request that was not HEAD, a guess this stream's caller
+    /// has said may be wrong.
     public func feed(_ bytes: [UInt8]) throws(HTTP1ParseError) -> [Event] {
         var events: [Event] = []
         let outcome: Result<Void, HTTP1ParseError> = bytes.withUnsafeBytes { raw in
             var start = 0
             while start < raw.count {
+                if isComplete {
+                    precondition(!toHEAD, "ResponseParser.feed([UInt8]): bytes after a response to HEAD; feed a stream with responses to HEAD through feed(_:onEvent:), calling expectResponse(toHEAD:) before each response")
+                    expectResponse(toHEAD: false)
+                }
                 do throws(HTTP1ParseError) {
                     start += try feed(UnsafeRawBufferPointer(rebasing: raw[start...])) { events.append($0) }
                 } catch {
                     return .failure(error)
                 }
-                if isComplete && start < raw.count { expectResponse(toHEAD: false) }
             }
             return .success(())
         }

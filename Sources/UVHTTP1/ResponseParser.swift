@@ -41,7 +41,8 @@ import CLLHTTP
 //   final response decoding stops, so bytes of a following message are never consumed.
 //
 // Rules kept
-// - Once complete, nothing more is consumed or emitted until `expectResponse`.
+// - Once complete, nothing more is consumed or emitted until `expectResponse`: a non-empty feed
+//   before it traps (the caller's mistake, which would otherwise spin a feeding loop).
 // - Once an error is thrown, the decoder is dead: every later `feed`/`finish` throws the same error
 //   and emits nothing.
 // - Nothing is buffered beyond the limits: a head or trailer section stops at maxHeaderBytes raw
@@ -239,10 +240,18 @@ public final class ResponseParser {
     /// end; bytes left over belong to no request (the caller then must not reuse the connection).
     /// On throw, `consumer` has had what was decoded before the error and the decoder is dead
     /// (every later call throws the same error).
+    ///
+    /// Precondition: once the response has ended (`isComplete`), bytes are fed only after
+    /// `expectResponse(toHEAD:)` armed the parser for the next response; feeding them before
+    /// traps, naming that call. (It would consume nothing and report nothing, and a loop that
+    /// feeds until every byte is consumed would never end. A trap, not a thrown error: thrown
+    /// errors always mean the input broke the protocol, and this is the caller's order of calls.)
+    /// An empty feed is always allowed and consumes nothing.
     public func feed(_ bytes: UnsafeRawBufferPointer, to consumer: any ResponseParserConsumer) throws(HTTP1ParseError) -> Int {
         precondition(!executing, "ResponseParser is not re-entrant")
         if let failure { throw failure }
-        guard !completed, !bytes.isEmpty else { return 0 }
+        guard !bytes.isEmpty else { return 0 }
+        precondition(!completed, "ResponseParser.feed after the response's end: call expectResponse(toHEAD:) before feeding the next response's bytes")
         receivedBytes = true
         executing = true
         self.consumer = consumer
@@ -468,9 +477,8 @@ public final class ResponseParser {
 
     /// Builds a `.malformed` error from llhttp's errno and reason (which may be NULL).
     package static func llhttpError(_ code: llhttp_errno_t, parser: UnsafePointer<llhttp_t>) -> HTTP1ParseError {
-        let name = llhttp_errno_name(code).map { String(cString: $0) } ?? "HPE_\(code.rawValue)"
-        let detail = llhttp_get_error_reason(parser).map { String(cString: $0) } ?? "no reason given"
-        return .malformed("\(name): \(detail)")
+        let error = LLHTTPError(code, parser: parser)
+        return .malformed(error.reason, llhttpCode: error.name)
     }
 }
 

@@ -269,8 +269,9 @@ private func parseResponse(_ bytes: [UInt8], bounds: [Int], toHEAD: Bool) -> Par
     }
     do throws(HTTP1ParseError) {
         var start = 0
+        // Not past the end: bytes after it are left over (reported below), never fed again.
         for end in bounds {
-            while start < end {
+            while start < end && !parser.isComplete {
                 let consumed = try bytes.withUnsafeBytes { raw -> Result<Int, HTTP1ParseError> in
                     do throws(HTTP1ParseError) {
                         return .success(try parser.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]), onEvent: record))

@@ -24,8 +24,9 @@
 // Invariants (a violation traps with a message):
 // - Each response's events follow `informational* head body* end`; bodies are never empty; `.end`
 //   is the last event of its feed and leaves isComplete true; keepAlive is false before `.end`.
-// - Exactly one terminal outcome per response: after `.end`, feed consumes nothing and emits
-//   nothing; after a throw, feed and finish throw the same error and emit nothing.
+// - Exactly one terminal outcome per response: after `.end`, an empty feed consumes and emits
+//   nothing (a non-empty one traps until the decoder is re-armed); after a throw, feed and finish
+//   throw the same error and emit nothing.
 // - feed consumes every byte unless the response completed during that call.
 // - closedBeforeResponse exactly when no byte of the response was fed.
 // - Limits: a response's body events total at most maxBodyBytes; each head (and the trailers) is
@@ -191,10 +192,11 @@ private func decodeStream(_ stream: [UInt8], bounds: [Int], options: FuzzOptions
                     invariant(start == end, "an incomplete response left bytes unconsumed")
                     break
                 }
-                // Complete: nothing more is taken or emitted until the decoder is re-armed.
+                // Complete: an empty feed takes and emits nothing (a non-empty one before the
+                // decoder is re-armed traps, the caller's mistake).
                 var after: [ResponseEvent] = []
-                let more = try? decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &after)
-                invariant(more == 0 && after.isEmpty, "the decoder went on after the end")
+                let more = try? decoder.feed(UnsafeRawBufferPointer(rebasing: all[start..<start]), into: &after)
+                invariant(more == 0 && after.isEmpty && decoder.isComplete, "the decoder went on after the end")
                 record.outcome = .complete(keepAlive: decoder.keepAlive, endOffset: start)
                 records.append(record)
                 if !decoder.keepAlive || records.count == 8 { return records }
