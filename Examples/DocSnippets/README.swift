@@ -266,8 +266,8 @@ func readme_17() throws {
 
     var policy = SecurityPolicy(pinningMode: .publicKey)
     policy.pinnedPublicKeyHashes = ["hY6ZBo1w2s0f3wxXJ+0Di7Vl9bJzbqaT4d4jFz5YJ9M="]      // base64 SHA-256 of the SPKI
-    try manager.setSecurityPolicy(policy)                        // throws: pinning needs an https baseURL
-    manager.setSecurityPolicy(.default, forHost: "cdn.example.com")    // per-host policies
+    try manager.setSecurityPolicy(policy)                        // throws: pinning needs an https baseURL and a pin
+    try manager.setSecurityPolicy(.default, forHost: "cdn.example.com")    // per-host policies
     _ = configuration
     _ = manager
     _ = policy

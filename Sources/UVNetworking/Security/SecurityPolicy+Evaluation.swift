@@ -57,7 +57,8 @@ extension SecurityPolicy {
 
         if !allowInvalidCertificates {
             if let failure = verification.failure {
-                return .refused(failure.reason, chain: verification.chain)
+                return .refused(untrustedChainReason(failure.reason, leaf: leaf, untrusted: untrusted, sent: trust.certificates),
+                                chain: verification.chain)
             }
             if let hostMismatch { return .refused(hostMismatch, chain: verification.chain) }
         }
@@ -98,5 +99,32 @@ extension SecurityPolicy {
             }
             return .trusted(verification.chain)
         }
+    }
+
+    /// Why a chain that does not verify against the session's anchors is refused: OpenSSL's
+    /// reason, and, when the policy pins, whether a pin matched all the same. A pin that matched
+    /// a self-signed or privately issued chain is the usual mistake (AFNetworking users met it
+    /// too): a pin narrows trust and never replaces it, so the reason names the settings that do.
+    private func untrustedChainReason(_ reason: String, leaf: Certificate, untrusted: [Certificate],
+                                      sent: [Certificate]) -> String {
+        let matched: String?
+        switch pinningMode {
+        case .none:
+            return reason
+        case .certificate:
+            let pinned = pins.certificates.isEmpty ? nil
+                : ChainVerification(leaf: leaf, untrusted: untrusted, anchors: pins.store, anchorsMayBeIntermediates: true)
+            matched = pinned?.failure == nil && pinned.map { $0.chain.contains(where: pins.certificates.contains) } == true
+                ? "the pinned certificate matched" : nil
+        case .publicKey:
+            let keyed = sent.contains { pinnedPublicKeyHashes.contains($0.publicKeySHA256) || pins.publicKeyHashes.contains($0.publicKeySHA256) }
+            matched = keyed ? "a pinned public key matched" : nil
+        }
+        guard let matched else {
+            return "the chain is not trusted: \(reason); no pin matched it either"
+        }
+        return "\(matched), but the chain is not trusted: \(reason). A pin narrows trust, it does not replace it: "
+            + "add the chain's CA to SessionConfiguration.tls.additionalTrustedCAFiles, or set "
+            + "SecurityPolicy.allowInvalidCertificates to trust this server by its pin alone"
     }
 }

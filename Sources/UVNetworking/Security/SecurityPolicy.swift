@@ -59,6 +59,24 @@ public struct SecurityPolicy: Sendable, Hashable {
         pinningMode != .none && !(pinnedCertificates.isEmpty && pinnedPublicKeyHashes.isEmpty)
     }
 
+    /// Why a session refuses this policy: a pinning mode with nothing pinned for it
+    /// (`.certificate` without `pinnedCertificates`; `.publicKey` without certificates or key
+    /// hashes), which would refuse every server. nil when the policy is usable.
+    var missingPinsReason: String? {
+        switch pinningMode {
+        case .none:
+            return nil
+        case .certificate where pinnedCertificates.isEmpty:
+            return "pinning mode .certificate with no pinnedCertificates would refuse every server: pin a "
+                + "certificate (SecurityPolicy.certificates(inDirectory:) loads a folder of them), or use .none"
+        case .publicKey where pinnedCertificates.isEmpty && pinnedPublicKeyHashes.isEmpty:
+            return "pinning mode .publicKey with no pinnedCertificates and no pinnedPublicKeyHashes would refuse "
+                + "every server: pin a certificate or a key hash, or use .none"
+        case .certificate, .publicKey:
+            return nil
+        }
+    }
+
     /// Every certificate in a directory's `.cer`, `.der`, `.crt` and `.pem` files, for
     /// `pinnedCertificates`; see `Certificate.certificates(inDirectory:)`.
     public static func certificates(inDirectory path: String) -> Set<Certificate> {

@@ -7,7 +7,11 @@ extension SessionManager {
     }
 
     /// Sets the policy for one host (case-insensitive; nil removes it, so the default applies).
-    public func setSecurityPolicy(_ policy: SecurityPolicy?, forHost host: String) {
+    ///
+    /// Throws `.invalidCertificate`, keeping the host's old policy, for a pinning mode with
+    /// nothing pinned for it, as `setSecurityPolicy(_:)` does.
+    public func setSecurityPolicy(_ policy: SecurityPolicy?, forHost host: String) throws(NetworkingError) {
+        if let policy { try Self.refuseMissingPins(policy) }
         security.withLock {
             $0.hostPolicies[host.lowercased()] = policy
             $0.policiesChanged()
@@ -17,6 +21,11 @@ extension SessionManager {
     /// The policy requests to `host` are evaluated with.
     public func securityPolicy(forHost host: String) -> SecurityPolicy {
         security.withLock { $0.policy(forHost: host) }
+    }
+
+    /// Throws when `policy` pins in a mode with nothing pinned for it (`missingPinsReason`).
+    static func refuseMissingPins(_ policy: SecurityPolicy) throws(NetworkingError) {
+        if let reason = policy.missingPinsReason { throw NetworkingError(.invalidCertificate, reason) }
     }
 
     /// The binding for an https request to `host` (called when a task is made).

@@ -167,9 +167,14 @@ public class SessionManager: @unchecked Sendable {
     /// Replaces the default policy (AFNetworking's `securityPolicy` setter). Connections opened
     /// under the old policy are not reused for new requests.
     ///
-    /// `HTTPSessionManager` throws when the policy pins and its base URL is not https.
+    /// Throws `.invalidCertificate`, keeping the old policy, when the policy has a pinning mode
+    /// but nothing pinned for it (no certificate in `.certificate` mode; no certificate and no
+    /// key hash in `.publicKey` mode): such a policy would refuse every server, as AFNetworking's
+    /// does when its bundle holds no certificate, and a directory that held none is the usual
+    /// cause. `HTTPSessionManager` also throws when the policy pins and its base URL is not https.
     // In the class body, not the extension, so that HTTPSessionManager can refine it.
     public func setSecurityPolicy(_ policy: SecurityPolicy) throws(NetworkingError) {
+        try Self.refuseMissingPins(policy)
         security.withLock {
             $0.defaultPolicy = policy
             $0.policiesChanged()

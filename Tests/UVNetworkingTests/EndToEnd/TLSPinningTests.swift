@@ -86,10 +86,10 @@ extension EndToEnd {
             defer { harness.finish() }
             try harness.manager.setSecurityPolicy(policy(.certificate, [nginx.extraCertificate]))
             #expect(harness.fetch(nginx.url(.valid)).code == .serverCertificateUntrusted)
-            harness.manager.setSecurityPolicy(policy(.certificate, [nginx.pki.root]), forHost: "LOCALHOST")
+            try harness.manager.setSecurityPolicy(policy(.certificate, [nginx.pki.root]), forHost: "LOCALHOST")
             #expect(harness.fetch(nginx.url(.valid)).status == 200)
             #expect(harness.fetch(nginx.url(.valid, host: "127.0.0.1")).code == .serverCertificateUntrusted)
-            harness.manager.setSecurityPolicy(nil, forHost: "localhost")
+            try harness.manager.setSecurityPolicy(nil, forHost: "localhost")
             #expect(harness.fetch(nginx.url(.valid)).code == .serverCertificateUntrusted)
         }
 
@@ -137,6 +137,30 @@ extension EndToEnd {
             #expect(spaces.first?.serverTrust?.certificates.count == 1)
             // The handler (and the evaluation with it) runs on a worker, never the loop thread.
             #expect(askedOnTheLoop.withLock { $0 } == false)
+        }
+
+        /// A correct pin on the self-signed site: the error says the pin matched and names the
+        /// settings that let the chain through; each of them does.
+        @Test func aMatchingPinOnSelfSignedNamesTheWayOutAndEachWayWorks() throws {
+            let selfSignedPath = nginx.directory + "/selfSigned.pem"
+            let selfSigned = try Certificate(pemData: Data(contentsOf: URL(fileURLWithPath: selfSignedPath)))
+            for mode in [SecurityPolicy.PinningMode.certificate, .publicKey] {
+                let pinned = SecurityPolicy(pinningMode: mode, pinnedCertificates: [selfSigned])
+                let outcome = try fetch(.selfSigned, with: pinned)
+                #expect(outcome.code == .serverCertificateUntrusted, "\(mode)")
+                let detail = (outcome.error as? NetworkingError)?.detail ?? ""
+                #expect(detail.contains("matched, but the chain is not trusted"), "\(mode): \(detail)")
+                #expect(detail.contains("additionalTrustedCAFiles") && detail.contains("allowInvalidCertificates"), "\(detail)")
+                // The certificate as a trusted CA file: the same pinned policy passes.
+                let trusted = tlsHarness { $0.tls.additionalTrustedCAFiles.append(selfSignedPath) }
+                try trusted.manager.setSecurityPolicy(pinned)
+                #expect(trusted.fetch(nginx.url(.selfSigned)).status == 200, "\(mode)")
+                trusted.finish()
+                // Or trusted by the pin alone.
+                var byPin = pinned
+                byPin.allowInvalidCertificates = true
+                #expect(try fetch(.selfSigned, with: byPin).status == 200, "\(mode)")
+            }
         }
 
         @Test func pinningPolicyNeedsAnHTTPSBaseURL() throws {

@@ -118,7 +118,7 @@ import Testing
         let second = try prepare(request, manager)
         #expect(second !== first)
         #expect(second.security !== first.security && second.origin.securityID != first.origin.securityID)
-        manager.setSecurityPolicy(SecurityPolicy.default, forHost: "h.test")
+        try manager.setSecurityPolicy(SecurityPolicy.default, forHost: "h.test")
         #expect(try prepare(request, manager) !== second)
     }
 
