@@ -4,7 +4,7 @@
 import Foundation
 import UVNetworking
 
-// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 4
+// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 5
 struct Origin: Decodable, Sendable {
     let origin: String    // httpbin's /ip answers {"origin": "127.0.0.1"}
 }
@@ -56,8 +56,18 @@ func getting_started_3() async throws {
     _ = response
 }
 
-// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 5
-func getting_started_5() async throws {
+// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 4
+func getting_started_4() async throws {
+    let manager = SessionManager()
+    let page = try await manager.data(for: Request(url: URL(string: "http://127.0.0.1:8080/html")!),
+                                      responseSerializer: HTTPResponseSerializer())   // any body, status checked
+    print(page.statusCode, page.data.count)    // `value` is the body as it came, as `Data`
+    _ = manager
+    _ = page
+}
+
+// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 6
+func getting_started_6() async throws {
     let api = HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:8080/"))
     let ip = try await api.get("ip", as: Origin.self)    // decoded on the worker pool
     print(ip.origin)
@@ -65,8 +75,8 @@ func getting_started_5() async throws {
     _ = ip
 }
 
-// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 6
-func getting_started_6() {
+// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 7
+func getting_started_7() {
     let manager = SessionManager()
     manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:8080/status/404")!)) { _, _, error in
         guard let error = error as? NetworkingError else { return }
@@ -82,8 +92,8 @@ func getting_started_6() {
     _ = manager
 }
 
-// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 7
-func getting_started_7() async {
+// Sources/UVNetworking/UVNetworking.docc/GettingStarted.md, swift block 8
+func getting_started_8() async {
     let manager = SessionManager()
     await manager.shutdown()    // takes no new tasks, waits for running ones, closes connections
     _ = manager

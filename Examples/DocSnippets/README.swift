@@ -88,6 +88,8 @@ func readme_5() async throws {
     let api = HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:8080/"))
     let response = try await api.get("get", parameters: ["q": "1"])    // DataResponse
     print(response.statusCode, response.value ?? "no body", response.data.count)
+    let page = try await api.get("html", responseSerializer: HTTPResponseSerializer())  // any body, this call
+    print(page.data.count)
     let user = try await api.get("users/1", as: User.self)            // decoded on the worker pool
     print(user.name)
 
@@ -97,6 +99,7 @@ func readme_5() async throws {
     print(head.status, received)
     _ = api
     _ = response
+    _ = page
     _ = user
     _ = received
 }

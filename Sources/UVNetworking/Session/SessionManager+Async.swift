@@ -16,12 +16,20 @@ import HTTPTypes
 /// for a connection, sending, receiving, or not started yet. The request completes exactly once:
 /// if it had already finished when the cancellation arrived, its result is returned.
 extension SessionManager {
-    /// Runs `request` and returns the response, its body and the object `responseSerializer`
+    /// Runs `request` and returns the response, its body and the object a response serializer
     /// made from them.
-    public func data(for request: Request) async throws -> DataResponse {
-        try await run(request) { response, data, serializer, metrics in
-            DataResponse(response: response, data: data, value: try serializer.responseObject(for: response, data: data),
-                         metrics: metrics)
+    ///
+    /// `responseSerializer` serializes this call's response; nil (the default) uses the
+    /// session's `responseSerializer`, which is `JSONResponseSerializer` unless changed. That
+    /// one throws `.unacceptableContentType` for a non-empty body whose Content-Type is not
+    /// JSON, and `.serializationFailed` for a JSON type whose body does not parse; for
+    /// another kind of body pass `HTTPResponseSerializer()` (status checked, the body as it came,
+    /// as `Data`), or any serializer, for this call alone.
+    public func data(for request: Request, responseSerializer: (any ResponseSerializer)? = nil) async throws -> DataResponse {
+        try await run(request) { response, data, sessionSerializer, metrics in
+            let serializer = responseSerializer ?? sessionSerializer
+            return DataResponse(response: response, data: data, value: try serializer.responseObject(for: response, data: data),
+                                metrics: metrics)
         }
     }
 
