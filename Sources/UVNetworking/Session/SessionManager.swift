@@ -490,9 +490,15 @@ public class SessionManager: @unchecked Sendable {
         }
     }
 
-    /// Open or opening connections of the current session, on all its loops; asks each loop and
-    /// waits. For tests and benchmarks (`@_spi(Testing) import UVNetworking`).
-    @_spi(Testing)
+    /// How many connections the session holds on all its loops: open ones, idle or busy, and
+    /// those still connecting (TCP connect, TLS handshake). 0 once `shutdown()` has returned or
+    /// every connection was closed for idleness: what a service checks to see its drain done.
+    ///
+    /// Threads: call it from any thread but the session's loop threads, where it traps (it would
+    /// wait on itself). Cost: one job on each loop, and the calling thread blocks until every
+    /// loop has run it (microseconds when the loops are idle, up to one loop iteration when they
+    /// are busy). Meant for health checks, drains and diagnostics, not for each request; from
+    /// async code it holds its thread for that wait.
     public var openConnectionCount: Int {
         openConnectionCounts.reduce(0, +)
     }
