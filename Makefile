@@ -59,7 +59,7 @@ test: deps snippets-check
 	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ]
 	$(MAKE) fuzz-smoke
 
-# Writes every ```swift block of README.md and of the DocC articles into Examples/DocSnippets
+# Writes every ```swift block of README.md, of the DocC articles and of docs/*.md into Examples/DocSnippets
 # (one function per block), so that `swift build` compiles them. Run it after changing a block.
 snippets:
 	python3 scripts/extract-snippets.py

@@ -179,6 +179,8 @@ let package = Package(
                 "UVNetworking", "UVHTTP1", "UVNetworkingServiceLifecycle",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // docs/tracing.md's blocks.
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Examples/DocSnippets"
         ),

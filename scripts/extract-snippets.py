@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns every ```swift block of the README and the DocC articles (of every module) into code the build compiles.
+"""Turns every ```swift block of the README, the DocC articles (of every module) and docs/*.md into code the build compiles.
 
 Each document becomes one file of the DocSnippets target (Examples/DocSnippets), so a code block
 that stops compiling fails `swift build`. A block becomes the body of a function of its own,
@@ -20,6 +20,7 @@ DocC show none of them):
     <!-- snippet-prelude
     let request = Request(url: URL(string: "http://127.0.0.1:8080/get")!)
     -->                             lines compiled before the block, in its function, never shown
+                                    (its `import` lines go to the top of the file)
 
 Usage: extract-snippets.py           write the generated files
        extract-snippets.py --check   exit 1, naming them, when a generated file is not up to date
@@ -28,6 +29,7 @@ Usage: extract-snippets.py           write the generated files
 import pathlib
 import re
 import sys
+import textwrap
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "Examples" / "DocSnippets"
@@ -55,8 +57,18 @@ def documents():
     """(markdown path, function prefix, generated file name), in a stable order."""
     yield ROOT / "README.md", "readme", "README.swift"
     for path in sorted(p for catalog in CATALOGS for p in catalog.glob("*.md")):
-        prefix = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", path.stem).lower().replace("-", "_")
-        yield path, prefix, path.stem + ".swift"
+        yield path, prefix_of(path.stem), path.stem + ".swift"
+    # docs/ names its files in lower case with hyphens ("migrating-from-afnetworking"), so that
+    # no generated name clashes with a DocC article's ("MigratingFromAFNetworking"), they get a
+    # prefix of their own.
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        stem = "Docs" + "".join(part[:1].upper() + part[1:] for part in path.stem.split("-"))
+        yield path, "docs_" + prefix_of(path.stem), stem + ".swift"
+
+
+def prefix_of(stem):
+    """A function prefix from a file's stem: "GettingStarted" and "getting-started" give "getting_started"."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower().replace("-", "_")
 
 
 def comments_before(lines, index):
@@ -79,7 +91,9 @@ def comments_before(lines, index):
         elif start:
             body = [start.group(1)] + comment[1:]
             body[-1] = body[-1].rsplit("-->", 1)[0]
-            prelude = [l.rstrip() for l in body if l.strip()] + prelude
+            # Dedented as the block is: a prelude of a block inside a list item is indented too.
+            body = textwrap.dedent("\n".join(l.rstrip() for l in body if l.strip())).split("\n")
+            prelude = [l for l in body if l.strip()] + prelude
         else:
             break
         i -= 1
@@ -116,13 +130,16 @@ def render(path, prefix, blocks):
         if "skip" in block.options:
             continue
         number += 1
-        body = []
-        for line in block.code:
-            if IMPORT.match(line):
-                if line.strip() not in imports:
-                    imports.append(line.strip())
-            else:
-                body.append(line)
+        body, prelude = [], []
+        # A prelude's imports go to the top of the file like the block's: a block that shows no
+        # import of its own (one of several in a document) still compiles with what it needs.
+        for target, lines in ((prelude, block.prelude), (body, block.code)):
+            for line in lines:
+                if IMPORT.match(line):
+                    if line.strip() not in imports:
+                        imports.append(line.strip())
+                else:
+                    target.append(line)
         while body and not body[0].strip():
             body.pop(0)
         while body and not body[-1].strip():
@@ -130,13 +147,13 @@ def render(path, prefix, blocks):
         # No line numbers: prose edits above a block must not make the generated files stale.
         where = f"// {source}, swift block {number}"
         if "top-level" in block.options:
-            top.append([where] + block.prelude + body)
+            top.append([where] + prelude + body)
         elif "continues" in block.options and functions:
-            functions[-1][0].extend(["", "    " + where] + indented(block.prelude + body))
-            functions[-1][1].extend(declared(block.prelude + body))
+            functions[-1][0].extend(["", "    " + where] + indented(prelude + body))
+            functions[-1][1].extend(declared(prelude + body))
         else:
             functions.append(([f"{where}", f"func {prefix}_{number}() {{"]
-                              + indented(block.prelude + body), declared(block.prelude + body)))
+                              + indented(prelude + body), declared(prelude + body)))
     out = [
         f"// Generated from {source} by scripts/extract-snippets.py: do not edit.",
         "// Change the document's code block, then run `make snippets`.",
