@@ -3,7 +3,7 @@ import UVHTTP1
 
 /// llhttp's errno as a field of the parse errors, and their reasons in plain words: a field
 /// value with a NUL, which llhttp refuses, in a response and in a request.
-@Suite struct LLHTTPErrorTests {
+@Suite(.tags(.unit)) struct LLHTTPErrorTests {
     private func expectCodeApart(_ code: String?, reason: String) {
         #expect(code == "HPE_INVALID_HEADER_TOKEN")
         #expect(!reason.contains("HPE_") && reason.first?.isLowercase == true, "\(reason)")

@@ -3,7 +3,7 @@ import UVHTTP1
 
 /// The orders of calls that would leave a harness loop spinning or read a stream wrongly, which
 /// trap with a message instead, and their neighbours that stay legal. Public surface only.
-@Suite struct ResponseParserMisuseTests {
+@Suite(.tags(.childProcess)) struct ResponseParserMisuseTests {
     static let one = Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na".utf8)
     static let two = Array("HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nb".utf8)
 

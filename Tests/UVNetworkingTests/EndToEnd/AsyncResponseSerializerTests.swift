@@ -5,7 +5,7 @@ import Testing
 extension EndToEnd {
     /// The per-call `responseSerializer` of `data(for:)` and the async verbs: a text endpoint read
     /// through a session whose serializer is JSON's.
-    @Suite struct AsyncResponseSerializer {
+    @Suite(.tags(.loopback)) struct AsyncResponseSerializer {
         /// A serializer that makes the body's text the value, to tell which serializer ran.
         struct TextSerializer: ResponseSerializer {
             func responseObject(for response: HTTPResponse, data: Data?) throws -> Any? {

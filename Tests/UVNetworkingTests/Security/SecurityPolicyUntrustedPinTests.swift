@@ -4,7 +4,7 @@ import Testing
 
 /// The reason given when a pinned chain is refused because the session's anchors do not trust
 /// it: whether the pin matched, and the settings that would let it through.
-@Suite struct SecurityPolicyUntrustedPinTests {
+@Suite(.tags(.unit)) struct SecurityPolicyUntrustedPinTests {
     /// A self-signed certificate for localhost, trusted by no anchor of the standard PKI.
     let selfSigned = TestPKI.makeSelfSigned(dnsNames: ["localhost"])
     let pki = TestPKI.standard

@@ -5,7 +5,7 @@ import Testing
 import UVNetworking
 
 /// `SessionManager.openConnectionCount`: what it counts, through the public API alone.
-@Suite struct SessionOpenConnectionCountTests {
+@Suite(.tags(.loopback)) struct SessionOpenConnectionCountTests {
     @Test func countsTheKeptConnectionThenZeroOnceShutDown() async throws {
         let server = try ScriptedServer { connection in
             try connection.serveKeepAlive { _ in ScriptedResponse.text("ok") }

@@ -4,7 +4,7 @@ import Testing
 
 /// `setSecurityPolicy` refuses a pinning mode with nothing pinned for it, which would refuse
 /// every server, and keeps the policy it had.
-@Suite struct SessionSecurityPolicyRefusalTests {
+@Suite(.tags(.loopback)) struct SessionSecurityPolicyRefusalTests {
     let pinned = TestPKI.standard.leaf.certificate
 
     private func refusal(_ set: () throws(NetworkingError) -> Void) -> NetworkingError? {

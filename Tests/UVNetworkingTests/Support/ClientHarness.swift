@@ -65,6 +65,20 @@ final class ClientHarness: @unchecked Sendable {
 
     private static func warmUpDispatch() { _ = warmUp }
 
+    /// A loop opens a descriptor of its own on its first connection (and keeps it until it shuts
+    /// down): one refused connection makes it before the test starts, so that a test's own
+    /// descriptor baseline sees the loop as it would see the long-lived shared one.
+    private static func warmUp(_ loop: EventLoop) {
+        let done = DispatchSemaphore(value: 0)
+        let manager = SessionManager(loop: loop)
+        manager.completionQueue = DispatchQueue(label: "uvnetworking.tests.harness.warmup")
+        manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:1/")!), completionHandler: { _, _, _ in
+            done.signal()
+        }).resume()
+        _ = done.wait(timeout: .now() + 5)
+        manager.invalidateSessionCancelingTasks(true, resetSession: false)
+    }
+
     /// A session made by `makeManager` (by default a `SessionManager` on the harness's own loop)
     /// from a configuration that `configure` adjusts.
     init(_ configure: (inout SessionConfiguration) -> Void = { _ in },
@@ -83,6 +97,7 @@ final class ClientHarness: @unchecked Sendable {
         } catch {
             fatalError("a test harness could not start its event loop: \(error)")
         }
+        Self.warmUp(loop)
         baselineLoopHandles = loop.openHandleCountFromOutside()
         var configuration = SessionConfiguration()
         configure(&configuration)
