@@ -77,7 +77,10 @@ public final class FetchRunner: Sendable {
     private let warc: WARCWriter?
     private let diagnostics: @Sendable (String) -> Void
     private let statistics = Mutex(FetchStatistics())
-    private let metrics = Mutex([Int: TaskMetrics]())
+    /// The metrics of the task whose completion handler runs next: the session calls the metrics
+    /// hook and then the handler in one block on the completion queue, so one slot carries them
+    /// (a table keyed by task hashed twice per URL).
+    private let handedMetrics = Mutex<(task: Int, metrics: TaskMetrics)?>(nil)
     private let queue = DispatchQueue(label: "uvfetch.completions")
     /// Entries the run will have in all, for the progress line; -1 while unknown.
     private let expectedTotal = Atomic<Int>(-1)
@@ -354,7 +357,7 @@ public final class FetchRunner: Sendable {
         // summary does not need and a 100,000-request run should not pay for.
         if writer != nil || settings.buildsRecords {
             manager.taskDidFinishCollectingMetrics = { [self] task, taskMetrics in
-                metrics.withLock { $0[task.taskIdentifier] = taskMetrics }
+                handedMetrics.withLock { $0 = (task.taskIdentifier, taskMetrics) }
             }
         }
         return manager
@@ -426,8 +429,11 @@ public final class FetchRunner: Sendable {
     /// A try of `attempt` ended with `outcome` (on the queue): retried, or recorded and done.
     private func completed(_ outcome: Attempt, of attempt: AttemptContext, task: SessionTask?) {
         let run = attempt.run
-        // Only JSON Lines runs measure tasks (`makeManager`): no table to look into otherwise.
-        let taskMetrics = writer == nil && !settings.buildsRecords ? nil : metrics.withLock { $0.removeValue(forKey: task?.taskIdentifier ?? -1) }
+        // Only JSON Lines runs measure tasks (`makeManager`): no slot to look into otherwise.
+        let taskMetrics = writer == nil && !settings.buildsRecords ? nil : handedMetrics.withLock { slot -> TaskMetrics? in
+            defer { slot = nil }
+            return slot?.task == task?.taskIdentifier ? slot?.metrics : nil
+        }
         if stopping.load(ordering: .acquiring) {
             Self.dropBody(outcome)
             holdUntilStopped(run.done)
@@ -488,7 +494,7 @@ public final class FetchRunner: Sendable {
             let failureKind = error.map(FetchRecord.Failure.kind(of:))
             statistics.withLock { $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total) }
             if warc != nil {
-                lines.addURL(record: nil, exchanges: fetch.exchanges)
+                lines.addURL(nil, exchanges: fetch.exchanges)
                 linesAdded()
             }
             return
@@ -503,7 +509,7 @@ public final class FetchRunner: Sendable {
         // With an archive, `lines` tells `onRecord` once the URL's exchanges are in it.
         if !lines.deliversRecords { settings.onRecord?(record) }
         // The record and the URL's exchanges go out together, or neither does.
-        lines.addURL(record: writer.flatMap { $0.line(for: record) }, exchanges: fetch.exchanges, delivering: record)
+        lines.addURL(record, exchanges: fetch.exchanges)
         if settings.printsLines {
             let statusText = record.status.map(String.init) ?? "-"
             let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")

@@ -17,7 +17,8 @@ import UVNetworking
 ///
 /// Touched only on the runner's completion queue.
 final class PendingLines: @unchecked Sendable {
-    // @unchecked: confined to the completion queue.
+    // @unchecked: confined to the completion queue, which is also why its buffers skip the
+    // runtime's exclusivity checks (two per URL otherwise).
 
     /// Where records go, if anywhere.
     private let records: LineOutput?
@@ -25,13 +26,16 @@ final class PendingLines: @unchecked Sendable {
     private let archive: WARCWriter?
     /// Told of each URL's record once its exchanges are archived (`FetchRunner.Settings.onRecord`).
     private let onRecord: (@Sendable (FetchRecord) -> Void)?
-    private var recordBytes: [UInt8] = []
+    private let encoder = RecordEncoder()
+    /// The records' lines, encoded straight into this buffer, which keeps its capacity from one
+    /// flush to the next: no allocation per line.
+    @exclusivity(unchecked) private var recordBytes: [UInt8] = []
     /// Per URL with a record or exchanges: where its line ends in `recordBytes` (where the one
     /// before ended, when it has none), its exchanges, and its record for `onRecord`.
-    private var urls: [(lineEnd: Int, exchanges: [WireExchange], record: FetchRecord?)] = []
-    private var standardBytes: [UInt8] = []
+    @exclusivity(unchecked) private var urls: [(lineEnd: Int, exchanges: [WireExchange], record: FetchRecord?)] = []
+    @exclusivity(unchecked) private var standardBytes: [UInt8] = []
     /// A flush is queued behind the batch being handled.
-    var flushQueued = false
+    @exclusivity(unchecked) var flushQueued = false
 
     /// Bytes waiting before a flush happens at once: what a pipe takes in one write.
     static let threshold = Int(PIPE_BUF)
@@ -54,10 +58,11 @@ final class PendingLines: @unchecked Sendable {
     /// Whether a pipe's worth waits: flush now.
     var isFull: Bool { recordBytes.count >= Self.threshold || standardBytes.count >= Self.threshold }
 
-    /// Adds a URL's record line (ending with a newline), if it has one, and the exchanges to
-    /// archive with it (kept only when there is an archive), and `record` for `onRecord`.
-    func addURL(record line: Data?, exchanges: [WireExchange], delivering record: FetchRecord? = nil) {
-        if let line { recordBytes.append(contentsOf: line) }
+    /// Adds a URL's record, if it has one: its line when there is somewhere to write records
+    /// (none for a record JSON cannot carry, a non-finite timing) and the record itself for
+    /// `onRecord`; and the exchanges to archive with it (kept only when there is an archive).
+    func addURL(_ record: FetchRecord?, exchanges: [WireExchange]) {
+        if let record, records != nil, encoder.append(record, to: &recordBytes) { recordBytes.append(UInt8(ascii: "\n")) }
         if archive != nil { urls.append((recordBytes.count, exchanges, deliversRecords ? record : nil)) }
     }
 

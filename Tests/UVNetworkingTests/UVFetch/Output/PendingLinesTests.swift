@@ -31,8 +31,7 @@ import Testing
         for name in ["a", "b", "c"] {
             let url = "http://127.0.0.1:1/\(name)"
             let record = record(url)
-            lines.addURL(record: RecordWriter(output: .standardError).line(for: record),
-                         exchanges: [makeExchange(url: url, response: response)], delivering: record)
+            lines.addURL(record, exchanges: [makeExchange(url: url, response: response)])
         }
         #expect(throws: WriteFailure.self) { try lines.flush {} }
         #expect(try types(archivePath) == ["warcinfo"])
@@ -51,8 +50,7 @@ import Testing
         let urls = (0..<40).map { "http://127.0.0.1:1/\($0)?" + String(repeating: "q", count: 300) }
         for url in urls {
             let record = record(url)
-            lines.addURL(record: RecordWriter(output: .standardError).line(for: record),
-                         exchanges: [makeExchange(url: url, response: response)], delivering: record)
+            lines.addURL(record, exchanges: [makeExchange(url: url, response: response)])
         }
         try lines.flush {}
         #expect(try types(archivePath).count { $0 == "response" } == urls.count)
