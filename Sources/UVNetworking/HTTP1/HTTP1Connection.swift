@@ -85,9 +85,18 @@ final class HTTP1Connection {
         @CompactDate var connectEnd: Date? = nil
         @CompactDate var secureConnectionStart: Date? = nil
         @CompactDate var secureConnectionEnd: Date? = nil
-        var remote: SocketAddress?
+        var remote: SocketAddress? { didSet { remoteText = nil } }
+        /// `remote` as text, once made (`remoteAddressText`).
+        fileprivate var remoteText: String?
     }
     @exclusivity(unchecked) private(set) var timings = Timings()
+    /// The remote address as text ("127.0.0.1"), made once per connection: each exchange on it
+    /// reports the same one (metrics, WARC captures), and formatting it cost more than the rest
+    /// of an exchange's metrics together.
+    var remoteAddressText: String? {
+        if timings.remoteText == nil, let remote = timings.remote { timings.remoteText = remote.ipAddress }
+        return timings.remoteText
+    }
     /// For a session that logs or measures: its state as counted and why it closes
     /// (PoolObservation.swift); nil otherwise.
     @exclusivity(unchecked) var observation: ConnectionObservation?

@@ -10,21 +10,22 @@ import HTTPTypes
 extension CompletionDelivery {
     static func runHooked(_ batch: [SessionEngine.FinishedTask], with target: DeliveryTarget, handlers: Handlers = .queued) {
         // Hooks unset while the task ran: nothing to call, but the channel order still holds.
-        let hooks = target.hooks ?? SessionHooks.Storage()
+        // Shared by reference: each task's delivery reading the struct copied every closure.
+        let shared = SharedHooks(target.hooks ?? SessionHooks.Storage())
         let serializer = target.serializer
         var direct: [@Sendable () -> Void] = []
         for finished in batch {
             let task = finished.task
             let outcome = finished.delivered ?? serialize(finished, with: serializer,
-                                                          wantsObject: task.completionHandler != nil || hooks.postsNotifications)
+                                                          wantsObject: task.completionHandler != nil || shared.storage.postsNotifications)
             let metrics = finished.hooks?.metrics
             let transportError = finished.error
             let deliver: @Sendable () -> Void = {
-                if let metrics, let hook = hooks.taskDidFinishCollectingMetrics { hook(task, metrics) }
-                hooks.taskDidComplete?(task, transportError)
+                if let metrics, let hook = shared.storage.taskDidFinishCollectingMetrics { hook(task, metrics) }
+                shared.storage.taskDidComplete?(task, transportError)
                 outcome?.beforeHandler?()
                 if let outcome { task.completionHandler?(outcome.response, outcome.object, outcome.error) }
-                if hooks.postsNotifications {
+                if shared.storage.postsNotifications {
                     TaskNotifications.postDidComplete(task, outcome: outcome, serializer: serializer, metrics: metrics)
                 }
                 outcome?.afterHandler?()
@@ -66,6 +67,13 @@ extension CompletionDelivery {
             return Outcome(task: finished.task, response: response, object: nil, error: error, data: data)
         }
     }
+}
+
+/// One batch's hook closures, shared by the deliveries of its tasks.
+private final class SharedHooks: Sendable {
+    let storage: SessionHooks.Storage
+
+    init(_ storage: SessionHooks.Storage) { self.storage = storage }
 }
 
 /// Posts the task notifications on the main queue to `NotificationCenter.default`.

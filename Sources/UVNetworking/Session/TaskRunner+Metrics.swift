@@ -35,7 +35,7 @@ extension TaskRunner {
             transaction.secureConnectionStartDate = timings.secureConnectionStart
             transaction.secureConnectionEndDate = timings.secureConnectionEnd
         }
-        transaction.remoteAddress = timings.remote?.ipAddress
+        transaction.remoteAddress = connection.remoteAddressText
         transaction.remotePort = timings.remote?.port
         state.transaction = transaction
     }

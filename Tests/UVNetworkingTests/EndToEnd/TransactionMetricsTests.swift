@@ -49,6 +49,9 @@ extension EndToEnd {
             #expect(!first.isReusedConnection)
             #expect(second.isReusedConnection)
             #expect(second.connectStartDate == nil && second.secureConnectionStartDate == nil)
+            // The address is the connection's, formatted once for both exchanges on it.
+            #expect(first.remoteAddress == "127.0.0.1" && second.remoteAddress == "127.0.0.1")
+            #expect(second.remotePort == first.remotePort)
             // Head and body: at least the 10-byte body and a status line.
             #expect(second.responseBytesReceived > Int64(NginxTLSServer.helloBody.utf8.count) + 15)
         }
