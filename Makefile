@@ -14,7 +14,7 @@ CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
 export UVN_CURL_REPLIES := $(CURL_REPLIES)
 HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
 
-.PHONY: all deps build release check test conformance fuzz fuzz-smoke demo bench clean snippets snippets-check docs
+.PHONY: all deps build release check test conformance fuzz fuzz-smoke demo bench gate-jsonl clean snippets snippets-check docs
 
 all: build
 
@@ -92,6 +92,11 @@ demo: release
 
 bench: deps
 	bash Benchmarks/run.sh
+
+# What a uvfetch --jsonl record costs (callgrind: instructions and allocations per record), against
+# its thresholds: fails when a change makes records dearer. Needs valgrind.
+gate-jsonl: deps
+	bash Benchmarks/jsonl-gate.sh
 
 clean:
 	rm -rf .build Fuzz/.out Benchmarks/.build
