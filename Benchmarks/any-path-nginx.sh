@@ -1,4 +1,4 @@
-# Sourced by the uvfetch --jsonl scripts: `any_path_nginx_start DIR` starts a private nginx (one
+# Sourced by the uvfetch --jsonl scripts (Benchmarks/uvfetch-jsonl.sh, jsonl-gate.sh): `any_path_nginx_start DIR` starts a private nginx (one
 # worker, no access log, keep-alive connections never closed for their number of requests) on a
 # free 127.0.0.1 port that answers every path with 200 and `hello world\n`, so a list of any
 # length needs no files; it sets `nginx_base` (http://127.0.0.1:PORT) and `nginx_pid`.
@@ -48,4 +48,30 @@ any_path_nginx_stop() {
   kill -TERM "$nginx_pid" 2>/dev/null
   wait "$nginx_pid" 2>/dev/null
   nginx_pid=""
+}
+
+# The set-up the uvfetch --jsonl scripts share: `uvfetch` (UVFETCH, or a release build of REPO),
+# `dir` (a temporary directory, removed on exit with nginx stopped) and the nginx started in it.
+# `any_path_list N FILE` writes N distinct URLs of it.
+any_path_setup() {
+  local label=$1 repo=$2
+  if [ -n "${UVFETCH:-}" ]; then
+    uvfetch=$UVFETCH
+  else
+    echo "== $label: building uvfetch (release)"
+    source "$repo/Benchmarks/release-build.sh"
+    release_build "$repo" "$label" --product uvfetch || { echo "$label: the uvfetch build failed" >&2; return 1; }
+    uvfetch="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
+  fi
+  [ -x "$uvfetch" ] || { echo "$label: no uvfetch binary at $uvfetch" >&2; return 1; }
+  dir=$(mktemp -d)
+  chmod 755 "$dir"  # nginx's worker runs as an unprivileged user
+  trap 'set +e; any_path_nginx_stop; rm -rf "$dir"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  any_path_nginx_start "$dir"
+}
+
+any_path_list() {
+  awk -v base="$nginx_base" -v n="$1" 'BEGIN { for (i = 0; i < n; i++) print base "/r/" i }' > "$2"
 }

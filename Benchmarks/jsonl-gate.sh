@@ -30,30 +30,15 @@ case "$short$long" in *[!0-9]*) fail "JSONL_GATE_URLS must be two numbers" ;; es
 [ "$long" -gt "$short" ] || fail "the second length of JSONL_GATE_URLS must be the larger"
 command -v valgrind > /dev/null || fail "valgrind is missing (apt-get install valgrind)"
 
-source "$here/release-build.sh"
 source "$here/any-path-nginx.sh"
-if [ -n "${UVFETCH:-}" ]; then
-  uvfetch=$UVFETCH
-else
-  release_build "$repo" jsonl-gate --product uvfetch || fail "the uvfetch build failed"
-  uvfetch="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
-fi
-[ -x "$uvfetch" ] || fail "no uvfetch binary at $uvfetch"
-
-dir=$(mktemp -d)
-chmod 755 "$dir"  # nginx's worker runs as an unprivileged user
-cleanup() { set +e; any_path_nginx_stop; rm -rf "$dir"; }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-any_path_nginx_start "$dir" || fail "no nginx"
+any_path_setup jsonl-gate "$repo" || fail "no uvfetch or no nginx"
 # valgrind cannot read the DWARF 5 the Swift toolchain writes: a copy without it.
 objcopy --strip-debug "$uvfetch" "$dir/uvfetch"
 
 # Instructions and allocations of one run under callgrind, as "INSTRUCTIONS ALLOCATIONS".
 measure() {
   local n=$1 mode=$2 arguments=(-i "$dir/list.$1" --quiet)
-  [ -f "$dir/list.$n" ] || awk -v base="$nginx_base" -v n="$n" 'BEGIN { for (i = 0; i < n; i++) print base "/r/" i }' > "$dir/list.$n"
+  [ -f "$dir/list.$n" ] || any_path_list "$n" "$dir/list.$n"
   [ "$mode" = jsonl ] && arguments+=(--jsonl "$dir/records.jsonl")
   valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.$mode.$n" \
     "$dir/uvfetch" "${arguments[@]}" > "$dir/out" 2> "$dir/valgrind.$mode.$n" || true

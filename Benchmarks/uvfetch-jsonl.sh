@@ -29,25 +29,9 @@ fail() { echo "uvfetch-jsonl: $*" >&2; exit 1; }
 case "$urls$rounds" in *[!0-9]*) fail "BENCH_JSONL_URLS and BENCH_ROUNDS must be numbers" ;; esac
 [ "$urls" -gt 0 ] && [ "$rounds" -gt 0 ] || fail "the counts must be positive"
 
-source "$here/release-build.sh"
 source "$here/any-path-nginx.sh"
-if [ -n "${UVFETCH:-}" ]; then
-  uvfetch=$UVFETCH
-else
-  echo "== uvfetch-jsonl: building uvfetch (release)"
-  release_build "$repo" uvfetch-jsonl --product uvfetch || fail "the uvfetch build failed"
-  uvfetch="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
-fi
-[ -x "$uvfetch" ] || fail "no uvfetch binary at $uvfetch"
-
-dir=$(mktemp -d)
-chmod 755 "$dir"  # nginx's worker runs as an unprivileged user
-cleanup() { set +e; any_path_nginx_stop; rm -rf "$dir"; }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-any_path_nginx_start "$dir" || fail "no nginx"
-awk -v base="$nginx_base" -v n="$urls" 'BEGIN { for (i = 0; i < n; i++) print base "/r/" i }' > "$dir/list.txt"
+any_path_setup uvfetch-jsonl "$repo" || fail "no uvfetch or no nginx"
+any_path_list "$urls" "$dir/list.txt"
 echo "uvfetch-jsonl: nginx on $nginx_base, $urls URLs, $rounds rounds"
 
 # One run; prints its rate (URLs per second of wall clock, the whole process). Fails the
