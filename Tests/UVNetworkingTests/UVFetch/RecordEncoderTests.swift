@@ -30,7 +30,7 @@ import Testing
     ]
 
     private static let doubles: [Double] = [
-        0, -0.0, 1, -1, 0.1, 1.5, 2.5e-10, 1e-7, 0.0001, 123456789, 1e15, 1e16, 1e17, 9007199254740993,
+        0, -0.0, 1, -1, 0.1, 1.5, 2.5e-10, 1e-7, 0.0001, 123456789, 1e15, 1e16, 1e17, 9007199254740992, 9007199254740994,
         1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNormalMagnitude,
         .pi, 12.345678901234567, 0.30000000000000004,
     ]
