@@ -5,7 +5,7 @@ import Testing
 /// `RecordEncoder` writes, byte for byte, what Foundation's JSONEncoder wrote for a record
 /// before it (kept here only, as the reference): the same keys in the same order, the same
 /// escapes and the same numbers, over every optional field and hostile strings and numbers.
-@Suite struct RecordEncoderTests {
+@Suite(.tags(.unit)) struct RecordEncoderTests {
     /// The encoder `RecordEncoder` replaced, configured as it was.
     private static let reference: JSONEncoder = {
         let encoder = JSONEncoder()
