@@ -58,6 +58,18 @@ public enum RequestEncoder {
     package static func encode(method: String, target: String, authority: String, fields: [(name: String, value: String)],
                        defaults: EncodedFields = .empty, framing: RequestFraming,
                        body: UnsafeRawBufferPointer?) throws(EncodeError) -> [UInt8] {
+        var end = 0
+        return try encode(method: method, target: target, authority: authority, fields: fields, defaults: defaults,
+                          framing: framing, body: body, marking: fields.count, at: &end)
+    }
+
+    /// `encode(method:target:authority:fields:defaults:framing:body:)`, also setting `mark` to
+    /// the offset just after the first `markedFields` of `fields` (after Host when that is 0):
+    /// where a field added after them would have gone, for a caller that reuses the bytes with
+    /// one more field (a tracer's `traceparent`) instead of encoding them again.
+    package static func encode(method: String, target: String, authority: String, fields: [(name: String, value: String)],
+                       defaults: EncodedFields = .empty, framing: RequestFraming,
+                       body: UnsafeRawBufferPointer?, marking markedFields: Int, at mark: inout Int) throws(EncodeError) -> [UInt8] {
         guard !method.isEmpty, Self.all(method, isTokenByte) else { throw .invalidMethod(method) }
         var hasHost = false
         // Whether a caller's field shares its name with a default: the defaults then go one by one.
@@ -82,7 +94,11 @@ public enum RequestEncoder {
         append(&out, target)
         append(&out, " HTTP/1.1\r\n")
         if !hasHost { appendField(&out, "Host", authority) }
-        for field in fields where !RequestFraming.isFramingField(field.name) { appendField(&out, field.name, field.value) }
+        mark = out.count
+        for (index, field) in fields.enumerated() {
+            if !RequestFraming.isFramingField(field.name) { appendField(&out, field.name, field.value) }
+            if index < markedFields { mark = out.count }
+        }
         if defaults.isPlain && !overridesDefault {
             out.append(contentsOf: defaults.bytes)
         } else {

@@ -43,6 +43,31 @@ final class PreparedRequest: Sendable {
     /// equal request may reuse these bytes only while the store gives the same.
     let asksCookieStore: Bool
     let cookie: String?
+    /// Where in `bytes` the request's own fields end: a field the request had carried last
+    /// would have been written here (PreparedRequest+Fields.swift).
+    let callerFieldsEnd: Int
+
+    /// The preparation this one was made from by adding fields (PreparedRequest+Fields.swift),
+    /// whose origin, security and target it shares; nil when made from a request.
+    let base: PreparedRequest?
+
+    /// `base` with `bytes` in place of its own, everything else shared: the preparation of a
+    /// request that differs from base's only by fields that nothing here reads
+    /// (PreparedRequest+Fields.swift).
+    init(_ base: PreparedRequest, bytes: [UInt8], callerFieldsEnd: Int) {
+        self.base = base
+        origin = base.origin
+        self.bytes = bytes
+        streamedBody = base.streamedBody
+        isHEAD = base.isHEAD
+        isReplayable = base.isReplayable
+        expectsContinue = base.expectsContinue
+        security = base.security
+        target = base.target
+        asksCookieStore = base.asksCookieStore
+        cookie = base.cookie
+        self.callerFieldsEnd = callerFieldsEnd
+    }
 
     /// `init(_:defaults:cookies:proxies:security:)` with the session's fields as a list.
     convenience init(_ request: Request, additionalFields: [(name: String, value: String)], cookies: CookieStore? = nil,
@@ -121,6 +146,10 @@ final class PreparedRequest: Sendable {
             throw NetworkingError(.invalidRequestHeader, error.reason, failingURL: request.url)
         }
         let encoded: Result<[UInt8], RequestEncoder.EncodeError>
+        // The caller's own fields come first in `fields`; the library's (Cookie, Authorization,
+        // Proxy-Authorization) follow them.
+        let callerFields = request.headerFields.count
+        var fieldsEnd = 0
         var streamedBody = request.bodyStream
         let expectsContinue = Self.expectsContinue(request)
         if streamedBody == nil, let data = request.body, expectsContinue || data.count > Self.largestBodyInOneWrite {
@@ -139,13 +168,13 @@ final class PreparedRequest: Sendable {
             }
             encoded = Result { () throws(RequestEncoder.EncodeError) in
                 try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, defaults: additionalFields,
-                                          framing: framing, body: nil)
+                                          framing: framing, body: nil, marking: callerFields, at: &fieldsEnd)
             }
         } else if let body = request.body {
             encoded = body.withUnsafeBytes { raw in
                 Result { () throws(RequestEncoder.EncodeError) in
                     try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, defaults: additionalFields,
-                                              framing: framing, body: raw)
+                                              framing: framing, body: raw, marking: callerFields, at: &fieldsEnd)
                 }
             }
         } else {
@@ -153,12 +182,13 @@ final class PreparedRequest: Sendable {
             let empty = framing == .chunked ? UnsafeRawBufferPointer(start: nil, count: 0) : nil
             encoded = Result { () throws(RequestEncoder.EncodeError) in
                 try RequestEncoder.encode(method: method, target: target.path, authority: target.authority, fields: fields, defaults: additionalFields,
-                                          framing: framing, body: empty)
+                                          framing: framing, body: empty, marking: callerFields, at: &fieldsEnd)
             }
         }
         switch encoded {
         case .success(let bytes):
             self.bytes = bytes
+            callerFieldsEnd = fieldsEnd
         case .failure(let error):
             throw NetworkingError(.invalidRequestHeader, Self.describe(error), failingURL: request.url)
         }
@@ -167,6 +197,7 @@ final class PreparedRequest: Sendable {
                         proxy: proxy)
         isHEAD = request.method == .head
         isReplayable = request.isReplayable
+        base = nil
     }
 
     /// Whether `request` asks for `100 Continue` before its body: it says `Expect: 100-continue`

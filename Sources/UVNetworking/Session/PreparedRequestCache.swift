@@ -50,15 +50,35 @@ final class PreparedRequestCache: Sendable {
         if let entry = last.withLock({ $0 }), entry.matches(request), entry.holds(for: manager) {
             return entry.prepared
         }
-        let prepared = try PreparedRequest(request, defaults: manager.defaultRequestFields, cookies: manager.cookieStore,
-                                           proxies: manager.proxies) { (host) throws(NetworkingError) in
-            try manager.securityBinding(forHost: host)
-        }
+        let prepared = try Self.make(request, for: manager)
         if Self.isSmall(prepared) {
             let entry = Entry(request: request, prepared: prepared)
             last.withLock { $0 = entry }
         }
         return prepared
+    }
+
+    /// The prepared form of `request` sent with `trace`'s fields (a tracer's `traceparent`):
+    /// `prepare(request)`, reused as above, with the fields written in where the request's own
+    /// end. Each task's fields differ, so preparing the request with them would never find an
+    /// equal one and would check and encode the whole head again. When the fields cannot simply
+    /// be added (`PreparedRequest.adding`), or the caller's `tracestate` is to go, the request
+    /// as sent (`TaskTrace.request(from:)`) is prepared afresh and not kept.
+    func prepare(_ request: Request, tracedBy trace: TaskTrace, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
+        let base = try prepare(request, for: manager)
+        if request.value(forHTTPHeaderField: TaskTrace.tracestate) == nil,
+           let prepared = PreparedRequest.adding(trace.fields, to: base, of: request, defaults: manager.defaultRequestFields) {
+            return prepared
+        }
+        return try Self.make(trace.request(from: request), for: manager)
+    }
+
+    /// A new preparation of `request` with the session's fields, cookies, proxies and policies.
+    private static func make(_ request: Request, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
+        try PreparedRequest(request, defaults: manager.defaultRequestFields, cookies: manager.cookieStore,
+                            proxies: manager.proxies) { (host) throws(NetworkingError) in
+            try manager.securityBinding(forHost: host)
+        }
     }
 
     /// Whether `prepared` is small enough to be kept after its task: its body, if any, went

@@ -125,7 +125,10 @@ final class SessionEngine {
     // MARK: Pools
 
     /// The pool for the request's origin, made on first use.
-    func pool(for request: PreparedRequest) -> ConnectionPool {
+    func pool(for prepared: PreparedRequest) -> ConnectionPool {
+        // A traced task's preparation is made from a kept one by adding fields (`base`): its
+        // origin is that one's.
+        let request = prepared.base ?? prepared
         if lastPrepared === request, let pool = lastPreparedPool { return pool }
         let origin = request.origin
         // A batch usually targets one origin: comparing with the last one is cheaper than hashing.

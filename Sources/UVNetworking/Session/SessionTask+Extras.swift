@@ -2,21 +2,20 @@ import Foundation
 
 extension SessionTask {
     /// A task's rarely set fields, boxed (`SessionTask.extras`): a preparation failure and the
-    /// progress handlers. Most tasks have none of them and make no box.
+    /// progress handlers. Most tasks have none of them and make no box. (A trace is the task's
+    /// own field: every task of a traced session has one, and a box for it alone would be one
+    /// more allocation per task.)
     final class Extras: Sendable {
         /// Why the task cannot be sent (an upload's unreadable file, a request that does not encode).
         let preparationFailure: NetworkingError?
         let uploadProgressHandler: (@Sendable (Progress) -> Void)?
         let downloadProgressHandler: (@Sendable (Progress) -> Void)?
-        /// The task's span, when its session has a tracer (Session/Tracing).
-        let trace: TaskTrace?
 
         init(preparationFailure: NetworkingError?, uploadProgressHandler: (@Sendable (Progress) -> Void)?,
-             downloadProgressHandler: (@Sendable (Progress) -> Void)?, trace: TaskTrace? = nil) {
+             downloadProgressHandler: (@Sendable (Progress) -> Void)?) {
             self.preparationFailure = preparationFailure
             self.uploadProgressHandler = uploadProgressHandler
             self.downloadProgressHandler = downloadProgressHandler
-            self.trace = trace
         }
     }
 

@@ -85,6 +85,8 @@ public class SessionTask: @unchecked Sendable {
     /// What few tasks have (SessionTask+Extras.swift): nil for most, so that making and
     /// destroying a task stores and releases one nil reference, not one per field.
     let extras: Extras?
+    /// The task's span, when its session has a tracer (Session/Tracing); nil otherwise.
+    let trace: TaskTrace?
 
     /// The async API's seams. Each is set at most once, right after the task is made and before
     /// it is resumed or cancelled, and only read afterwards (on the loop, then on a worker): the
@@ -109,11 +111,11 @@ public class SessionTask: @unchecked Sendable {
          completionHandler: CompletionHandler?, preparationFailure: NetworkingError? = nil) {
         // With a tracer, the span starts here, on the caller's thread, under its ServiceContext,
         // and the request sent is the caller's with the span's context in its fields
-        // (`trace.request`, `sentRequest`); `originalRequest` stays as given. Without one, a nil
-        // check, nothing more (Session/Tracing).
+        // (`trace.request(from:)`, `sentRequest`); `originalRequest` stays as given. Without one,
+        // a nil check, nothing more (Session/Tracing).
         let trace: TaskTrace?
         if let tracing = manager.tracing {
-            trace = TaskTrace(tracer: tracing.tracer, request: request)
+            trace = TaskTrace(tracer: tracing.tracer, request: request, template: tracing.template(for: request))
         } else {
             trace = nil
         }
@@ -126,7 +128,7 @@ public class SessionTask: @unchecked Sendable {
         } else {
             do throws(NetworkingError) {
                 if let trace {
-                    self.preparedRequest = try manager.preparedRequests.prepare(trace.request, for: manager)
+                    self.preparedRequest = try manager.preparedRequests.prepare(request, tracedBy: trace, for: manager)
                 } else {
                     self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
                 }
@@ -137,10 +139,10 @@ public class SessionTask: @unchecked Sendable {
         }
         self.taskIdentifier = identifier
         self.bytesExpectedToSend = request.expectedBodyLength
-        extras = failed != nil || uploadProgress != nil || downloadProgress != nil || trace != nil
-            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress,
-                     trace: trace)
+        extras = failed != nil || uploadProgress != nil || downloadProgress != nil
+            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
             : nil
+        self.trace = trace
         // Last: the arguments are the caller's (+1) references, moved into the fields when
         // nothing reads them afterwards; a read after the store costs a retain and a release.
         self.originalRequest = request
@@ -332,7 +334,7 @@ public class SessionTask: @unchecked Sendable {
             return true
         }
         // The span ends with the task, once (Session/Tracing).
-        if claimed, let trace = extras?.trace { endSpan(trace, error: error) }
+        if claimed, let trace { endSpan(trace, error: error) }
         return claimed
     }
 }

@@ -68,6 +68,38 @@ extension EndToEnd {
             #expect(spans[0].ids.traceID != spans[1].ids.traceID)
         }
 
+        /// One `Request` value sent again and again, so that the session reuses its prepared
+        /// head: every request carries its own task's context, and each head is the one the
+        /// request gets without a tracer with the trace fields right after the caller's own.
+        @Test func aRepeatedRequestCarriesEachTasksOwnContext() throws {
+            let seen = Seen()
+            let server = try server(seen)
+            defer { server.stop() }
+            let request = ClientHarness.request("http://u:p@127.0.0.1:\(server.port)/r", fields: [("X-Caller", "c")])
+            let untraced = ClientHarness { $0.httpAdditionalHeaders = [("X-Session", "s")] }
+            #expect(untraced.fetch(request).status == 200)
+            untraced.finish()
+            let tracer = RecordingTracer()
+            let harness = ClientHarness {
+                $0.tracer = tracer
+                $0.httpAdditionalHeaders = [("X-Session", "s")]
+            }
+            defer { harness.finish() }
+            for _ in 0..<3 { #expect(harness.fetch(request).status == 200) }
+
+            let spans = tracer.clientSpans
+            try #require(spans.count == 3 && seen.all.count == 4)
+            let plain = seen.all[0].headers
+            let callerEnd = try #require(plain.firstIndex { $0.0 == "X-Caller" }) + 1
+            for (sent, span) in zip(seen.all.dropFirst(), spans) {
+                var expected = plain
+                expected.insert(contentsOf: [("traceparent", span.ids.traceparent), ("tracestate", "rec=\(span.ids.spanID)")],
+                                at: callerEnd)
+                #expect(sent.headers.map { "\($0.0): \($0.1)" } == expected.map { "\($0.0): \($0.1)" })
+            }
+            #expect(Set(seen.traceparents.dropFirst().compactMap { $0 }).count == 3)
+        }
+
         @Test func theOriginalRequestStaysAsGivenAndTheCurrentOneCarriesTheContext() throws {
             let seen = Seen()
             let server = try server(seen)

@@ -1,9 +1,12 @@
+import Synchronization
 import Tracing
 
 /// A session's tracer, boxed: each task made tests one reference for nil, where an optional
 /// `any Tracer` would be copied (an existential's value witness) on every read.
 final class SessionTracing: Sendable {
     let tracer: any Tracer
+    /// The span attributes of the last request a task was made from (SpanAttributeTemplate).
+    let lastTemplate = Mutex<SpanAttributeTemplate?>(nil)
 
     /// The tracer of a session made with `configuration`: its own, else the process's
     /// (`InstrumentationSystem.tracer`, which also honours a `withTracer` scope around the

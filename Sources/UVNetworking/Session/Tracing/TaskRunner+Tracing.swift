@@ -5,7 +5,7 @@ import Foundation
 extension TaskRunner {
     /// The task moves on to `request`: a redirect followed, or a download's restart.
     @inline(__always) func traceFollowed(to request: Request, isRedirect: Bool) {
-        guard let trace = task.extras?.trace else { return }
+        guard let trace = task.trace else { return }
         if isRedirect {
             trace.redirected(status: head?.status ?? 0, to: request.url)
         } else {
@@ -15,6 +15,6 @@ extension TaskRunner {
 
     /// The request is sent again after its reused connection failed with `code`.
     @inline(__always) func traceResent(after code: NetworkingError.Code) {
-        task.extras?.trace?.resent(reason: code.description)
+        task.trace?.resent(reason: code.description)
     }
 }

@@ -16,51 +16,60 @@ import Tracing
 final class TaskTrace: Sendable {
     /// The span; `any Span` since the tracer is chosen at run time.
     let span: any Span
-    /// The task's request as sent: the caller's, with the span's context in its fields.
-    let request: Request
+    /// What the tracer injected for the span (W3C `traceparent`/`tracestate` with a W3C
+    /// tracer): the task's requests carry these fields (`request(from:)`).
+    let fields: InjectedFields
+    /// The span's attributes as made for the request (SpanAttributeTemplate).
+    private let template: SpanAttributeTemplate
     /// Redirects followed and requests sent again, so far: written on the loop, read at the end.
     private let resends = Atomic<Int>(0)
     /// Set by the one `end` that counts.
     private let ended = Atomic<Bool>(false)
 
     /// Starts the span of a task about to send `request`, parented to the caller's current
-    /// `ServiceContext`, and makes `self.request`: `request` with the span's context injected
-    /// into its fields (W3C `traceparent`/`tracestate` with a W3C tracer), replacing any the
-    /// caller set (a caller's `tracestate` goes when ours has none). Redirects copy the fields, so every request of the task carries the context.
-    init(tracer: any Tracer, request: Request) {
-        let url = request.url
-        let method = request.method.rawValue
-        let span = tracer.startSpan(method, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+    /// `ServiceContext`, with the attributes of `template` (made from an equal request), and
+    /// has the tracer inject the span's context into `fields`.
+    init(tracer: any Tracer, request: Request, template: SpanAttributeTemplate) {
+        let span = tracer.startSpan(request.method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        // Most spans start with no attributes: they then take the template's dictionary whole,
+        // with no key hashed.
         span.updateAttributes { attributes in
-            attributes["http.request.method"] = method
-            attributes["url.full"] = Self.fullURL(url)
-            attributes["server.address"] = url.host ?? ""
-            attributes["server.port"] = Self.port(of: url)
-            attributes["network.protocol.version"] = "1.1"
+            if attributes.isEmpty { attributes = template.start } else { attributes.merge(template.start) }
         }
-        var injected = HTTPFields()
-        tracer.inject(span.context, into: &injected, using: HTTPFieldsInjector())
+        var fields = InjectedFields()
+        tracer.inject(span.context, into: &fields, using: InjectedFieldsInjector())
+        self.span = span
+        self.fields = fields
+        self.template = template
+    }
+
+    /// `init(tracer:request:template:)` with a template made for `request` alone.
+    convenience init(tracer: any Tracer, request: Request) {
+        self.init(tracer: tracer, request: request, template: SpanAttributeTemplate(request))
+    }
+
+    /// `request` as the task sends it: with the span's context in its fields, replacing any the
+    /// caller set (a caller's `tracestate` goes when ours has none). Redirects copy the fields,
+    /// so every request of the task carries the context. Made when asked (a redirect, a
+    /// restart, `currentRequest`), not per task: the prepared bytes get the fields without it
+    /// (`PreparedRequestCache.prepare(_:tracedBy:for:)`).
+    func request(from request: Request) -> Request {
         var request = request
-        // Noted as the fields go by: a look-up in `HTTPFields` by name costs thousands of
-        // instructions.
-        var wroteParent = false
-        var wroteState = false
-        for field in injected {
-            request.setValue(field.value, forHTTPHeaderField: field.name.rawName)
-            if field.name == Self.traceparent { wroteParent = true } else if field.name == Self.tracestate { wroteState = true }
-        }
+        for field in fields { request.setValue(field.value, forHTTPHeaderField: field.name) }
         // A caller's `tracestate` (fields copied from an inbound request) belongs to its
         // `traceparent`: once ours replaces that, it must not go along (W3C Trace Context). A
         // tracer with an empty trace state injects none.
-        if wroteParent && !wroteState {
-            request.setValue(nil, forHTTPHeaderField: Self.tracestate.rawName)
+        if replacesTraceState {
+            request.setValue(nil, forHTTPHeaderField: Self.tracestate)
         }
-        self.span = span
-        self.request = request
+        return request
     }
 
-    private static let traceparent = HTTPField.Name("traceparent")!
-    private static let tracestate = HTTPField.Name("tracestate")!
+    /// The tracer wrote a `traceparent` and no `tracestate`, so a caller's `tracestate` goes.
+    var replacesTraceState: Bool { fields.contains(name: Self.traceparent) && !fields.contains(name: Self.tracestate) }
+
+    static let traceparent = "traceparent"
+    static let tracestate = "tracestate"
 
     /// A redirect from a `status` response is followed to `url` (loop thread).
     func redirected(status: Int, to url: URL) {
@@ -94,7 +103,14 @@ final class TaskTrace: Sendable {
         } else if let status, status >= 400 {
             errorType = String(status)
         }
+        let template = self.template
         span.updateAttributes { attributes in
+            // A span that ends as most do, with only the template's attributes and a status,
+            // takes the template's finished dictionary whole; any other is updated in place.
+            if let status, resends == 0, errorType == nil, attributes == template.start {
+                attributes = template.finished(status: status)
+                return
+            }
             if let status { attributes["http.response.status_code"] = status }
             if resends > 0 { attributes["http.request.resend_count"] = resends }
             if let errorType { attributes["error.type"] = errorType }
@@ -108,7 +124,10 @@ final class TaskTrace: Sendable {
 extension SessionTask {
     /// The task's own request as sent: `originalRequest`, with the trace context fields of its
     /// span when it has one. Redirects and restarts are made from it, so they carry them too.
-    var sentRequest: Request { extras?.trace?.request ?? originalRequest }
+    var sentRequest: Request {
+        guard let trace else { return originalRequest }
+        return trace.request(from: originalRequest)
+    }
 
     /// Ends the task's span with its final response's status, if one came (`recordCompletion`).
     func endSpan(_ trace: TaskTrace, error: (any Error)?) {
