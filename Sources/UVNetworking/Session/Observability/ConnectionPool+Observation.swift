@@ -38,7 +38,8 @@ extension PoolObservation {
 
     func parked(_ connection: HTTP1Connection) {
         connection.observation?.becameIdle()
-        log(.trace, "connection idle", connection: connection.id)
+        // Once per request: no line built (nor its closures made) when no logger takes it.
+        if logger != nil { log(.trace, "connection idle", connection: connection.id) }
     }
 
     func evicting(_ connection: HTTP1Connection) {

@@ -27,19 +27,19 @@ final class HTTPClientMetrics {
         var port: Int
     }
     private var durations: [DurationKey: Timer] = [:]
-    private var actives: [OriginKey: Meter] = [:]
+    private var requests: [OriginKey: RequestMetrics] = [:]
     /// The last handles looked up: a batch sends the same method to the same origin over and
     /// over, and comparing with the last key (small strings compare as two words) is much
     /// cheaper than hashing it.
     private var lastDuration: (key: DurationKey, timer: Timer)?
-    private var lastActive: (key: OriginKey, meter: Meter)?
+    private var lastRequests: (key: OriginKey, metrics: RequestMetrics)?
 
     init(factory: any MetricsFactory) {
         self.factory = factory
     }
 
     /// Handles held in the caches (for tests).
-    var cachedHandleCount: Int { durations.count + actives.count }
+    var cachedHandleCount: Int { durations.count + requests.count }
 
     /// `http.client.request.duration` (seconds) for these dimensions; `status` 0 for none.
     func requestDuration(method: String, status: Int, host: String, port: Int, errorType: String?) -> Timer {
@@ -63,19 +63,22 @@ final class HTTPClientMetrics {
 
     /// `http.client.active_requests` for a method and origin.
     func activeRequests(method: String, host: String, port: Int) -> Meter {
+        requests(method: method, host: host, port: port).active
+    }
+
+    /// The request metrics of a method and origin, made on first use.
+    func requests(method: String, host: String, port: Int) -> RequestMetrics {
         let key = OriginKey(method: method, host: host, port: port)
-        if let last = lastActive, last.key == key { return last.meter }
-        if let meter = actives[key] {
-            lastActive = (key, meter)
-            return meter
+        if let last = lastRequests, last.key == key { return last.metrics }
+        if let metrics = requests[key] {
+            lastRequests = (key, metrics)
+            return metrics
         }
-        let meter = Meter(label: Self.activeRequests,
-                          dimensions: [("http.request.method", method), ("server.address", host), ("server.port", String(port))],
-                          factory: factory)
-        if actives.count >= Self.cacheLimit { actives.removeAll() }
-        actives[key] = meter
-        lastActive = (key, meter)
-        return meter
+        let metrics = RequestMetrics(method: method, host: host, port: port, metrics: self)
+        if requests.count >= Self.cacheLimit { requests.removeAll() }
+        requests[key] = metrics
+        lastRequests = (key, metrics)
+        return metrics
     }
 
     /// The connection metrics of one pool (made once per pool).

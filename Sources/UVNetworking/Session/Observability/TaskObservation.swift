@@ -1,40 +1,40 @@
 import CoreMetrics
-import Dispatch
+import Glibc
 import Logging
 
 /// What one task reports while it runs: its log lines (to its request's logger, else the
 /// session's background one) and its request metrics. Made when the task starts, only when
 /// something listens (`TaskRunner.observeStart`); a runner without one pays a nil check per
-/// event. Loop-confined.
-final class TaskObservation {
+/// event. Loop-confined. A value kept in the runner, not an object: one more allocation per
+/// observed task cost more than the few words it adds to every runner.
+struct TaskObservation {
     let taskID: Int
     /// nil when no logger takes debug lines (every line here is debug or trace).
     let logger: Logger?
-    let metrics: HTTPClientMetrics?
-    let method: String
-    let host: String
-    let port: Int
-    /// When the task started, in uptime nanoseconds (only measured with metrics).
+    /// The metrics of the task's method and origin; nil without a metrics backend.
+    let metrics: RequestMetrics?
+    /// When the task started, in monotonic nanoseconds (`now()`; only measured with metrics).
     let startedAt: UInt64
-    /// `http.client.active_requests` for the task's method and origin, raised while it runs.
-    let active: Meter?
 
-    init(taskID: Int, logger: Logger?, metrics: HTTPClientMetrics?, method: String, host: String, port: Int) {
+    init(taskID: Int, logger: Logger?, metrics: RequestMetrics?) {
         self.taskID = taskID
         self.logger = logger
         self.metrics = metrics
-        self.method = method
-        self.host = host
-        self.port = port
         if let metrics {
-            startedAt = DispatchTime.now().uptimeNanoseconds
-            let active = metrics.activeRequests(method: method, host: host, port: port)
-            active.increment()
-            self.active = active
+            startedAt = Self.now()
+            metrics.active.increment()
         } else {
             startedAt = 0
-            active = nil
         }
+    }
+
+    /// Monotonic nanoseconds, read twice per task with metrics: the clock itself, where
+    /// `DispatchTime.now()` goes through libdispatch's own time conversions.
+    @inline(__always)
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     /// Logs with the task's identifier as metadata, building nothing unless the level is taken.
@@ -51,12 +51,12 @@ final class TaskObservation {
     /// counts as active.
     func finished(status: Int, error: NetworkingError?) {
         if let metrics {
-            let elapsed = DispatchTime.now().uptimeNanoseconds &- startedAt
-            let errorType = HTTPClientMetrics.errorType(error, status: status)
-            metrics.requestDuration(method: method, status: status, host: host, port: port, errorType: errorType)
+            let elapsed = Self.now() &- startedAt
+            metrics.duration(status: status, errorType: HTTPClientMetrics.errorType(error, status: status))
                 .recordNanoseconds(Int64(clamping: elapsed))
-            active?.decrement()
+            metrics.active.decrement()
         }
+        guard logger != nil else { return }
         if let error {
             log(.debug, "task failed", status > 0 ? [LogKey.error: "\(error)", LogKey.status: "\(status)"] : [LogKey.error: "\(error)"])
         } else {

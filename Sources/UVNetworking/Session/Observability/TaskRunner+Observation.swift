@@ -25,9 +25,12 @@ extension TaskRunner {
         guard logger != nil || metrics != nil else { return }
         // The request's fields are read in place: a copy of the request would retain all of it.
         let method = task.originalRequest.method.rawValue
-        let observation = TaskObservation(taskID: task.taskIdentifier, logger: logger, metrics: metrics,
-                                          method: method, host: prepared.origin.host, port: prepared.origin.port)
+        let observation = TaskObservation(taskID: task.taskIdentifier, logger: logger,
+                                          metrics: metrics?.requests(method: method, host: prepared.origin.host, port: prepared.origin.port))
         self.observation = observation
+        // Checked here as well as in `log`: the arguments' closures would retain what they
+        // capture on every task, lines taken or not (metrics alone take none).
+        guard logger != nil else { return }
         observation.log(.trace, "task started", [LogKey.method: "\(method)",
                                                  LogKey.url: "\(LogRedaction.url(self.task.originalRequest.url))"])
     }
@@ -41,6 +44,7 @@ extension TaskRunner {
     func observeAssigned(_ connection: HTTP1Connection) {
         guard let observation else { return }
         connection.observation?.becameActive()
+        guard observation.logger != nil else { return }
         observation.log(.trace, connection.hasServedRequests ? "reusing connection" : "using new connection",
                         connectionMetadata(connection))
     }
