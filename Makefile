@@ -14,7 +14,7 @@ CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
 export UVN_CURL_REPLIES := $(CURL_REPLIES)
 HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
 
-.PHONY: all deps build release check test conformance fuzz fuzz-smoke demo bench gate-jsonl clean snippets snippets-check docs
+.PHONY: all deps build release check test conformance fuzz fuzz-smoke demo bench gates gate-jsonl clean snippets snippets-check docs
 
 all: build
 
@@ -38,7 +38,8 @@ check: deps snippets-check
 # suites against nginx, httpbin and the scripted servers, which the tests start on loopback,
 # namespaces, PostgreSQL, child processes, the huge transfers), each tier a process, several at
 # once; curl's replies when CURL_REPLIES is there; the DocC catalog without a warning; then a
-# short smoke of every fuzz harness (Fuzz/run.sh --smoke).
+# short smoke of every fuzz harness (Fuzz/run.sh --smoke); then the per-request gates
+# (Benchmarks/gates.sh: allocations and instructions per request, a regression fails).
 #
 # The tiers wait on sockets and child processes more than they compute, so the DocC archives and
 # the fuzz harnesses (Fuzz/, a package of its own) build beside them, at the lowest priority so
@@ -58,6 +59,7 @@ test: deps snippets-check
 	 [ $$fuzz_status = 0 ] || tail -40 .build/test-logs/fuzz-build.log; \
 	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ]
 	$(MAKE) fuzz-smoke
+	bash Benchmarks/gates.sh
 
 # Writes every ```swift block of README.md, of the DocC articles and of docs/*.md into Examples/DocSnippets
 # (one function per block), so that `swift build` compiles them. Run it after changing a block.
@@ -92,6 +94,11 @@ demo: release
 
 bench: deps
 	bash Benchmarks/run.sh
+
+# The per-request gates: allocations and instructions per request (task API, run-on-loop mode,
+# logging and metrics, a tracer) against thresholds; fails on a regression (Benchmarks/gates.sh).
+gates: deps
+	bash Benchmarks/gates.sh
 
 # What a uvfetch --jsonl record costs (callgrind: instructions and allocations per record), against
 # its thresholds: fails when a change makes records dearer. Needs valgrind.

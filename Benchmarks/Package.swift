@@ -20,6 +20,28 @@ let package = Package(
         // Counts malloc-family calls while enabled (an interposer linked into uvbench itself, so no
         // LD_PRELOAD is needed).
         .target(name: "CAllocCounter"),
+        // The observability backends both uvbench and uvgate measure with: a logger, a metrics
+        // factory that only counts, a tracer that does next to nothing (their own cost stays
+        // out of the library's figures).
+        .target(
+            name: "BenchObservers",
+            dependencies: [
+                .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // The per-request gates (Benchmarks/gates.sh): allocations and instructions per request,
+        // plain, run-on-loop, observed and traced. Only the library, the counter and the
+        // observers: no benchmark framework, so it builds in a few minutes from cold.
+        .executableTarget(
+            name: "uvgate",
+            dependencies: [
+                "CAllocCounter", "BenchObservers",
+                .product(name: "UVNetworking", package: "UVNetworking"),
+            ]
+        ),
         // libuv and llhttp for the bare loop, the ceiling uvbench measures beside UVNetworking.
         .systemLibrary(name: "CBareLoop", pkgConfig: "libllhttp"),
         .target(name: "BareLoop", dependencies: ["CBareLoop"]),
@@ -36,11 +58,8 @@ let package = Package(
         .executableTarget(
             name: "uvbench",
             dependencies: [
-                "BenchSupport", "CAllocCounter", "BareLoop",
+                "BenchSupport", "CAllocCounter", "BareLoop", "BenchObservers",
                 .product(name: "UVNetworking", package: "UVNetworking"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -6,7 +6,8 @@
 set -euo pipefail
 
 LLHTTP_PREFIX=${LLHTTP_PREFIX:-/usr/local}
-packages=(libuv1-dev libssl-dev libc-ares-dev pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql)
+# valgrind (callgrind) and binutils (objcopy): the instructions per request of `make gates`.
+packages=(libuv1-dev libssl-dev libc-ares-dev pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils)
 
 missing=()
 for p in "${packages[@]}"; do

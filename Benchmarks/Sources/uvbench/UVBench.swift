@@ -1,5 +1,6 @@
 import ArgumentParser
 import BareLoop
+import BenchObservers
 import BenchSupport
 import CAllocCounter
 import Foundation
@@ -202,7 +203,7 @@ struct UVBench: ParsableCommand {
         defer { server?.stop() }
         if bare { return try runBareOnly(target) }
         if observe { ObservedRun.configure(&configuration) }
-        if trace { configuration.tracer = TracedRun.Tracer() }
+        if trace { configuration.tracer = BenchTracer() }
         let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
         if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
