@@ -41,10 +41,10 @@ check: deps snippets-check
 # short smoke of every fuzz harness (Fuzz/run.sh --smoke); then the per-request gates
 # (Benchmarks/gates.sh: allocations and instructions per request, a regression fails).
 #
-# The tiers wait on sockets and child processes more than they compute, so the DocC archives and
-# the fuzz harnesses (Fuzz/, a package of its own) build beside them, at the lowest priority so
-# that the tests' timeouts never pay for the compiler; their output is kept in .build/test-logs
-# and shown when they fail.
+# The tiers wait on sockets and child processes more than they compute, so the DocC archives, the
+# fuzz harnesses (Fuzz/, a package of its own) and the gates' uvgate (Benchmarks/) build beside
+# them, at the lowest priority so that the tests' timeouts never pay for the compiler; their
+# output is kept in .build/test-logs and shown when they fail.
 test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
@@ -52,12 +52,14 @@ test: deps snippets-check
 	@bin="$$($(SWIFT) build --show-bin-path)"; \
 	 nice -n 19 $(MAKE) --no-print-directory docs > .build/test-logs/docs.log 2>&1 & docs=$$!; \
 	 nice -n 19 bash Fuzz/build.sh > .build/test-logs/fuzz-build.log 2>&1 & fuzz=$$!; \
+	 nice -n 19 $(SWIFT) build --package-path Benchmarks -c release --product uvgate > .build/test-logs/gates-build.log 2>&1 & gates=$$!; \
 	 TEST_BINARY="$$bin/UVNetworkingPackageTests.xctest" bash scripts/run-tests.sh; tests=$$?; \
-	 wait $$docs; docs_status=$$?; wait $$fuzz; fuzz_status=$$?; \
-	 echo "make test: docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED)"; \
+	 wait $$docs; docs_status=$$?; wait $$fuzz; fuzz_status=$$?; wait $$gates; gates_status=$$?; \
+	 echo "make test: docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED), gates $$([ $$gates_status = 0 ] && echo built || echo FAILED)"; \
 	 [ $$docs_status = 0 ] || tail -40 .build/test-logs/docs.log; \
 	 [ $$fuzz_status = 0 ] || tail -40 .build/test-logs/fuzz-build.log; \
-	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ]
+	 [ $$gates_status = 0 ] || tail -40 .build/test-logs/gates-build.log; \
+	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ] && [ $$gates_status = 0 ]
 	$(MAKE) fuzz-smoke
 	bash Benchmarks/gates.sh
 
