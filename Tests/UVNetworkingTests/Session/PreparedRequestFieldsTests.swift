@@ -6,7 +6,7 @@ import UVHTTP1
 
 /// A tracer's fields written into a kept preparation (`PreparedRequest.adding`): the bytes must be
 /// those of a fresh preparation of the request with the fields appended, or there is no shortcut.
-@Suite struct PreparedRequestFieldsTests {
+@Suite(.tags(.unit)) struct PreparedRequestFieldsTests {
     private static let defaults: [(name: String, value: String)] = [("User-Agent", "t/1"), ("Accept-Encoding", "gzip")]
 
     private func fields(_ pairs: [(String, String)]) -> InjectedFields {

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Synchronization
 import Testing
+import Tracing
 @_spi(Testing) @testable import UVNetworking
 
 /// What a task's completion handler received.
@@ -70,7 +71,10 @@ final class ClientHarness: @unchecked Sendable {
     /// descriptor baseline sees the loop as it would see the long-lived shared one.
     private static func warmUp(_ loop: EventLoop) {
         let done = DispatchSemaphore(value: 0)
-        let manager = SessionManager(loop: loop)
+        // No spans: a test may have scoped the process's tracer around the harness.
+        var configuration = SessionConfiguration()
+        configuration.tracer = NoOpTracer()
+        let manager = SessionManager(configuration: configuration, loop: loop)
         manager.completionQueue = DispatchQueue(label: "uvnetworking.tests.harness.warmup")
         manager.dataTask(with: Request(url: URL(string: "http://127.0.0.1:1/")!), completionHandler: { _, _, _ in
             done.signal()

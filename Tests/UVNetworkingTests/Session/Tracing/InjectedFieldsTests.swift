@@ -4,7 +4,7 @@ import Testing
 
 /// The carrier a tracer injects into per task, which must leave what `HTTPFieldsInjector` into
 /// an empty `HTTPFields` leaves: the same names, values and order.
-@Suite struct InjectedFieldsTests {
+@Suite(.tags(.unit)) struct InjectedFieldsTests {
     private func injected(_ pairs: [(String, String)]) -> [(name: String, value: String)] {
         var fields = InjectedFields()
         for (key, value) in pairs { InjectedFieldsInjector().inject(value, forKey: key, into: &fields) }
