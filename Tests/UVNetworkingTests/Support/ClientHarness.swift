@@ -69,7 +69,7 @@ final class ClientHarness: @unchecked Sendable {
     /// A loop opens a descriptor of its own on its first connection (and keeps it until it shuts
     /// down): one refused connection makes it before the test starts, so that a test's own
     /// descriptor baseline sees the loop as it would see the long-lived shared one.
-    private static func warmUp(_ loop: EventLoop) {
+    private static func warmUpLoop(_ loop: EventLoop) {
         let done = DispatchSemaphore(value: 0)
         // No spans: a test may have scoped the process's tracer around the harness.
         var configuration = SessionConfiguration()
@@ -101,7 +101,7 @@ final class ClientHarness: @unchecked Sendable {
         } catch {
             fatalError("a test harness could not start its event loop: \(error)")
         }
-        Self.warmUp(loop)
+        Self.warmUpLoop(loop)
         baselineLoopHandles = loop.openHandleCountFromOutside()
         var configuration = SessionConfiguration()
         configure(&configuration)
