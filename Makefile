@@ -61,7 +61,7 @@ test: deps snippets-check
 	 [ $$gates_status = 0 ] || tail -40 .build/test-logs/gates-build.log; \
 	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ] && [ $$gates_status = 0 ]
 	$(MAKE) fuzz-smoke
-	bash Benchmarks/gates.sh
+	$(MAKE) gates
 
 # Writes every ```swift block of README.md, of the DocC articles and of docs/*.md into Examples/DocSnippets
 # (one function per block), so that `swift build` compiles them. Run it after changing a block.

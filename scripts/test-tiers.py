@@ -49,18 +49,18 @@ def ancestors(test_id):
     return ["/".join(parts[:n]) for n in range(1, len(parts))]
 
 
+def tags_around(nodes, test_id, tags):
+    """A test's own tags and those of the suites around it."""
+    seen = set(tags)
+    for suite in ancestors(test_id):
+        seen.update(nodes.get(suite, ("suite", []))[1])
+    return seen
+
+
 def untagged(nodes):
     """The names of tests with no tier tag of their own or of a suite around them."""
-    names = []
-    for test_id, (kind, tags) in nodes.items():
-        if kind != "function":
-            continue
-        seen = set(tags)
-        for suite in ancestors(test_id):
-            seen.update(nodes.get(suite, ("suite", []))[1])
-        if not seen & set(TIERS):
-            names.append(name_of(test_id))
-    return sorted(names)
+    return sorted(name_of(test_id) for test_id, (kind, tags) in nodes.items()
+                  if kind == "function" and not tags_around(nodes, test_id, tags) & set(TIERS))
 
 
 def tiers_of(nodes):
@@ -69,9 +69,7 @@ def tiers_of(nodes):
     for test_id, (kind, tags) in nodes.items():
         if kind != "function":
             continue
-        seen = set(tags)
-        for suite in ancestors(test_id):
-            seen.update(nodes.get(suite, ("suite", []))[1])
+        seen = tags_around(nodes, test_id, tags)
         result[name_of(test_id)] = next((tier for tier in TIERS if tier in seen), "unit")
     return result
 
