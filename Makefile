@@ -21,45 +21,57 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
+# The library's package, then the programs' (Apps/: uvfetch, the example service), which
+# depends on it by path.
 build: deps
 	$(SWIFT) build
+	$(SWIFT) build --package-path Apps
 
 release: deps
-	$(SWIFT) build -c release --product uvfetch
+	$(SWIFT) build --package-path Apps -c release --product uvfetch
 
-# The loop to run after each change: the documents' code blocks up to date, a build, then the
-# unit and loopback tiers of the tests, side by side (scripts/run-tests.sh --check).
+# The loop to run after each change: the documents' code blocks up to date, a build of both
+# packages, then their unit and loopback tiers, side by side (scripts/run-tests.sh --check).
 check: deps snippets-check
 	$(SWIFT) build --build-tests
+	$(SWIFT) build --package-path Apps --build-tests
 	bash scripts/run-tests.sh --check
 
 # Every test: the documents' code blocks up to date in Examples/DocSnippets (which the build
-# compiles); every tier of the suites (scripts/run-tests.sh: the state machines, the end-to-end
-# suites against nginx, httpbin and the scripted servers, which the tests start on loopback,
-# namespaces, PostgreSQL, child processes, the huge transfers), each tier a process, several at
-# once; curl's replies when CURL_REPLIES is there; the DocC catalog without a warning; then a
-# short smoke of every fuzz harness (Fuzz/run.sh --smoke); then the per-request gates
+# compiles); every tier of both packages' suites (scripts/run-tests.sh: the state machines, the
+# end-to-end suites against nginx, httpbin and the scripted servers, which the tests start on
+# loopback, namespaces, PostgreSQL, child processes, the huge transfers), each tier a process,
+# several at once; curl's replies when CURL_REPLIES is there; the DocC catalog without a warning;
+# then a short smoke of every fuzz harness (Fuzz/run.sh --smoke); then the per-request gates
 # (Benchmarks/gates.sh: allocations and instructions per request, a regression fails).
 #
-# The tiers wait on sockets and child processes more than they compute, so the DocC archives, the
-# fuzz harnesses (Fuzz/, a package of its own) and the gates' uvgate (Benchmarks/) build beside
-# them, at the lowest priority so that the tests' timeouts never pay for the compiler; their
-# output is kept in .build/test-logs and shown when they fail.
+# The library's tiers start as soon as its package is built. The programs' package (Apps/, with
+# swift-nio and postgres-nio) builds beside them and its tiers follow; the DocC archives, the fuzz
+# harnesses (Fuzz/) and the gates' uvgate (Benchmarks/) build beside them too. The tiers wait on
+# sockets and child processes more than they compute, and every build runs at a lower priority
+# (the side ones at the lowest), so that the tests' timeouts never pay for the compiler. The
+# builds' output is kept in .build/test-logs and shown when they fail.
 test: deps snippets-check
 	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
 	@mkdir -p .build/test-logs
-	@bin="$$($(SWIFT) build --show-bin-path)"; \
+	@lib="$$($(SWIFT) build --show-bin-path)/UVNetworkingPackageTests.xctest"; \
+	 nice -n 10 $(SWIFT) build --package-path Apps --build-tests > .build/test-logs/apps-build.log 2>&1 & apps=$$!; \
 	 nice -n 19 $(MAKE) --no-print-directory docs > .build/test-logs/docs.log 2>&1 & docs=$$!; \
 	 nice -n 19 bash Fuzz/build.sh > .build/test-logs/fuzz-build.log 2>&1 & fuzz=$$!; \
 	 nice -n 19 $(SWIFT) build --package-path Benchmarks -c release --product uvgate > .build/test-logs/gates-build.log 2>&1 & gates=$$!; \
-	 TEST_BINARY="$$bin/UVNetworkingPackageTests.xctest" bash scripts/run-tests.sh; tests=$$?; \
+	 TEST_PACKAGES="lib=$$lib" bash scripts/run-tests.sh; tests=$$?; \
+	 wait $$apps; apps_status=$$?; \
+	 if [ $$apps_status = 0 ]; then \
+	   TEST_PACKAGES="apps=$$($(SWIFT) build --package-path Apps --show-bin-path)/UVNetworkingAppsPackageTests.xctest" \
+	     bash scripts/run-tests.sh || tests=1; \
+	 else tail -40 .build/test-logs/apps-build.log; fi; \
 	 wait $$docs; docs_status=$$?; wait $$fuzz; fuzz_status=$$?; wait $$gates; gates_status=$$?; \
-	 echo "make test: docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED), gates $$([ $$gates_status = 0 ] && echo built || echo FAILED)"; \
+	 echo "make test: Apps $$([ $$apps_status = 0 ] && echo built || echo FAILED), docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED), gates $$([ $$gates_status = 0 ] && echo built || echo FAILED)"; \
 	 [ $$docs_status = 0 ] || tail -40 .build/test-logs/docs.log; \
 	 [ $$fuzz_status = 0 ] || tail -40 .build/test-logs/fuzz-build.log; \
 	 [ $$gates_status = 0 ] || tail -40 .build/test-logs/gates-build.log; \
-	 [ $$tests = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ] && [ $$gates_status = 0 ]
+	 [ $$tests = 0 ] && [ $$apps_status = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ] && [ $$gates_status = 0 ]
 	$(MAKE) fuzz-smoke
 	$(MAKE) gates
 
@@ -92,7 +104,7 @@ fuzz: deps
 
 # 100,000 GETs through the library from the server embedded in uvfetch (no nginx, no network).
 demo: release
-	"$$($(SWIFT) build -c release --show-bin-path)/uvfetch" demo
+	"$$($(SWIFT) build --package-path Apps -c release --show-bin-path)/uvfetch" demo
 
 bench: deps
 	bash Benchmarks/run.sh
@@ -108,4 +120,4 @@ gate-jsonl: deps
 	bash Benchmarks/jsonl-gate.sh
 
 clean:
-	rm -rf .build Fuzz/.out Benchmarks/.build
+	rm -rf .build Apps/.build Fuzz/.out Benchmarks/.build

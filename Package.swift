@@ -14,20 +14,17 @@ let package = Package(
         // An OpenAPI ClientTransport over a SessionManager: its own product, so that only its
         // users build swift-openapi-runtime.
         .library(name: "UVNetworkingOpenAPI", targets: ["UVNetworkingOpenAPI"]),
-        .executable(name: "uvfetch", targets: ["uvfetch"]),
-        // The scripted DNS server, for the benchmarks' package.
+        // The test servers on loopback, for the programs' package (Apps/: uvfetch's demo and
+        // tests) and the benchmarks': a small HTTP/1.1 server and a scripted DNS server.
+        .library(name: "LoopbackHTTPServer", targets: ["LoopbackHTTPServer"]),
         .library(name: "LoopbackDNSServer", targets: ["LoopbackDNSServer"]),
         // A swift-service-lifecycle Service that drains a SessionManager at graceful shutdown:
         // a product of its own, so the library alone does not build swift-service-lifecycle.
         .library(name: "UVNetworkingServiceLifecycle", targets: ["UVNetworkingServiceLifecycle"]),
-        // uvfetch's logic, for the fuzz harnesses of its input parsers (Fuzz/).
-        .library(name: "UVFetchCore", targets: ["UVFetchCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // One client span per task, W3C trace context in its fields (Session/Tracing).
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -36,12 +33,6 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
-        // Only the example service's metrics backend: never a dependency of the library.
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // Only `uvfetch queue` and `uvfetch worker` (UVFetchQueue): the library never links it.
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        // For `sslmode=require` and the verify modes of the queue's database connection.
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Native libraries. Only the library's loop and transport layers and LoopbackHTTPServer
@@ -96,38 +87,6 @@ let package = Package(
         // A scripted DNS server on loopback (UDP, a thread of its own): names answered from a
         // table with delays, NXDOMAIN, SERVFAIL or silence. For the tests and the benchmarks.
         .target(name: "LoopbackDNSServer"),
-        // uvfetch's logic, a library so the tests can drive it; the executable only parses.
-        .target(
-            name: "UVFetchCore",
-            dependencies: [
-                "UVNetworking", "UVHTTP1", "LoopbackHTTPServer", "COpenSSL", "CZlib",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "DequeModule", package: "swift-collections"),
-            ]
-        ),
-        // The URL queue in PostgreSQL that `uvfetch queue` fills and `uvfetch worker` drains:
-        // the only target that links PostgresNIO, so UVFetchCore and the library stay free of it.
-        .target(
-            name: "UVFetchQueue",
-            dependencies: [
-                "UVFetchCore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .executableTarget(
-            name: "uvfetch",
-            dependencies: [
-                "UVFetchCore",
-                "UVFetchQueue",
-                "UVNetworking",
-                "LoopbackHTTPServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
         // Ways of embedding the library that once ended the process, one per run (argv[1]): the
         // lifecycle tests run it as a child process, so a crash fails a test, not the test run.
         .executableTarget(
@@ -156,20 +115,6 @@ let package = Package(
             ],
             path: "Tests/ServiceProbe"
         ),
-        // An example service (no web framework): a ServiceGroup that fetches URLs periodically,
-        // logs, traces, measures (Prometheus) and drains its session on SIGTERM. Built and run by the tests; not a product.
-        .executableTarget(
-            name: "uvnetworking-example-service",
-            dependencies: [
-                "UVNetworking", "UVNetworkingServiceLifecycle",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-            ],
-            path: "Examples/ExampleService"
-        ),
         // Every ```swift block of README.md and of the DocC articles, written out by
         // scripts/extract-snippets.py (`make snippets`) so that the build compiles them; `make test`
         // fails when they differ from the documents. Compiled, never run, and not a product.
@@ -187,11 +132,10 @@ let package = Package(
         .testTarget(
             name: "UVNetworkingTests",
             dependencies: [
-                "UVNetworking", "UVHTTP1", "UVFetchCore", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
-                "UVNetworkingServiceLifecycle", "uvnetworking-service-probe", "uvnetworking-example-service",
+                "UVNetworking", "UVHTTP1", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
+                "UVNetworkingServiceLifecycle", "uvnetworking-service-probe",
                 "UVNetworkingOpenAPI", "HTTPBinOpenAPIClient",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
@@ -208,14 +152,6 @@ let package = Package(
             ],
             // The differential checks' inputs and the h11 script they run (read from the source tree).
             exclude: ["Differential/h11_outcome.py", "Differential/responses", "Differential/requests"]
-        ),
-        // The queue against a throwaway PostgreSQL cluster that the tests start (initdb, pg_ctl).
-        .testTarget(
-            name: "UVFetchQueueTests",
-            dependencies: [
-                "UVFetchQueue", "UVFetchCore", "LoopbackHTTPServer", "uvfetch",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -59,9 +59,10 @@ any_path_setup() {
     uvfetch=$UVFETCH
   else
     echo "== $label: building uvfetch (release)"
-    source "$repo/Benchmarks/release-build.sh"
-    release_build "$repo" "$label" --product uvfetch || { echo "$label: the uvfetch build failed" >&2; return 1; }
-    uvfetch="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
+    # This checkout's helpers, which also know where an older REPO builds uvfetch.
+    source "$(dirname "${BASH_SOURCE[0]}")/release-build.sh"
+    release_build "$(uvfetch_package "$repo")" "$label" --product uvfetch || { echo "$label: the uvfetch build failed" >&2; return 1; }
+    uvfetch="$(swift build --package-path "$(uvfetch_package "$repo")" -c release --show-bin-path)/uvfetch"
   fi
   [ -x "$uvfetch" ] || { echo "$label: no uvfetch binary at $uvfetch" >&2; return 1; }
   dir=$(mktemp -d)

@@ -8,7 +8,7 @@
 # (scripts/install-deps.sh) and a release uvfetch (built when missing).
 #
 # Settings (environment): FLEET_URLS (default 20000), BENCH_ROUNDS (default 3), UVFETCH (the
-# binary, default .build/release/uvfetch), FLEET_BATCH (default 100), FLEET_CONCURRENCY (per
+# binary, default Apps/.build/release/uvfetch), FLEET_BATCH (default 100), FLEET_CONCURRENCY (per
 # worker, default 64), FLEET_POLL (the workers' --poll, default theirs: 1 s).
 set -euo pipefail
 
@@ -19,11 +19,11 @@ rounds=${BENCH_ROUNDS:-3}
 batch=${FLEET_BATCH:-100}
 concurrency=${FLEET_CONCURRENCY:-64}
 poll=${FLEET_POLL:-1}
-uvfetch=${UVFETCH:-$repo/.build/release/uvfetch}
+uvfetch=${UVFETCH:-$repo/Apps/.build/release/uvfetch}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 [ "$(id -u)" = 0 ] || { echo "fleet.sh: needs root (network namespaces)" >&2; exit 1; }
-[ -x "$uvfetch" ] || (cd "$repo" && swift build -c release --product uvfetch >/dev/null)
+[ -x "$uvfetch" ] || swift build --package-path "$repo/Apps" -c release --product uvfetch >/dev/null
 
 id=$$
 ns() { echo "uvb-$1-$id"; }

@@ -16,7 +16,7 @@
 # Settings (environment): LOOPS_LIST ("1 2"), LOOPS_ROUNDS (3), LOOPS_ORIGINS (16),
 # LOOPS_HANDSHAKES (4000 requests per run), LOOPS_REQUESTS (100000 per run), LOOPS_CONCURRENCY
 # (32), LOOPS_NGINX_WORKERS (2), LOOPS_SERVER_CPUS / LOOPS_CLIENT_CPUS (taskset lists, e.g. 0 and
-# 1; empty: not pinned), LOOPS_SKIP_BUILD=1 (use .build/release/uvfetch as built).
+# 1; empty: not pinned), LOOPS_SKIP_BUILD=1 (use Apps/.build/release/uvfetch as built).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,9 +34,9 @@ client_cpus=${LOOPS_CLIENT_CPUS:-}
 if [ "${LOOPS_SKIP_BUILD:-0}" != 1 ]; then
   # shellcheck source=release-build.sh
   source "$here/release-build.sh"
-  release_build "$root" loops --product uvfetch
+  release_build "$root/Apps" loops --product uvfetch
 fi
-uvfetch="$root/.build/release/uvfetch"
+uvfetch="$root/Apps/.build/release/uvfetch"
 [ -x "$uvfetch" ] || { echo "loops: $uvfetch not built" >&2; exit 1; }
 command -v nginx >/dev/null || { echo "loops: nginx not found" >&2; exit 1; }
 

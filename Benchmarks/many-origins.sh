@@ -46,8 +46,8 @@ if [ -z "${MANY_ORIGINS_INSIDE:-}" ]; then
   if [ -z "${UVFETCH:-}" ]; then
     source "$here/release-build.sh"
     echo "== many-origins: building uvfetch (release)"
-    release_build "$repo" many-origins --product uvfetch || fail "the uvfetch build failed"
-    UVFETCH="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
+    release_build "$(uvfetch_package "$repo")" many-origins --product uvfetch || fail "the uvfetch build failed"
+    UVFETCH="$(swift build --package-path "$(uvfetch_package "$repo")" -c release --show-bin-path)/uvfetch"
   fi
   [ -x "$UVFETCH" ] || fail "no uvfetch binary at $UVFETCH"
   export UVFETCH MANY_ORIGINS_INSIDE=1 MANY_ORIGINS_COMMIT

@@ -14,3 +14,9 @@ release_build() {
     return 1
   done
 }
+
+# The package that builds uvfetch in checkout $1: its Apps/ (the programs' package), or the
+# checkout itself for a revision from before uvfetch had a package of its own.
+uvfetch_package() {
+  if [ -f "$1/Apps/Package.swift" ]; then echo "$1/Apps"; else echo "$1"; fi
+}

@@ -60,8 +60,8 @@ bin="$(swift build --package-path "$here" -c release --show-bin-path)/uvbench"
 mkdir -p "$(dirname "$markdown")"
 
 echo "== bench: building uvfetch (release)"
-release_build "$repo" bench --product uvfetch || { echo "bench: uvfetch build failed" >&2; exit 1; }
-uvfetch_bin="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
+release_build "$(uvfetch_package "$repo")" bench --product uvfetch || { echo "bench: uvfetch build failed" >&2; exit 1; }
+uvfetch_bin="$(swift build --package-path "$(uvfetch_package "$repo")" -c release --show-bin-path)/uvfetch"
 
 echo "== bench: uvbench, wrk vs UVNetworking side by side (then idle memory, uvfetch vs wrk)"
 status=0

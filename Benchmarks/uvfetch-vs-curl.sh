@@ -52,13 +52,12 @@ gnu_time=""
 
 # --- uvfetch, release build ---------------------------------------------------------------
 source "$here/release-build.sh"
-build() { release_build "$repo" uvfetch-vs-curl "$@"; }
 if [ -n "${UVFETCH:-}" ]; then
   uvfetch=$UVFETCH
 else
   echo "== uvfetch-vs-curl: building uvfetch (release)"
-  build --product uvfetch || fail "the uvfetch build failed"
-  uvfetch="$(swift build --package-path "$repo" -c release --show-bin-path)/uvfetch"
+  release_build "$(uvfetch_package "$repo")" uvfetch-vs-curl --product uvfetch || fail "the uvfetch build failed"
+  uvfetch="$(swift build --package-path "$(uvfetch_package "$repo")" -c release --show-bin-path)/uvfetch"
 fi
 [ -x "$uvfetch" ] || fail "no uvfetch binary at $uvfetch"
 

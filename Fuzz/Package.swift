@@ -17,6 +17,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "UVNetworking", path: ".."),
+        // uvfetch's logic (the fetch-input harness), in the programs' package.
+        .package(name: "UVNetworkingApps", path: "../Apps"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
@@ -36,6 +38,6 @@ let package = Package(
         harness("content-decoder", [library, codec]),
         harness("pem", [library]),
         harness("pkcs12", [library]),
-        harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworking")]),
+        harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworkingApps")]),
     ]
 )

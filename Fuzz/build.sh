@@ -16,7 +16,7 @@ printf '{"schemaVersion":"1.0","linker":{"path":"%s/ld.lld"}}\n' "$bin_dir" > "$
 # added to or removed from the library, a path dependency here: the build would then miss it.
 # Plan again when a source folder changed since the last plan.
 description=$here/.build/release/description.json
-if [ -f "$description" ] && [ -n "$(find "$here/../Sources" "$here/Sources" -type d -newer "$description" -print -quit)" ]; then
+if [ -f "$description" ] && [ -n "$(find "$here/../Sources" "$here/../Apps/Sources" "$here/Sources" -type d -newer "$description" -print -quit)" ]; then
   rm -f "$description"
 fi
 

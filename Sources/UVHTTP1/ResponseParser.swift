@@ -88,8 +88,10 @@ public final class ResponseParser {
             self.allowsRepeatedContentLength = allowsRepeatedContentLength
         }
 
-        /// What the client accepts (docs/conformance.md): every leniency on, with these limits.
-        package static func client(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int? = nil) -> Options {
+        /// What UVNetworking's client accepts (docs/conformance.md): every leniency on, with these
+        /// limits. For a tool that must read responses exactly as the client does (uvfetch's WARC
+        /// writer finds head bounds with it).
+        public static func client(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int? = nil) -> Options {
             Options(maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes, allowsBareLF: true, allowsObsFold: true,
                     allowsRepeatedContentLength: true)
         }

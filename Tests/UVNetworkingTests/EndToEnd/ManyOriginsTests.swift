@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Glibc
-import LoopbackDNSServer
 import LoopbackHTTPServer
 import Synchronization
 import Testing
@@ -15,23 +14,10 @@ extension EndToEnd {
     @Suite(.tags(.childProcess)) struct ManyOrigins {
         /// The server on 0.0.0.0, started before the harness so its descriptors are part of the
         /// harness's baseline.
-        static func server() throws -> (LoopbackHTTPServer, Int) {
-            // The server holds one descriptor per connection a client under `ulimit -n 1024`
-            // keeps open: this process may need more than such a limit itself.
-            var limit = rlimit()
-            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-            if limit.rlim_cur < 8192 && limit.rlim_max > limit.rlim_cur {
-                limit.rlim_cur = min(limit.rlim_max, 8192)
-                setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-            }
-            let server = LoopbackHTTPServer(address: "0.0.0.0")
-            return (server, try server.start())
-        }
+        static func server() throws -> (LoopbackHTTPServer, Int) { try ManyOriginsServer.start() }
 
-        /// The n-th distinct origin (n from 0), all on `port`: 127.0.x.y, y from 1 to 250.
-        static func origin(_ n: Int, port: Int) -> String {
-            "http://127.\(1 + n / 62_500).\(n / 250 % 250).\(1 + n % 250):\(port)"
-        }
+        /// The n-th distinct origin (n from 0), all on `port`.
+        static func origin(_ n: Int, port: Int) -> String { ManyOriginsServer.origin(n, port: port) }
 
         /// Asks the manager's engine on its loop.
         static func onEngine<T: Sendable>(_ manager: SessionManager, _ body: @escaping @Sendable (SessionEngine) -> T) -> T {
@@ -205,70 +191,6 @@ extension EndToEnd {
                   let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
             else { return nil }
             return kilobytes * 1024
-        }
-
-        /// Runs uvfetch on `count` distinct origins under `ulimit -n limit`.
-        /// `origin` names the n-th origin (`origin(_:port:)` unless given).
-        static func uvfetchUnderLimit(_ limit: Int, origins count: Int, port: Int, arguments: [String],
-                                      origin: (Int) -> String = { _ in "" }) throws -> UVFetchResult {
-            let list = temporaryFile("origins.txt")
-            defer { try? FileManager.default.removeItem(at: list) }
-            let named = origin(0).isEmpty ? { Self.origin($0, port: port) } : origin
-            try (0..<count).map { named($0) + "/items/\($0)\n" }.joined().write(to: list, atomically: true, encoding: .utf8)
-            let command = "ulimit -n \(limit) && exec \"$0\" \"$@\""
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", command, uvfetchExecutable.path, "-i", list.path, "--quiet"] + arguments
-            let output = Pipe(), errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let errorData = PipeDrain(errors.fileHandleForReading)
-            let out = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return UVFetchResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                                 stderr: String(decoding: errorData.wait(), as: UTF8.self))
-        }
-
-        @Test func twelveHundredOriginsUnderTheCommonDescriptorLimitAllSucceed() throws {
-            // The case: 1,200 origins, `ulimit -n 1024`, the server never closing idle
-            // connections. The default budget (896 there) closes idle ones to make room.
-            let (server, port) = try Self.server()
-            let result = try Self.uvfetchUnderLimit(1024, origins: 1_200, port: port, arguments: ["--concurrency", "64"])
-            #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
-            #expect(result.stdout.contains("1200 succeeded, 0 failed"), "\(result.stdout)")
-            server.stop()
-        }
-
-        @Test func connectsThatFindNoDescriptorCloseAnIdleConnectionAndRetry() throws {
-            // A budget far above the limit: the connects themselves fail with EMFILE, and idle
-            // connections of other origins give way.
-            let (server, port) = try Self.server()
-            let result = try Self.uvfetchUnderLimit(48, origins: 300, port: port,
-                                                    arguments: ["--concurrency", "8", "--max-connections", "100000"])
-            #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
-            server.stop()
-        }
-
-        @Test func lookUpsThatFindNoDescriptorCloseAnIdleConnectionAndRetry() throws {
-            // Names answered by the scripted DNS server: each look-up needs a UDP socket, which
-            // EMFILE denies once idle connections hold every descriptor; they give way as for
-            // a connect.
-            let (server, port) = try Self.server()
-            let dns = try LoopbackDNSServer()
-            defer { dns.stop() }
-            let count = 300
-            for n in 0..<count {
-                let address = Self.origin(n, port: port).dropFirst("http://".count).split(separator: ":")[0]
-                dns.set("o\(n).test", .init(addresses: [String(address)]))
-            }
-            let result = try Self.uvfetchUnderLimit(48, origins: count, port: port,
-                                                    arguments: ["--concurrency", "8", "--max-connections", "100000",
-                                                                "--dns-servers", "127.0.0.1:\(dns.port)"],
-                                                    origin: { "http://o\($0).test:\(port)" })
-            #expect(result.status == 0, "\(result.stdout.suffix(600)) \(result.stderr.suffix(600))")
-            server.stop()
         }
 
         @Test func aLookUpWithNoDescriptorAndNothingToCloseFailsNamingTheLimit() throws {

@@ -21,7 +21,7 @@ import Testing
     /// No default route, loopback down: the general manager, loopback's address and "localhost"
     /// (it resolves from the hosts file, but no route leads there) are not reachable; a name
     /// that cannot resolve neither. Stopping closed every descriptor.
-    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: NamespaceProcess.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
     func nothingIsReachableWithLoopbackDown() throws {
         let (status, output) = try runInEmptyNamespace(["general", "127.0.0.1", "::1", "domain:localhost", "domain:name.invalid"])
         #expect(status == 0, "\(output)")
@@ -35,7 +35,7 @@ import Testing
     /// A netlink receive buffer at the kernel's minimum, overrun by a flood of veth links in a
     /// namespace of the probe's own: the default route's arrival and removal are each reported
     /// once, in order, the loop does not spin afterwards, and stopping closes the socket.
-    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: NamespaceProcess.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
     func overrunBufferKeepsTheReadingRight() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")

@@ -25,8 +25,10 @@ struct RouterNamespaceTests {
         #expect(get.contains("via 192.0.2.1 dev uvr0 src 192.0.2.2"), "\(get)")
         let server = try NamespaceProcess.probe(namespace, .router, "serve", [RouterNamespace.routerIPv4, "8080"])
         #expect(server.waitForLine(timeout: 20) { $0.hasPrefix("listening ") } != nil, "\(server.text)")
-        let fetched = try namespace.run(in: .client, [uvfetchExecutable.path, "--quiet", "--noproxy", "*", "http://192.0.2.1:8080/items/1"])
-        #expect(fetched.contains("1 succeeded, 0 failed"), "\(fetched)")
+        // curl, a client that is not ours: this checks the namespaces, not the library.
+        let status = try namespace.run(in: .client, ["/usr/bin/curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", "%{http_code}",
+                                                      "http://192.0.2.1:8080/items/1"])
+        #expect(status == "200", "\(status)")
         #expect(server.finish() == 0, "\(server.text)")
     }
 

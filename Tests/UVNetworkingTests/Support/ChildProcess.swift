@@ -20,7 +20,7 @@ final class ChildProcess: Sendable {
     /// Starts `<bin>/name` with `arguments`; its standard output and error are read together.
     init(_ name: String, arguments: [String]) throws {
         let process = Process()
-        process.executableURL = EmbedProbe.executable.deletingLastPathComponent().appendingPathComponent(name)
+        process.executableURL = builtExecutable(name)
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe

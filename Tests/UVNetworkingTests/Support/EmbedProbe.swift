@@ -24,12 +24,8 @@ enum EmbedProbe {
         }
     }
 
-    /// The executable: the directory of the running test binary holds every product of the build.
-    static var executable: URL {
-        let this = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        // The test binary is `<bin>/UVNetworkingPackageTests.xctest`; the probe is `<bin>/uvnetworking-embed-probe`.
-        return URL(fileURLWithPath: this).deletingLastPathComponent().appendingPathComponent("uvnetworking-embed-probe")
-    }
+    /// The executable, `<bin>/uvnetworking-embed-probe`.
+    static var executable: URL { builtExecutable("uvnetworking-embed-probe") }
 
     /// Runs `scenario` and waits at most `timeout` seconds (then kills it).
     static func run(_ scenario: String, timeout: Double = 60) throws -> Result {
@@ -56,6 +52,13 @@ enum EmbedProbe {
                       stdout: String(decoding: out.wait(), as: UTF8.self),
                       stderr: String(decoding: err.wait(), as: UTF8.self))
     }
+}
+
+/// An executable target of the package under test, `<bin>/name`: the test binary
+/// (`<bin>/<Package>PackageTests.xctest`) is built in the same directory as every product.
+func builtExecutable(_ name: String) -> URL {
+    let this = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    return URL(fileURLWithPath: this).deletingLastPathComponent().appendingPathComponent(name)
 }
 
 /// Reads a pipe to its end on a background queue.

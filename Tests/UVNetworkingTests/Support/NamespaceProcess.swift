@@ -59,6 +59,19 @@ final class NamespaceProcess: Sendable {
         }
     }
 
+    /// Whether this process may make namespaces (root with CAP_SYS_ADMIN, as in CI).
+    static let canUnshare: Bool = {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--mount", "--net", "--propagation", "private", "true"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+
     /// Starts the embed probe's `scenario` with `arguments` inside `side`.
     static func probe(_ namespace: RouterNamespace, _ side: RouterNamespace.Side, _ scenario: String, _ arguments: [String]) throws -> NamespaceProcess {
         try NamespaceProcess(namespace, side, [EmbedProbe.executable.path, scenario] + arguments)

@@ -23,7 +23,7 @@ struct UVFetchUnreachableLineTests {
     @Test(.timeLimit(.minutes(3)))
     func theLineSaysNetworkUnreachableWhileTheLinkIsDownAndTheRateWhenItReturns() throws {
         let namespace = try RouterNamespace()
-        let server = try NamespaceProcess.probe(namespace, .router, "serve", [RouterNamespace.routerIPv4, "8080"])
+        let server = try NamespaceProcess(namespace, .router, [TestWorld.executable.path, "serve", RouterNamespace.routerIPv4, "8080"])
         defer { _ = server.finish() }
         #expect(server.waitForLine(timeout: 20) { $0.hasPrefix("listening ") } != nil, "\(server.text)")
         let list = temporaryFile("unreachable-line.txt")

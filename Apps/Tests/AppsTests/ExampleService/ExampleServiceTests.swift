@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 
-/// Examples/ExampleService run as a child process against a loopback server and stopped by
+/// Apps/Examples/ExampleService run as a child process against a loopback server and stopped by
 /// SIGTERM: its output must show the library's logging, metrics and tracing working together,
 /// and the drain.
 @Suite(.tags(.childProcess)) struct ExampleServiceTests {

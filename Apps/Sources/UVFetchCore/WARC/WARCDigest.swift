@@ -1,4 +1,4 @@
-import COpenSSL
+import CWARC
 import Foundation
 
 /// The digests a WARC record carries (`WARC-Block-Digest`, `WARC-Payload-Digest`): SHA-1 written

@@ -49,7 +49,7 @@ import UVFetchCore
     /// the slow look-ups: the fast names must all be done while the slow ones are still pending
     /// (resolv.conf's `timeout:1` would end them after a second, racing the fast ones). The fast
     /// phase takes well under a second here; 8 s leaves a loaded machine its margin.
-    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: NamespaceProcess.canUnshare, "needs root and unshare for a namespace of its own"), .timeLimit(.minutes(1)))
     func fastNamesAreNeverHeldBackBySlowOnesUnderTheDescriptorLimit() throws {
         let list = temporaryFile("crawler-world.txt")
         defer { try? FileManager.default.removeItem(at: list) }

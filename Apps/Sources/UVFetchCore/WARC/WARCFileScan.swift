@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CZlib
+import CWARC
 import Foundation
 
 /// Reads an existing `.warc.gz` file through, member by member, before a run appends to it:
@@ -40,7 +40,7 @@ enum WARCFileScan {
             stream.deallocate()
         }
         // 15 + 16: gzip only. A plain .warc, or zlib data, is not what uvfetch writes.
-        guard uvn_inflateInit2(stream, 15 + 16) == Z_OK else { throw NotAnArchive(reason: "zlib could not start") }
+        guard warc_inflateInit2(stream, 15 + 16) == Z_OK else { throw NotAnArchive(reason: "zlib could not start") }
         let input = UnsafeMutablePointer<UInt8>.allocate(capacity: 1 << 20)
         let output = UnsafeMutablePointer<UInt8>.allocate(capacity: 1 << 18)
         defer {

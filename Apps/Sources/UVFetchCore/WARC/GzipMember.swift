@@ -1,4 +1,4 @@
-import CZlib
+import CWARC
 import Foundation
 
 /// Compresses bytes as complete gzip members (RFC 1952). A `.warc.gz` file is such members one
@@ -13,7 +13,7 @@ final class GzipMember {
     init() {
         stream.initialize(to: z_stream())
         // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-        let status = uvn_deflateInit2(stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)
+        let status = warc_deflateInit2(stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)
         // Fails only for bad arguments (constant here) or no memory.
         precondition(status == Z_OK, "zlib's deflateInit2 failed: \(status)")
     }

@@ -2,23 +2,10 @@ import Foundation
 import Glibc
 
 /// A network and mount namespace of a test's own, for uvfetch's DNS end to end: lo up, a private
-/// resolv.conf and hosts file bound over the system's, and the probe's `dns-namespace` world (the
+/// resolv.conf and hosts file bound over the system's, and the test world's `dns-namespace` (Tests/TestWorld) (the
 /// scripted DNS server on 127.0.0.1:53, an HTTP server on :8080) around a command. Nothing
 /// leaves the machine, and the system's resolver settings are never touched.
 enum DNSNamespace {
-    /// Whether this process may make namespaces (root with CAP_SYS_ADMIN, as in CI).
-    static let canUnshare: Bool = {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["--mount", "--net", "--propagation", "private", "true"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
-    }()
-
     /// This process's environment without proxy variables, which would send uvfetch elsewhere.
     static var environment: [String: String] {
         var variables = ProcessInfo.processInfo.environment
@@ -28,9 +15,9 @@ enum DNSNamespace {
         return variables
     }
 
-    /// Runs the probe's `dns-namespace` with `probeArguments` (options and the name table) and
+    /// Runs the test world's `dns-namespace` with `probeArguments` (options and the name table) and
     /// then `command` inside a new namespace whose /etc/resolv.conf and /etc/hosts read
-    /// `resolvConf` and `hosts`; returns the probe's standard output (the command's, then the
+    /// `resolvConf` and `hosts`; returns the world's standard output (the command's, then the
     /// query counts).
     static func run(resolvConf: String, hosts: String, probeArguments: [String], command: [String]) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dns-ns-\(UUID().uuidString)")
@@ -50,7 +37,7 @@ enum DNSNamespace {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = ["--mount", "--net", "--propagation", "private", "/bin/sh", "-c", script, "sh", resolvConfFile.path, hostsFile.path,
-                             EmbedProbe.executable.path, "dns-namespace"] + probeArguments + ["--"] + command
+                             TestWorld.executable.path, "dns-namespace"] + probeArguments + ["--"] + command
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output

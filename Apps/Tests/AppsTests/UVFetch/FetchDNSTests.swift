@@ -61,7 +61,7 @@ import UVFetchCore
     /// search list, a name with fewer dots than ndots tries the list first, a silent server is
     /// given up after one try of one second per question (c-ares's ETIMEOUT, before dnsTimeout's
     /// 5 s), and the hosts file wins over DNS without a query.
-    @Test(.enabled(if: DNSNamespace.canUnshare, "needs root and unshare for a namespace of its own"))
+    @Test(.enabled(if: NamespaceProcess.canUnshare, "needs root and unshare for a namespace of its own"))
     func resolvConfAndTheHostsFileAreHonoured() throws {
         let urls = ["http://short:8080/items/1", "http://a.b:8080/items/1", "http://pinned.test:8080/items/1", "http://mute.test:8080/items/1"]
         // 127.0.0.7 has no server: a name answered with it fails with connectionRefused.
