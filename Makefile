@@ -42,38 +42,12 @@ check: deps snippets-check
 # end-to-end suites against nginx, httpbin and the scripted servers, which the tests start on
 # loopback, namespaces, PostgreSQL, child processes, the huge transfers), each tier a process,
 # several at once; curl's replies when CURL_REPLIES is there; the DocC catalog without a warning;
-# then a short smoke of every fuzz harness (Fuzz/run.sh --smoke); then the per-request gates
-# (Benchmarks/gates.sh: allocations and instructions per request, a regression fails).
-#
-# The library's tiers start as soon as its package is built. The programs' package (Apps/, with
-# swift-nio and postgres-nio) builds beside them and its tiers follow; the DocC archives, the fuzz
-# harnesses (Fuzz/) and the gates' uvgate (Benchmarks/) build beside them too. The tiers wait on
-# sockets and child processes more than they compute, and every build runs at a lower priority
-# (the side ones at the lowest), so that the tests' timeouts never pay for the compiler. The
-# builds' output is kept in .build/test-logs and shown when they fail.
+# a short smoke of every fuzz harness (Fuzz/run.sh --smoke); the per-request and per-record gates
+# (Benchmarks/gates.sh: allocations and instructions, a regression fails). scripts/make-test.sh
+# runs the builds beside the tests, so the two cores stay busy; it says what runs when, and why.
 test: deps snippets-check
-	$(SWIFT) build --build-tests
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
-	@mkdir -p .build/test-logs
-	@lib="$$($(SWIFT) build --show-bin-path)/UVNetworkingPackageTests.xctest"; \
-	 nice -n 10 $(SWIFT) build --package-path Apps --build-tests > .build/test-logs/apps-build.log 2>&1 & apps=$$!; \
-	 nice -n 19 $(MAKE) --no-print-directory docs > .build/test-logs/docs.log 2>&1 & docs=$$!; \
-	 nice -n 19 bash Fuzz/build.sh > .build/test-logs/fuzz-build.log 2>&1 & fuzz=$$!; \
-	 nice -n 19 $(SWIFT) build --package-path Benchmarks -c release --product uvgate > .build/test-logs/gates-build.log 2>&1 & gates=$$!; \
-	 TEST_PACKAGES="lib=$$lib" bash scripts/run-tests.sh; tests=$$?; \
-	 wait $$apps; apps_status=$$?; \
-	 if [ $$apps_status = 0 ]; then \
-	   TEST_PACKAGES="apps=$$($(SWIFT) build --package-path Apps --show-bin-path)/UVNetworkingAppsPackageTests.xctest" \
-	     bash scripts/run-tests.sh || tests=1; \
-	 else tail -40 .build/test-logs/apps-build.log; fi; \
-	 wait $$docs; docs_status=$$?; wait $$fuzz; fuzz_status=$$?; wait $$gates; gates_status=$$?; \
-	 echo "make test: Apps $$([ $$apps_status = 0 ] && echo built || echo FAILED), docs $$([ $$docs_status = 0 ] && echo built || echo FAILED), fuzz harnesses $$([ $$fuzz_status = 0 ] && echo built || echo FAILED), gates $$([ $$gates_status = 0 ] && echo built || echo FAILED)"; \
-	 [ $$docs_status = 0 ] || tail -40 .build/test-logs/docs.log; \
-	 [ $$fuzz_status = 0 ] || tail -40 .build/test-logs/fuzz-build.log; \
-	 [ $$gates_status = 0 ] || tail -40 .build/test-logs/gates-build.log; \
-	 [ $$tests = 0 ] && [ $$apps_status = 0 ] && [ $$docs_status = 0 ] && [ $$fuzz_status = 0 ] && [ $$gates_status = 0 ]
-	$(MAKE) fuzz-smoke
-	$(MAKE) gates
+	FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) SWIFT=$(SWIFT) bash scripts/make-test.sh
 
 # Writes every ```swift block of README.md, of the DocC articles and of docs/*.md into Examples/DocSnippets
 # (one function per block), so that `swift build` compiles them. Run it after changing a block.

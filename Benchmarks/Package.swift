@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "UVNetworking", path: ".."),
+        // uvfetch's logic (UVFetchCore), for uvgate's per-record gate.
+        .package(name: "UVNetworkingApps", path: "../Apps"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +42,7 @@ let package = Package(
             dependencies: [
                 "CAllocCounter", "BenchObservers",
                 .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "UVFetchCore", package: "UVNetworkingApps"),
             ]
         ),
         // libuv and llhttp for the bare loop, the ceiling uvbench measures beside UVNetworking.

@@ -10,6 +10,11 @@
 # The observed and traced modes also have ratio gates against the task API: at most 1.2x and 1.5x
 # its instructions, the traced one less BenchTracer's own cost per span (`uvgate --mode
 # tracer-only`, measured the same way), so that it weighs the library alone.
+# And per uvfetch --jsonl record: RecordWriter (RecordEncoder's hand-written JSON, then the line
+# output) to /dev/null, four shapes of record in turn, no request (`uvgate --mode record`):
+# allocations over 20,000 records and instructions from a 2,000- and a 12,000-record run, as above.
+# Benchmarks/jsonl-gate.sh measures a record inside a whole uvfetch run instead (release uvfetch,
+# nginx; `make gate-jsonl`), which is too long a build for make test.
 # Prints a table (measured, threshold, verdict) and exits 1 when any gate is breached, 2 when it
 # could not measure. Settings: GATES_OUT (default Benchmarks/.build/gates).
 set -uo pipefail
@@ -36,6 +41,8 @@ max_instr_observed=12700   # 10 runs: 11,693-12,260
 max_instr_traced=20800     # 10 runs: 19,809-20,231
 max_ratio_observed=1.20    # issue #35's goal; 10 runs: 1.14-1.18
 max_ratio_traced=1.50      # issue #35's goal, less BenchTracer's own cost; 10 runs: 1.37-1.42
+max_alloc_record=0.05        # 3 runs: 0.0002 (4 in 20,000); one allocation more per record measured 2.0
+max_instr_record=6300        # 2 runs: 5,797 (a single thread: the same count each run)
 
 command -v valgrind >/dev/null || { echo "gates: valgrind is missing (scripts/install-deps.sh installs it)" >&2; exit 2; }
 nginx=${NGINX:-/usr/sbin/nginx}
@@ -107,9 +114,26 @@ instructions() {  # mode: the steady state, from a 2,000- and a 12,000-request r
   [ -n "$a" ] && [ -n "$b" ] && echo $(( (b - a) / 10000 ))
 }
 
+# Per record: the same two measures, with `--mode record` (no URL, no server).
+record_allocations() {
+  "$bin" --mode record --requests 20000 --warmup 2000 --count-allocations > "$out/alloc-record.log" 2>&1 \
+    && grep -o '([0-9.]* per record)' "$out/alloc-record.log" | tr -d '(' | awk '{print $1}'
+}
+
+record_instructions() {
+  local n a b
+  for n in 2000 12000; do
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      "$out/uvgate.nodebug" --mode record --requests $n --warmup 0 > "$out/callgrind-record.$n.log" 2>&1 || return
+  done
+  a=$(grep -o 'Collected : [0-9]*' "$out/callgrind-record.2000.log" | awk '{print $3}')
+  b=$(grep -o 'Collected : [0-9]*' "$out/callgrind-record.12000.log" | awk '{print $3}')
+  [ -n "$a" ] && [ -n "$b" ] && echo $(( (b - a) / 10000 ))
+}
+
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
-printf '%-46s %12s %12s  %s\n' "gate (per request)" "measured" "threshold" "verdict"
+printf '%-46s %12s %12s  %s\n' "gate (per request; per record)" "measured" "threshold" "verdict"
 gate "allocations, task API" "$(allocations task)" $max_alloc_task
 gate "allocations, run-on-loop mode" "$(allocations onloop)" $max_alloc_onloop
 gate "allocations, logging and metrics" "$(allocations observed)" $max_alloc_observed
@@ -136,6 +160,8 @@ printf '%-46s %12s\n' "  of which BenchTracer's own (not gated)" "$tracer"
 library=""
 [ -n "$traced" ] && [ -n "$tracer" ] && library=$(( traced - tracer ))
 gate "  ratio to the task API, less BenchTracer's" "$(ratio "$library" "$task")" $max_ratio_traced
+gate "allocations per --jsonl record" "$(record_allocations)" $max_alloc_record
+gate "instructions per --jsonl record" "$(record_instructions)" $max_instr_record
 printf '%s\n' "${rows[@]}" > "$out/table.txt"
 [ "$broken" = 0 ] || { echo "gates: a figure could not be measured (logs in $out)" >&2; exit 2; }
 [ "$failed" = 0 ] || { echo "gates: FAILED (logs in $out)" >&2; exit 1; }

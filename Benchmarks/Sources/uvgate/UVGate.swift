@@ -2,6 +2,7 @@ import BenchObservers
 import CAllocCounter
 import Foundation
 import Tracing
+import UVFetchCore
 import UVNetworking
 
 /// The per-request gates' client (Benchmarks/gates.sh runs it): GETs of a URL served by an nginx
@@ -14,7 +15,8 @@ import UVNetworking
 ///
 /// Modes: `task` (completion queue), `onloop` (`deliversOnEventLoop`), `observed` (a logger at
 /// .info and a counting metrics factory), `traced` (BenchTracer), and `tracer-only`, which runs
-/// the tracer's own part of a traced request with no request, to read its cost apart.
+/// the tracer's own part of a traced request with no request, to read its cost apart; `record`
+/// writes uvfetch's `--jsonl` records with no request (RecordGate), `--requests` of them.
 @main
 enum UVGate {
     struct Options {
@@ -31,6 +33,10 @@ enum UVGate {
         let options = parse(Array(CommandLine.arguments.dropFirst()))
         if options.mode == "tracer-only" {
             runTracerOnly(options)
+            return
+        }
+        if options.mode == "record" {
+            runRecords(options)
             return
         }
         guard let url = options.url else { fail("--url is required") }
@@ -78,6 +84,26 @@ enum UVGate {
             span.end()
         }
         print("uvgate: mode tracer-only, \(options.requests) spans (\(sink) fields injected)")
+    }
+
+    /// `--requests` records written as a run writes them (RecordGate) to /dev/null, after
+    /// `--warmup` of them; with `--count-allocations`, the allocations of the counted ones.
+    static func runRecords(_ options: Options) {
+        let writer: LineOutput
+        do { writer = try LineOutput.open(path: "/dev/null") } catch { fail("cannot open /dev/null: \(error)") }
+        _ = RecordGate.run(count: options.warmup, to: writer)
+        if options.countAllocations { selfTest() }
+        uvbench_alloc_counter_reset()
+        uvbench_alloc_counter_enable(options.countAllocations ? 1 : 0)
+        let written = RecordGate.run(count: options.requests, to: writer)
+        uvbench_alloc_counter_enable(0)
+        let counts = uvbench_alloc_counter_read()
+        var line = "uvgate: mode record, \(written) records"
+        if options.countAllocations {
+            let perRecord = Double(counts.allocations) / Double(options.requests)
+            line += ", allocations \(counts.allocations) (\(String(format: "%.4f", perRecord)) per record)"
+        }
+        print(line)
     }
 
     struct PairInjector: Injector {
