@@ -2,21 +2,26 @@
 # What `make test` runs once the documents' code blocks are checked: every build it needs and
 # every test, arranged so that the two cores stay busy and the tests never wait for a compiler.
 #
-#   t=0      the library's package builds (its tests included), and beside it, at a lower
-#            priority, the builds with folders of their own: Apps/ (uvfetch, the example service;
-#            swift-nio and postgres-nio make it the longest), the fuzz harnesses (Fuzz/) and the
-#            gates' uvgate (Benchmarks/).
+#   t=0      the library's package builds (its tests included), and beside it, in the idle
+#            scheduling class, the builds with folders of their own: Apps/ (uvfetch, the example
+#            service; swift-nio and postgres-nio make it the longest), the fuzz harnesses (Fuzz/)
+#            and the gates' uvgate (Benchmarks/).
 #   then     the library's tiers (scripts/run-tests.sh), with the DocC archives building beside
-#            them (they need the library's package, so they wait for its build).
+#            them, idle too (they need the library's package, so they wait for its build).
 #   then     Apps' tiers, once Apps is built, with the fuzz smoke beside them (Fuzz/run.sh
 #            --smoke: every seed and regression input replayed, then FUZZ_SMOKE_SECONDS of
 #            fuzzing shared by the harnesses).
-#   last     the per-request gates (Benchmarks/gates.sh), alone: their allocation counts depend
-#            on how completions batch, which a busy machine changes.
+#   last     the gates (Benchmarks/gates.sh), alone: their allocation counts depend on how
+#            completions batch, which a busy machine changes.
 #
-# Every build's output is in .build/test-logs (shown when it fails); the tiers' too. The builds
-# run at a lower priority (nice 10 for Apps, 19 for the others) so that the tests' timeouts never
-# pay for the compiler. Exits non-zero when anything failed, after running everything it could.
+# Why the idle class (SCHED_IDLE, `chrt --idle 0`) and not `nice`: SwiftPM's build system starts
+# its compilers at the default niceness whatever its own, so a niced build still takes its full
+# share from the tests and from the library's build (seen: the library's build took 881 s instead
+# of 219 s beside three niced builds). The scheduling class is inherited: an idle build only
+# takes the CPU that nothing else wants. Where chrt cannot set it, the builds run as they are.
+#
+# Every build's output is in .build/test-logs (shown when it fails); the tiers' too. Exits
+# non-zero when anything failed, after running everything it could.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,12 +29,14 @@ swift=${SWIFT:-swift}
 logs=.build/test-logs
 mkdir -p "$logs"
 begin=$(date +%s)
+# The idle class where it can be had.
+if chrt --idle 0 true 2>/dev/null; then idle=(chrt --idle 0); else idle=(); fi
 stamp() { printf 'make test: %4d s  %s\n' $(( $(date +%s) - begin )) "$*"; }
 verdict() { [ "$1" = 0 ] && echo ok || echo FAILED; }
 
-nice -n 10 "$swift" build --package-path Apps --build-tests > "$logs/apps-build.log" 2>&1 & apps_build=$!
-nice -n 19 bash Fuzz/build.sh > "$logs/fuzz-build.log" 2>&1 & fuzz_build=$!
-nice -n 19 "$swift" build --package-path Benchmarks -c release --product uvgate > "$logs/gates-build.log" 2>&1 & gates_build=$!
+"${idle[@]}" "$swift" build --package-path Apps --build-tests > "$logs/apps-build.log" 2>&1 & apps_build=$!
+"${idle[@]}" bash Fuzz/build.sh > "$logs/fuzz-build.log" 2>&1 & fuzz_build=$!
+"${idle[@]}" "$swift" build --package-path Benchmarks -c release --product uvgate > "$logs/gates-build.log" 2>&1 & gates_build=$!
 # A ^C or a CI timeout ends the builds too.
 trap 'kill $apps_build $fuzz_build $gates_build ${docs:-} ${smoke:-} 2>/dev/null' EXIT
 
@@ -39,7 +46,7 @@ if ! "$swift" build --build-tests; then
 fi
 stamp "the library's package built"
 
-nice -n 19 "${MAKE:-make}" --no-print-directory docs > "$logs/docs.log" 2>&1 & docs=$!
+"${idle[@]}" "${MAKE:-make}" --no-print-directory docs > "$logs/docs.log" 2>&1 & docs=$!
 TEST_PACKAGES="lib=$("$swift" build --show-bin-path)/UVNetworkingPackageTests.xctest" bash scripts/run-tests.sh
 lib_tests=$?
 stamp "the library's tiers: $(verdict $lib_tests)"
