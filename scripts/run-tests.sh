@@ -88,8 +88,13 @@ mapfile -t order < <(for label in "${labels[@]}"; do for tier in "${selected[@]}
 declare -A pid started status
 now() { date +%s.%N; }
 run_tier() {
-  local job=$1 label=${1%%-*} tier=${1#*-} args
-  mapfile -t args < <(selection "$label" "$tier")
+  local job=$1 label=${1%%-*} tier=${1#*-} args selected_tests
+  # A command substitution, not `< <(...)`: bash waits for it, while a process substitution's
+  # child may still be running at the `exec` below and become the test process's child. Its
+  # zombie, which the test process never reaps, made swift-testing's exit-test monitor
+  # (waitid on any child, without reaping) spin and the tier hang.
+  selected_tests=$(selection "$label" "$tier")
+  if [ -n "$selected_tests" ]; then mapfile -t args <<<"$selected_tests"; else args=(); fi
   rm -f "$logs/$job.jsonl"
   # A tier with no tests has no filter, and no filter would run every test.
   if [ ${#args[@]} -eq 0 ]; then
