@@ -23,6 +23,8 @@
 #   The label names the logs: "lib" and "apps".
 # TEST_JOBS: how many tier processes run at once (default 3 on this 2-core class of machine:
 #   most tiers wait on sockets and child processes far more than they compute).
+# TEST_TIER_TIMEOUT: seconds a tier may take before it is stopped and fails (default 1200; the
+#   longest takes about 2 minutes on a loaded 2-core machine).
 # TEST_LOGS: where each tier's output goes (default .build/test-logs/<label>-<tier>.log, and the
 #   tier's swift-testing event stream beside it, <label>-<tier>.jsonl).
 set -uo pipefail
@@ -102,7 +104,9 @@ run_tier() {
     : > "$logs/$job.jsonl"
     exit 0
   fi
-  exec "${binary[$label]}" --testing-library swift-testing --no-parallel "${args[@]}" \
+  # A hung test fails its tier after TEST_TIER_TIMEOUT seconds instead of holding up the run (and
+  # CI) until something outside kills it.
+  exec timeout --kill-after=30 "${TEST_TIER_TIMEOUT:-1200}" "${binary[$label]}" --testing-library swift-testing --no-parallel "${args[@]}" \
     --event-stream-output-path "$logs/$job.jsonl" --event-stream-version 0 > "$logs/$job.log" 2>&1
 }
 
@@ -117,6 +121,7 @@ reap() {
     local seconds summary
     seconds=$(awk -v a="${started[$job]}" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }')
     summary=$(grep -a -o 'Test run with [0-9]* tests\? in [0-9]* suites\? [a-z]*' "$logs/$job.log" | tail -1)
+    [ "${status[$job]}" = 124 ] && summary="stopped after ${TEST_TIER_TIMEOUT:-1200} s (TEST_TIER_TIMEOUT): the last test it started hung"
     printf 'run-tests: %-18s %4s s  %s%s\n' "$job" "$seconds" "${summary:-no summary}" \
       "$([ "${status[$job]}" = 0 ] || echo "  (exit ${status[$job]}, log: $logs/$job.log)")"
   done
