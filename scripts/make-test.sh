@@ -38,7 +38,7 @@ verdict() { [ "$1" = 0 ] && echo ok || echo FAILED; }
 "${idle[@]}" bash Fuzz/build.sh > "$logs/fuzz-build.log" 2>&1 & fuzz_build=$!
 "${idle[@]}" "$swift" build --package-path Benchmarks -c release --product uvgate > "$logs/gates-build.log" 2>&1 & gates_build=$!
 # A ^C or a CI timeout ends the builds too.
-trap 'kill $apps_build $fuzz_build $gates_build ${docs:-} ${smoke:-} 2>/dev/null' EXIT
+trap 'kill $apps_build $fuzz_build $gates_build ${docs:-} ${apps_tiers:-} ${smoke:-} 2>/dev/null' EXIT
 
 if ! "$swift" build --build-tests; then
   stamp "the library's package did not build"
@@ -53,13 +53,16 @@ stamp "the library's tiers: $(verdict $lib_tests)"
 
 wait $apps_build; apps_build_status=$?
 stamp "Apps built: $(verdict $apps_build_status)"
+# Apps' tiers start at once; the fuzz smoke joins them when its build is done.
+if [ $apps_build_status = 0 ]; then
+  TEST_PACKAGES="apps=$("$swift" build --package-path Apps --show-bin-path)/UVNetworkingAppsPackageTests.xctest" \
+    bash scripts/run-tests.sh & apps_tiers=$!
+fi
 wait $fuzz_build; fuzz_build_status=$?
 [ $fuzz_build_status = 0 ] && { bash Fuzz/run.sh --smoke "${FUZZ_SMOKE_SECONDS:-30}" > "$logs/fuzz-smoke.log" 2>&1 & smoke=$!; }
 apps_tests=1
-if [ $apps_build_status = 0 ]; then
-  TEST_PACKAGES="apps=$("$swift" build --package-path Apps --show-bin-path)/UVNetworkingAppsPackageTests.xctest" \
-    bash scripts/run-tests.sh
-  apps_tests=$?
+if [ -n "${apps_tiers:-}" ]; then
+  wait $apps_tiers; apps_tests=$?
   stamp "Apps' tiers: $(verdict $apps_tests)"
 fi
 smoke_status=1

@@ -2,23 +2,6 @@ import Foundation
 import Testing
 @testable import UVNetworking
 
-/// gzip with the gzip command (every Debian system has it), for bodies the tests serve.
-func gzipCompressed(_ data: Data) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-    process.arguments = ["-c", "-n", "-9"]
-    let input = Pipe(), output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    // Write from another thread: a large input would fill the pipe while output is unread.
-    let writer = Thread { input.fileHandleForWriting.write(data); try? input.fileHandleForWriting.close() }
-    writer.start()
-    let compressed = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return compressed
-}
-
 extension EndToEnd {
     /// Content-Encoding end to end: httpbin's /gzip and /deflate, nginx's gzip, and scripted bodies
     /// that are corrupt, cut short or bombs.

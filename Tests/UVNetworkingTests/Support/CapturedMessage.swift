@@ -48,18 +48,25 @@ func dechunked(_ body: Data) throws -> Data {
     }
 }
 
+/// gzip with the gzip command (every Debian system has it), for bodies the tests serve.
+func gzipCompressed(_ data: Data) throws -> Data { try gzip(["-c", "-n", "-9"], data) }
+
 /// `data` through `gzip -dc`.
-func gunzipped(_ data: Data) throws -> Data {
+func gunzipped(_ data: Data) throws -> Data { try gzip(["-dc"], data) }
+
+/// `data` through the gzip command with `arguments`: what it wrote to standard output.
+private func gzip(_ arguments: [String], _ data: Data) throws -> Data {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-    process.arguments = ["-dc"]
+    process.arguments = arguments
     let input = Pipe(), output = Pipe()
     process.standardInput = input
     process.standardOutput = output
     try process.run()
+    // Write from another thread: a large input would fill the pipe while output is unread.
     let writer = Thread { input.fileHandleForWriting.write(data); try? input.fileHandleForWriting.close() }
     writer.start()
-    let plain = output.fileHandleForReading.readDataToEndOfFile()
+    let result = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return plain
+    return result
 }
