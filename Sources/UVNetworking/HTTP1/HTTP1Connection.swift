@@ -2,12 +2,12 @@ import CUV
 import Foundation
 import UVHTTP1
 
-/// The I/O shell of one HTTP/1.1 connection: a TCP transport, a response decoder and the
-/// connection state machine. Each callback feeds the machine and performs the action it returns;
-/// `perform` is the only place that acts.
+/// The I/O shell of one HTTP/1.1 connection: an established transport (TCP, maybe a tunnel and
+/// TLS: `TransportConnector` made it), a response decoder and the connection state machine.
+/// Each callback feeds the machine and performs the action it returns; `perform` is the only
+/// place that acts. The connection is its one exchange's `Exchange`.
 ///
-/// Loop-confined. Owned by its pool from `start()` until it reports `connectionClosed` or
-/// `failedToConnect`.
+/// Loop-confined. Owned by its pool from `start()` until it reports `connectionClosed`.
 ///
 /// Stored properties opt out of runtime exclusivity checks: only the loop thread touches them,
 /// and the state machines rule out re-entrant mutation. The checks cost more per request than
@@ -20,17 +20,8 @@ final class HTTP1Connection {
     /// reports its close (or closes it in `closeAll`), which ends the cycle, and an unowned
     /// reference would cost a checked load at every report (one per request).
     private let owner: HTTP1ConnectionOwner
-    private let host: String
-    private let port: Int
-    private let resolver: DNSResolver
-    private let connectTimeoutMilliseconds: UInt64
-    /// While connecting, the first address's TCP transport (the race's first attempt); once
-    /// connected, the stack over the winner: TCP, a proxy's tunnel, TLS.
+    /// The stack the connector established: TCP, a proxy's tunnel, TLS.
     @exclusivity(unchecked) private var transport: StreamTransport
-    /// For https: what the TLS transport needs.
-    private let tls: TLSRoute?
-    /// For https through a proxy: the CONNECT tunnel the connection opens first.
-    private let tunnel: TunnelRoute?
     private let decoder: ResponseParser
     @exclusivity(unchecked) private var machine = HTTP1ConnectionStateMachine()
     @exclusivity(unchecked) private var timer: LoopTimer?
@@ -38,9 +29,6 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
     /// When an idle connection gives its transport's spare memory back (TLS record buffers).
     @exclusivity(unchecked) private var memoryReleaseDeadline: UInt64 = .max
-    /// The TCP connects to the host's addresses (Happy Eyeballs), while connecting; dropped
-    /// once one has won, so an idle connection keeps neither it nor the DNS answer.
-    @exclusivity(unchecked) private var race: ConnectionRace?
     /// The decoder handed on the response's end during the current feed or finish.
     @exclusivity(unchecked) private var decodedEnd = false
     @exclusivity(unchecked) private var reportedReady = false
@@ -48,7 +36,7 @@ final class HTTP1Connection {
 
     /// The task running on this connection, if any. A strong reference, cleared whenever the
     /// exchange ends, fails or is aborted (a weak one would cost a side table per task).
-    @exclusivity(unchecked) private(set) var exchange: HTTP1ExchangeDelegate?
+    @exclusivity(unchecked) private(set) var exchange: ExchangeDelegate?
     /// Whether the exchange in flight had received any response byte.
     @exclusivity(unchecked) private var responseStarted = false
     /// Copies the exchange's bytes for its request's `WireCapture`; nil (most exchanges) costs
@@ -76,27 +64,10 @@ final class HTTP1Connection {
     /// proxies) would otherwise stall the request until a timeout.
     static let continueTimeoutMilliseconds: UInt64 = 1000
 
-    // For task metrics (TransactionMetrics): a few dates per connection, two sums per exchange.
-    /// When each phase of opening this connection happened.
-    struct Timings {
-        @CompactDate var domainLookupStart: Date? = nil
-        @CompactDate var domainLookupEnd: Date? = nil
-        @CompactDate var connectStart: Date? = nil
-        @CompactDate var connectEnd: Date? = nil
-        @CompactDate var secureConnectionStart: Date? = nil
-        @CompactDate var secureConnectionEnd: Date? = nil
-        var remote: SocketAddress? { didSet { remoteText = nil } }
-        /// `remote` as text, once made (`remoteAddressText`).
-        fileprivate var remoteText: String?
-    }
-    @exclusivity(unchecked) private(set) var timings = Timings()
-    /// The remote address as text ("127.0.0.1"), made once per connection: each exchange on it
-    /// reports the same one (metrics, WARC captures), and formatting it cost more than the rest
-    /// of an exchange's metrics together.
-    var remoteAddressText: String? {
-        if timings.remoteText == nil, let remote = timings.remote { timings.remoteText = remote.ipAddress }
-        return timings.remoteText
-    }
+    /// When each phase of opening this connection happened (task metrics).
+    @exclusivity(unchecked) private(set) var timings: ConnectTimings
+    /// The remote address as text ("127.0.0.1"), made once per connection.
+    var remoteAddressText: String? { timings.remoteAddressText() }
     /// For a session that logs or measures: its state as counted and why it closes
     /// (PoolObservation.swift); nil otherwise.
     @exclusivity(unchecked) var observation: ConnectionObservation?
@@ -104,33 +75,16 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
     @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
 
-    /// - Parameters:
-    ///   - host, port: where to connect: the origin, or the proxy in front of it.
-    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, host: String, port: Int, tls: TLSRoute?, tunnel: TunnelRoute?,
-         resolver: DNSResolver, connectTimeout: Double, decoderLimits: ResponseParser.Options) {
+    /// Over `transport`, established (`TransportConnector`) and not yet reading.
+    init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, transport: StreamTransport, timings: ConnectTimings,
+         decoderLimits: ResponseParser.Options) {
         loop.assertInLoop()
         self.id = id
         self.loop = loop
         self.owner = owner
-        self.host = host
-        self.port = port
-        self.resolver = resolver
-        self.connectTimeoutMilliseconds = LoopDuration.timeout(connectTimeout)
-        self.tls = tls
-        self.tunnel = tunnel
-        self.transport = TCPTransport(loop: loop)
+        self.transport = transport
+        self.timings = timings
         self.decoder = ResponseParser(options: decoderLimits)
-    }
-
-    /// Over the connected TCP transport: a CONNECT tunnel through a proxy if there is one; then
-    /// TLS for https. Each layer makes itself its lower transport's delegate.
-    private static func makeTransport(loop: EventLoop, over tcp: TCPTransport, tls: TLSRoute?, tunnel: TunnelRoute?) throws(TLSError) -> StreamTransport {
-        var transport: StreamTransport = tcp
-        if let tunnel {
-            transport = TunnelTransport(over: transport, authority: tunnel.authority, authorization: tunnel.authorization)
-        }
-        guard let tls else { return transport }
-        return try TLSTransport(loop: loop, route: tls, over: transport)
     }
 
     /// The TLS transport, for https connections (session and certificate facts for metrics).
@@ -142,53 +96,19 @@ final class HTTP1Connection {
     var hasServedRequests: Bool { machine.hasServedRequests }
     var isClosed: Bool { machine.state == .closed }
 
-    // MARK: Connecting
+    // MARK: Starting
 
-    /// Resolves the host and connects, racing its addresses (`ConnectionRace`), then opens the
-    /// tunnel and TLS over the winner, all within the connect timeout.
+    /// Takes over the transport and reads, idle too: that is how a server's close is noticed.
     func start() {
-        let timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
-        self.timer = timer
-        timer.armNoLaterThan(LoopDuration.deadline(LoopTimer.now(loop), plus: connectTimeoutMilliseconds))
-        // These closures hold the connection strongly until they run (both do: uv_run returns
-        // only once every look-up has called back, and the loop runs its after-I/O callbacks up
-        // to its last job), and a connection closed meanwhile ignores them. A weak capture would give the connection a side table,
-        // which makes every retain and release of it, a dozen per request, take the slow path.
-        timings.domainLookupStart = Date()
-        resolver.resolve(host: host, port: port) { result in
-            guard self.machine.state == .connecting else { return }
-            switch result {
-            case .success(let addresses):
-                let now = Date()
-                self.timings.domainLookupEnd = now
-                self.timings.connectStart = now
-                guard !addresses.isEmpty else {
-                    self.connectFailed(.transport(.noAddresses(host: self.host)))
-                    return
-                }
-                // The transport made with the connection is the first attempt's.
-                let first = self.transport as? TCPTransport ?? TCPTransport(loop: self.loop)
-                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: first, delegate: self)
-                self.race = race
-                self.timings.remote = race.firstAddress
-                race.start()
-            case .failure(let error):
-                self.connectFailed(.transport(error))
-            }
-        }
-    }
-
-    private func connectFailed(_ error: HTTP1Error) {
-        guard machine.state == .connecting else { return }
-        _ = machine.failed()
-        tearDown(reset: false)
-        owner.connection(self, failedToConnect: error)
+        transport.delegate = self
+        timer = LoopTimer(loop: loop) { [unowned self] in self.timerFired() }
+        perform(machine.connected())
     }
 
     private func timerFired() {
         switch machine.state {
         case .connecting:
-            connectFailed(.connectTimeout(host: host, port: port, milliseconds: connectTimeoutMilliseconds, tls: tls != nil))
+            break
         case .idle:
             // The pool's idle timeout, unless this is an early firing left from an exchange.
             let now = LoopTimer.now(loop)
@@ -238,7 +158,7 @@ final class HTTP1Connection {
     /// head: the body then follows in chunks that `body` reads; with `expectsContinue`, only once
     /// the server answered `100 Continue` (or did not answer within a second).
     func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader? = nil, expectsContinue: Bool = false,
-                 for delegate: HTTP1ExchangeDelegate) {
+                 for delegate: ExchangeDelegate) {
         loop.assertInLoop()
         // The timer may still be armed for the idle timeout; an early firing is re-checked.
         idleDeadline = .max
@@ -292,7 +212,7 @@ final class HTTP1Connection {
         let now = LoopTimer.now(loop)
         idleDeadline = LoopDuration.deadline(now, plus: LoopDuration.clamped(timeout))
         var wake = idleDeadline
-        if tls != nil {
+        if transport is TLSTransport {
             // A TLS connection keeps OpenSSL's record buffers (about 34 KiB) from one exchange
             // to the next, which saves allocating and freeing both per request; once it has
             // been idle for a while it gives them back, so idle connections stay small.
@@ -318,11 +238,9 @@ final class HTTP1Connection {
         case .none:
             break
         case .connectionReady:
-            timer?.disarm()
             reportedReady = true
             // Read while idle too: that is how a server's close of an idle connection is noticed.
             transport.startReading()
-            owner.connectionReady(self)
         case .sendRequest:
             recorder?.wrote(request)
             switch transport.write(request) {
@@ -388,12 +306,8 @@ final class HTTP1Connection {
     }
 
     /// Fails the exchange in flight (if any) with `error` and closes.
-    private func failed(_ error: HTTP1Error) {
-        observation?.noteCloseReason("\(NetworkingError(error))")
-        if machine.state == .connecting {
-            connectFailed(error)
-            return
-        }
+    private func failed(_ error: ExchangeError) {
+        observation?.noteCloseReason(error)
         let action = machine.failed()
         switch action {
         case .failExchange:
@@ -407,12 +321,12 @@ final class HTTP1Connection {
     }
 
     /// Tells the exchange it failed with `error`, and closes.
-    private func failExchange(_ error: HTTP1Error) {
+    private func failExchange(_ error: ExchangeError) {
         let delegate = exchange
         exchange = nil
         recorder = nil
         tearDown(reset: false)
-        delegate?.exchangeFailed(error, onReusedConnection: machine.isReused, responseStarted: responseStarted)
+        delegate?.exchangeFailed(error, context: ExchangeFailureContext(onReusedConnection: machine.isReused, responseStarted: responseStarted))
         owner.connectionClosed(self)
     }
 
@@ -420,10 +334,6 @@ final class HTTP1Connection {
         endRequestBody()
         timer?.close()
         timer = nil
-        if let race {
-            self.race = nil
-            race.cancel()
-        }
         transport.close(reset: reset)
     }
 
@@ -516,20 +426,11 @@ extension HTTP1Connection: ResponseParserConsumer {
 
 extension HTTP1Connection: TransportDelegate {
     func transportDidConnect(_ transport: StreamTransport) {
-        let now = Date()
-        if let tls = transport as? TLSTransport, let handshakeStart = tls.handshakeStartDate {
-            timings.connectEnd = handshakeStart
-            timings.secureConnectionStart = handshakeStart
-            timings.secureConnectionEnd = now
-        } else {
-            timings.connectEnd = now
-        }
-        perform(machine.connected())
+        // Established before the connection took it over.
     }
 
     func transport(_ transport: StreamTransport, didFailToConnect code: Int32) {
-        // The race connects TCP; a layer above never reports this over a connected socket.
-        connectFailed(.connectFailed(host: host, port: port, status: code))
+        failed(.socketFailed(status: code))
     }
 
     func transport(_ transport: StreamTransport, didRead bytes: UnsafeRawBufferPointer) {
@@ -591,11 +492,7 @@ extension HTTP1Connection: TransportDelegate {
     }
 
     func transport(_ transport: StreamTransport, didFail error: TransportError) {
-        if machine.state == .connecting {
-            connectFailed(.transport(error))
-        } else {
-            failed(.transport(error))
-        }
+        failed(.transport(error))
     }
 
     func transportDidFinishWriting(_ transport: StreamTransport) {
@@ -607,27 +504,8 @@ extension HTTP1Connection: TransportDelegate {
     }
 }
 
-extension HTTP1Connection: ConnectionRaceDelegate {
-    func race(_ race: ConnectionRace, won tcp: TCPTransport, to address: SocketAddress) {
-        self.race = nil
-        timings.remote = address
-        do {
-            transport = try Self.makeTransport(loop: loop, over: tcp, tls: tls, tunnel: tunnel)
-        } catch {
-            tcp.close(reset: false)
-            connectFailed(.transport(.tls(error)))
-            return
-        }
-        // The top of the stack reports to the connection (plain TCP: TCP itself; else each layer
-        // above made itself its lower one's delegate).
-        transport.delegate = self
-        // TCP is up: the layers above start (the tunnel's CONNECT, the TLS handshake) or,
-        // for plain TCP, the connection is ready.
-        tcp.delegate?.transportDidConnect(tcp)
-    }
-
-    func race(_ race: ConnectionRace, failedWith status: Int32) {
-        self.race = nil
-        connectFailed(.connectFailed(host: host, port: port, status: status))
-    }
+extension HTTP1Connection: PooledConnection, Exchange {
+    var protocolName: String { "http/1.1" }
+    var connectionID: Int { id }
+    var connectionObservation: ConnectionObservation? { observation }
 }

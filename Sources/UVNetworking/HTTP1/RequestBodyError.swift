@@ -1,5 +1,5 @@
 /// Why a streamed request body (`Request.bodyStream`) could not be sent: the caller's stream
-/// threw, or broke its declared length. Travels inside `HTTP1Error.requestBody`.
+/// threw, or broke its declared length. Travels inside `ExchangeError.requestBody`.
 enum RequestBodyError: Error {
     /// A read was asked for after the stream had ended.
     case readAfterEnd

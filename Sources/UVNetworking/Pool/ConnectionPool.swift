@@ -7,10 +7,10 @@ protocol PoolRequest: AnyObject {
     var poolRequestID: Int { get }
     /// The task that wants the connection (the one a TLS trust challenge is raised for).
     var poolTask: SessionTask { get }
-    /// A connection is ready for the request; run it.
-    func poolAssigned(_ connection: HTTP1Connection)
+    /// A connection has room for the request: run it on this exchange.
+    func poolAssigned(_ connection: Exchange)
     /// No connection could be opened for the request.
-    func poolFailed(_ error: HTTP1Error)
+    func poolFailed(_ error: ExchangeError)
     /// When the request gives up waiting (loop milliseconds).
     var poolDeadline: UInt64 { get }
     /// `poolDeadline` passed while the request was still waiting.
@@ -63,7 +63,7 @@ final class ConnectionPool {
     @exclusivity(unchecked) private var machine: ConnectionPoolStateMachine
     /// Indexed by `machine.slot(of:)`; a slot may still hold a connection the machine has
     /// replaced and that is closing, so lookups check the number.
-    @exclusivity(unchecked) private var connections: [HTTP1Connection?] = []
+    @exclusivity(unchecked) private var connections: [PoolEntry?] = []
     /// For each slot, its connection's node in the budget (its place in the idle list while it
     /// idles), else -1.
     @exclusivity(unchecked) private var budgetNodes: [ConnectionBudget.IdleNode] = []
@@ -107,18 +107,24 @@ final class ConnectionPool {
         waiting.min { $0.poolRequestID < $1.poolRequestID }?.poolTask
     }
 
-    /// The connection numbered `id`, if it is still in its slot.
-    private func connection(_ id: Int) -> HTTP1Connection? {
+    /// The entry numbered `id`, if it is still in its slot.
+    private func entry(_ id: Int) -> PoolEntry? {
         let slot = machine.slot(of: id)
-        guard slot >= 0, slot < connections.count, let connection = connections[slot], connection.id == id else { return nil }
-        return connection
+        guard slot >= 0, slot < connections.count, let entry = connections[slot], entry.id == id else { return nil }
+        return entry
     }
 
-    /// Empties `connection`'s slot unless another connection took it meanwhile, taking it off
-    /// the budget's idle list and giving its unit back.
-    private func forget(_ connection: HTTP1Connection) {
-        let slot = machine.slot(of: connection.id)
-        guard slot >= 0, slot < connections.count, connections[slot] === connection else { return }
+    /// The established connection numbered `id`, if it is still in its slot.
+    private func connection(_ id: Int) -> PooledConnection? {
+        entry(id)?.connection
+    }
+
+    /// Empties the slot of the connection numbered `id` unless `object` (the connection, or its
+    /// connector) no longer holds it, taking it off the budget's idle list and giving its unit
+    /// back.
+    private func forget(_ id: Int, _ object: AnyObject) {
+        let slot = machine.slot(of: id)
+        guard slot >= 0, slot < connections.count, let entry = connections[slot], entry.object === object else { return }
         connections[slot] = nil
         if budgetNodes[slot] >= 0 {
             set.detach(budgetNodes[slot])
@@ -184,7 +190,7 @@ final class ConnectionPool {
     /// longer needs it (its waiters were served or gave up). False when the unit is not used.
     func takeGrant() -> Bool {
         guard let id = pendingOpens.popFirst(), !isDraining else { return false }
-        if machine.waiterCount < machine.connectingCount {
+        if !machine.needsAnotherConnectionOpening {
             perform(machine.connectionClosed(id))
             noteIfEmpty()
             return false
@@ -205,7 +211,7 @@ final class ConnectionPool {
     /// `connection` would idle: listed with the budget and its idle timer started, or closed at
     /// once when some pool waits for a unit.
     @inline(__always)
-    private func park(_ connection: HTTP1Connection) {
+    private func park(_ connection: PooledConnection) {
         guard set.parked(budgetNodes[machine.slot(of: connection.id)]) else {
             connection.observation?.noteCloseReason(set.closesIdleConnections
                 ? "the session is shutting down" : "closed instead of idling: a request waits for the connection budget")
@@ -232,7 +238,7 @@ final class ConnectionPool {
         let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
         if case .execute(id, let connectionID) = action {
             let slot = machine.slot(of: connectionID)
-            if slot < connections.count, let connection = connections[slot], connection.id == connectionID {
+            if slot < connections.count, case .http1(let connection)? = connections[slot], connection.id == connectionID {
                 // The common case with keep-alive: an idle connection at once, off the budget's
                 // idle list (a few array stores), no other bookkeeping.
                 set.unparked(budgetNodes[slot])
@@ -303,9 +309,15 @@ final class ConnectionPool {
         connections.removeAll()
         budgetNodes.removeAll()
         pendingOpens.removeAll()
-        for case let connection? in open {
-            connection.observation?.noteCloseReason("the session or its loop is closing")
-            connection.close()
+        for case let entry? in open {
+            switch entry {
+            case .connecting(let connector, let observation):
+                observation?.closed()
+                connector.cancel()
+            case .http1(let connection):
+                connection.observation?.noteCloseReason("the session or its loop is closing")
+                connection.close()
+            }
         }
     }
 
@@ -318,16 +330,21 @@ final class ConnectionPool {
         }
     }
 
-    private func perform(_ action: ConnectionPoolStateMachine.Action, error: HTTP1Error? = nil) {
+    private func perform(_ action: ConnectionPoolStateMachine.Action, error: ExchangeError? = nil) {
         switch action {
         case .none:
             break
         case .execute(let requestID, let connectionID):
-            guard let request = takeWaiting(requestID), let connection = connection(connectionID) else {
+            guard let request = takeWaiting(requestID), let entry = entry(connectionID) else {
                 preconditionFailure("pool machine named an unknown request \(requestID) or connection \(connectionID)")
             }
             pacing?.ended(requestID)
-            request.poolAssigned(connection)
+            switch entry {
+            case .http1(let connection):
+                request.poolAssigned(connection)
+            case .connecting:
+                preconditionFailure("pool machine assigned request \(requestID) to connection \(connectionID) before it was established")
+            }
         case .openConnection(let id):
             openWithinBudget(id)
         case .replaceConnection(let victim, let id):
@@ -340,6 +357,8 @@ final class ConnectionPool {
             } else if let connection = connection(id) {
                 park(connection)
             }
+        case .closeConnection(let id):
+            connection(id)?.close()
         case .failRequest(let requestID, let then):
             let request = takeWaiting(requestID)
             pacing?.ended(requestID)
@@ -349,8 +368,8 @@ final class ConnectionPool {
     }
 
     private func open(_ id: Int) {
-        let connection = HTTP1Connection(id: id, loop: loop, owner: self, host: host, port: port, tls: tls, tunnel: tunnel, resolver: resolver,
-                                         connectTimeout: settings.connectTimeout, decoderLimits: settings.decoderLimits)
+        let connector = TransportConnector(id: id, loop: loop, delegate: self, host: host, port: port, tls: tls, tunnel: tunnel,
+                                           resolver: resolver, connectTimeout: settings.connectTimeout)
         let slot = machine.slot(of: id)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))
@@ -358,52 +377,68 @@ final class ConnectionPool {
         }
         // A connection still in the slot (replaced, its close not yet reported) gives its unit
         // back now: its report will not find it.
-        if let old = connections[slot] { forget(old) }
-        connections[slot] = connection
+        if let old = connections[slot] { forget(old.id, old.object) }
+        connections[slot] = .connecting(connector, observation?.opening(connection: id, waiting: waiting.count))
         budgetNodes[slot] = set.attach(self, connection: id)
-        if let observation { connection.observation = observation.opening(connection, waiting: waiting.count) }
-        connection.start()
+        connector.start()
     }
 }
 
-extension ConnectionPool: HTTP1ConnectionOwner {
-    func connectionReady(_ connection: HTTP1Connection) {
+extension ConnectionPool: TransportConnectorDelegate {
+    func connector(_ connector: TransportConnector, established transport: StreamTransport, applicationProtocol: String?) {
+        let slot = machine.slot(of: connector.id)
+        guard slot >= 0, slot < connections.count, case .connecting(let held, let connectionObservation)? = connections[slot],
+              held === connector else {
+            transport.close(reset: false)
+            return
+        }
+        let connection = HTTP1Connection(id: connector.id, loop: loop, owner: self, transport: transport, timings: connector.timings,
+                                         decoderLimits: settings.decoderLimits)
+        connection.observation = connectionObservation
+        connections[slot] = .http1(connection)
+        connection.start()
         set.established()
         observation?.ready(connection)
         perform(machine.connectionEstablished(connection.id))
     }
 
-    func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
-        observation?.failedToConnect(connection, error)
+    func connector(_ connector: TransportConnector, failed failure: ConnectFailure) {
+        let error = ExchangeError(failure)
+        if let observation, case .connecting(_, let connectionObservation)? = entry(connector.id) {
+            observation.failedToConnect(connection: connector.id, connectionObservation, error)
+        }
         if let status = Self.descriptorShortage(error), !isDraining,
-           case let slot = machine.slot(of: connection.id), slot >= 0, slot < connections.count, connections[slot] === connection {
+           case let slot = machine.slot(of: connector.id), slot >= 0, slot < connections.count,
+           case .connecting(let held, _)? = connections[slot], held === connector {
             // No socket (for the connect or the look-up) for want of a descriptor: an idle
             // connection of any origin gives way and the connection is tried again, or it waits
             // first in line for one to close.
             connections[slot] = nil
             set.detach(budgetNodes[slot])
             budgetNodes[slot] = -1
-            pendingOpens.prepend(connection.id)
+            pendingOpens.prepend(connector.id)
             if set.descriptorsExhausted(self) { return }
             pendingOpens.removeFirst()
-            perform(machine.connectionFailed(connection.id), error: .descriptorsExhausted(host: host, port: port, status: status))
+            perform(machine.connectionFailed(connector.id), error: .descriptorsExhausted(host: host, port: port, status: status))
             noteIfEmpty()
             return
         }
-        forget(connection)
-        perform(machine.connectionFailed(connection.id), error: error)
+        forget(connector.id, connector)
+        perform(machine.connectionFailed(connector.id), error: error)
         noteIfEmpty()
     }
 
     /// The libuv status when `error` says a socket could not be made for want of a descriptor.
-    private static func descriptorShortage(_ error: HTTP1Error) -> Int32? {
+    private static func descriptorShortage(_ error: ExchangeError) -> Int32? {
         switch error {
         case .connectFailed(_, _, let status) where UVError.isDescriptorShortage(status): return status
         case .transport(.resolutionDescriptorsExhausted(_, let status)): return status
         default: return nil
         }
     }
+}
 
+extension ConnectionPool: HTTP1ConnectionOwner {
     @inline(__always)
     func connectionReleased(_ connection: HTTP1Connection) {
         let action = machine.connectionReleased(connection.id)
@@ -418,8 +453,39 @@ extension ConnectionPool: HTTP1ConnectionOwner {
 
     func connectionClosed(_ connection: HTTP1Connection) {
         observation?.closed(connection)
-        forget(connection)
+        forget(connection.id, connection)
         perform(machine.connectionClosed(connection.id))
         noteIfEmpty()
+    }
+}
+
+/// What a pool's slot holds: a connection being established, or an established connection of
+/// either protocol.
+enum PoolEntry {
+    /// With what the session observes of it while it opens, if it observes.
+    case connecting(TransportConnector, ConnectionObservation?)
+    case http1(HTTP1Connection)
+
+    var id: Int {
+        switch self {
+        case .connecting(let connector, _): return connector.id
+        case .http1(let connection): return connection.id
+        }
+    }
+
+    /// The object in the slot, to tell a replaced occupant from the current one.
+    var object: AnyObject {
+        switch self {
+        case .connecting(let connector, _): return connector
+        case .http1(let connection): return connection
+        }
+    }
+
+    /// The established connection, if the slot holds one.
+    var connection: PooledConnection? {
+        switch self {
+        case .connecting: return nil
+        case .http1(let connection): return connection
+        }
     }
 }

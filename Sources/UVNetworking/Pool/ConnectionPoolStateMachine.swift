@@ -1,13 +1,27 @@
 import DequeModule
 
-/// The keep-alive pool of one origin (scheme, host, port), as a value. Requests and connections
-/// are identified by numbers; the shell (`ConnectionPool`) maps them to objects and performs the
+/// The pool of one origin (scheme, host, port), as a value. Requests and connections are
+/// identified by numbers; the shell (`ConnectionPool`) maps them to objects and performs the
 /// actions.
+///
+/// A connection has a capacity: how many exchanges it carries at once. An HTTP/1.1 connection
+/// carries one; an HTTP/2 connection as many streams as the server's
+/// SETTINGS_MAX_CONCURRENT_STREAMS allows, which the server may change at any time
+/// (`capacityChanged`). A connection whose server said GOAWAY takes no new exchange
+/// (`connectionDraining`) and closes once its last one ends.
 ///
 /// Rules it keeps:
 /// - never more than `maximumConnections` open or opening connections;
 /// - waiters are served first-in, first-out;
-/// - the most recently used idle connection is reused first (its server-side timer is freshest);
+/// - a connection with room is used before another is opened: a second HTTP/2 connection is
+///   opened only when every stream of the first is taken;
+/// - of the connections with room, one that already carries exchanges is taken first (so
+///   HTTP/2 streams gather on few connections and the others can idle out), then the most
+///   recently used idle one (an idle connection's server-side timer is freshest);
+/// - a connection being opened is counted for `expectedCapacity` waiters: 1 until the origin
+///   has answered with HTTP/2 (or the session speaks it by prior knowledge), then the streams
+///   its last connection allowed, so a burst of requests to an HTTP/2 origin opens one
+///   connection, not one per request;
 /// - a request that must not reuse a connection (a retry after a stale keep-alive failure) gets
 ///   a new one, closing an idle connection to make room when the pool is full.
 ///
@@ -21,7 +35,8 @@ struct ConnectionPoolStateMachine: Sendable {
 
     enum Action: Equatable, Sendable {
         case none
-        /// Run the request on the (idle, connected) connection.
+        /// Run the request on the connection (connected, with room for it). On a connection that
+        /// carries several exchanges, the shell asks `nextExchange(on:)` for more.
         case execute(RequestID, on: ConnectionID)
         /// Open a new connection with this id.
         case openConnection(ConnectionID)
@@ -29,6 +44,8 @@ struct ConnectionPoolStateMachine: Sendable {
         case replaceConnection(close: ConnectionID, open: ConnectionID)
         /// The connection is idle with nobody waiting: start its idle timer.
         case parkIdle(ConnectionID)
+        /// The connection drains (GOAWAY) and its last exchange ended: close it.
+        case closeConnection(ConnectionID)
         /// Opening a connection failed: fail this waiter with the error, then do `then` (open a
         /// connection for the next waiters, or nothing).
         indirect case failRequest(RequestID, then: Action)
@@ -36,35 +53,55 @@ struct ConnectionPoolStateMachine: Sendable {
 
     private struct Waiter: Sendable { var id: RequestID; var requireFresh: Bool }
 
-    private enum Phase: UInt8 { case free, connecting, idle, busy }
+    private enum Phase: UInt8 { case free, connecting, open }
     private struct Slot: Sendable {
         var id: ConnectionID
         var phase: Phase
+        /// Exchanges running on it.
+        var active: Int32 = 0
+        /// Exchanges it may carry at once (0 while connecting, and once draining).
+        var capacity: Int32 = 0
+        var isDraining = false
+        /// Listed in `available`.
+        var isListed = false
+        var hasRoom: Bool { phase == .open && !isDraining && active < capacity }
     }
 
     /// At most a million: no process has the descriptors for more, and it keeps numbers far from
     /// overflowing.
     let maximumConnections: Int
     private let firstConnectionID: ConnectionID
+    /// How many waiters a connection being opened is expected to serve at once.
+    private(set) var expectedCapacity: Int
     private var waiters = Deque<Waiter>()
-    /// Idle connections, the most recently used last.
-    private var idle: [ConnectionID] = []
+    /// Open connections with room for another exchange: first the idle ones, the most recently
+    /// used last (`idleListed` of them), then those that carry exchanges. The next exchange takes
+    /// the last. For HTTP/1.1 these are the idle connections.
+    private var available: [ConnectionID] = []
+    private var idleListed = 0
     private var slots: [Slot] = []
     /// Slots whose connection is gone, for the next one.
     private var freeSlots: [Int] = []
     private(set) var connectingCount = 0
-    private var busyCount = 0
+    private var openCount = 0
 
-    init(maximumConnections: Int, firstConnectionID: ConnectionID = 1) {
+    /// - Parameter expectedCapacity: how many waiters a connection being opened serves at once
+    ///   before the origin answered: 1, or a stream count for HTTP/2 by prior knowledge.
+    init(maximumConnections: Int, firstConnectionID: ConnectionID = 1, expectedCapacity: Int = 1) {
         precondition(maximumConnections > 0, "a pool needs room for one connection")
         self.maximumConnections = min(maximumConnections, 1 << 20)
         self.firstConnectionID = firstConnectionID
+        self.expectedCapacity = max(1, expectedCapacity)
     }
 
     /// Connections open or opening.
-    var connectionCount: Int { idle.count + connectingCount + busyCount }
-    var idleCount: Int { idle.count }
+    var connectionCount: Int { openCount + connectingCount }
+    /// Open connections with no exchange.
+    var idleCount: Int { idleListed }
     var waiterCount: Int { waiters.count }
+    /// Whether the waiters need every connection being opened: false once the others (all but
+    /// one) are expected to serve them all, so a connection still waiting to open need not.
+    var needsAnotherConnectionOpening: Bool { waiters.count > (connectingCount - 1) * expectedCapacity }
     var isEmpty: Bool { connectionCount == 0 && waiters.isEmpty }
 
     /// The slot a connection number belongs to (whether or not the connection is still there):
@@ -73,10 +110,16 @@ struct ConnectionPoolStateMachine: Sendable {
         (connection - firstConnectionID) % maximumConnections
     }
 
-    /// The slot of `connection` if the pool knows it in `phase`.
-    private func slot(of connection: ConnectionID, in phase: Phase) -> Int? {
+    /// Exchanges running on `connection` (0 if the pool does not know it).
+    func activeCount(of connection: ConnectionID) -> Int {
+        guard let index = knownSlot(of: connection) else { return 0 }
+        return Int(slots[index].active)
+    }
+
+    /// The slot of `connection` if the pool knows it (connecting or open).
+    private func knownSlot(of connection: ConnectionID) -> Int? {
         let index = slot(of: connection)
-        guard index >= 0, index < slots.count, slots[index].id == connection, slots[index].phase == phase else { return nil }
+        guard index >= 0, index < slots.count, slots[index].id == connection, slots[index].phase != .free else { return nil }
         return index
     }
 
@@ -85,7 +128,7 @@ struct ConnectionPoolStateMachine: Sendable {
         connectingCount += 1
         if let index = freeSlots.popLast() {
             slots[index].id += maximumConnections
-            slots[index].phase = .connecting
+            slots[index] = Slot(id: slots[index].id, phase: .connecting)
             return slots[index].id
         }
         let id = firstConnectionID + slots.count
@@ -93,25 +136,23 @@ struct ConnectionPoolStateMachine: Sendable {
         return id
     }
 
-    private mutating func setPhase(_ index: Int, _ phase: Phase) {
+    /// Frees the slot of a connection that is gone.
+    private mutating func free(_ index: Int) {
         switch slots[index].phase {
         case .connecting: connectingCount -= 1
-        case .busy: busyCount -= 1
-        case .idle, .free: break
+        case .open: openCount -= 1
+        case .free: return
         }
-        switch phase {
-        case .connecting: connectingCount += 1
-        case .busy: busyCount += 1
-        case .idle: break
-        case .free: freeSlots.append(index)
-        }
-        slots[index].phase = phase
+        unlist(index)
+        slots[index].phase = .free
+        slots[index].active = 0
+        freeSlots.append(index)
     }
 
     /// A request wants a connection.
     mutating func requestArrived(_ id: RequestID, requireFresh: Bool = false) -> Action {
-        if !requireFresh, let connection = idle.popLast() {
-            setPhase(slot(of: connection), .busy)
+        if !requireFresh, let connection = available.last {
+            take(slot(of: connection))
             return .execute(id, on: connection)
         }
         waiters.append(Waiter(id: id, requireFresh: requireFresh))
@@ -120,14 +161,14 @@ struct ConnectionPoolStateMachine: Sendable {
 
     /// Opens a connection when some waiter has none coming.
     private mutating func openIfRoom() -> Action {
-        guard waiters.count > connectingCount else { return .none }
+        guard waiters.count > connectingCount * expectedCapacity else { return .none }
         if connectionCount < maximumConnections {
             return .openConnection(newConnectionID())
         }
         // Full, but idle connections exist only when waiters all require fresh ones: trade one.
-        if waiters.contains(where: \.requireFresh), let victim = idle.first {
-            idle.removeFirst()
-            setPhase(slot(of: victim), .free)
+        if waiters.contains(where: \.requireFresh), idleListed > 0 {
+            let victim = available[0]
+            free(slot(of: victim))
             return .replaceConnection(close: victim, open: newConnectionID())
         }
         return .none
@@ -139,54 +180,135 @@ struct ConnectionPoolStateMachine: Sendable {
         return .none
     }
 
-    /// A new connection is ready.
-    mutating func connectionEstablished(_ connection: ConnectionID) -> Action {
-        guard let index = slot(of: connection, in: .connecting) else { return .none }
-        return assign(connection, index, fresh: true)
+    /// A new connection is ready for `capacity` exchanges at once (1 for HTTP/1.1). It takes the
+    /// oldest waiter; with room for more, `nextExchange(on:)` gives the next ones.
+    mutating func connectionEstablished(_ connection: ConnectionID, capacity: Int = 1) -> Action {
+        guard let index = knownSlot(of: connection), slots[index].phase == .connecting else { return .none }
+        connectingCount -= 1
+        openCount += 1
+        slots[index].phase = .open
+        slots[index].capacity = Int32(clamping: capacity)
+        if capacity > 1 { expectedCapacity = capacity }
+        return assign(index, fresh: true)
     }
 
-    /// The exchange on `connection` ended and it may carry another request.
+    /// The next waiter for a connection that still has room (after an `execute` on a connection
+    /// that carries several exchanges), or `.none`.
+    mutating func nextExchange(on connection: ConnectionID) -> Action {
+        guard let index = knownSlot(of: connection), slots[index].hasRoom,
+              let position = waiters.firstIndex(where: { !$0.requireFresh }) else { return .none }
+        let waiter = waiters.remove(at: position)
+        take(index)
+        return .execute(waiter.id, on: connection)
+    }
+
+    /// One exchange on `connection` ended and it may carry another.
     mutating func connectionReleased(_ connection: ConnectionID) -> Action {
-        guard let index = slot(of: connection, in: .busy) else { return .none }
-        return assign(connection, index, fresh: false)
+        guard let index = knownSlot(of: connection), slots[index].phase == .open, slots[index].active > 0 else { return .none }
+        unlist(index)
+        slots[index].active -= 1
+        if slots[index].isDraining {
+            return slots[index].active == 0 ? closeDrained(index) : .none
+        }
+        return assign(index, fresh: false)
     }
 
-    private mutating func assign(_ connection: ConnectionID, _ slot: Int, fresh: Bool) -> Action {
-        let index = fresh ? waiters.startIndex : waiters.firstIndex { !$0.requireFresh }
-        if let index, index < waiters.endIndex {
-            let waiter = waiters.remove(at: index)
-            setPhase(slot, .busy)
+    /// The server changed how many streams `connection` may carry at once. With more room, the
+    /// oldest waiter gets it (then `nextExchange(on:)`); with less, running exchanges go on and
+    /// no new one starts until they are below it.
+    mutating func capacityChanged(_ connection: ConnectionID, to capacity: Int) -> Action {
+        guard let index = knownSlot(of: connection), slots[index].phase == .open, !slots[index].isDraining else { return .none }
+        let hadRoom = slots[index].hasRoom
+        slots[index].capacity = Int32(clamping: max(0, capacity))
+        if capacity > 1 { expectedCapacity = capacity }
+        if !slots[index].hasRoom {
+            unlist(index)
+        } else if !hadRoom {
+            return assign(index, fresh: false)
+        }
+        return .none
+    }
+
+    /// The server said GOAWAY on `connection`: it takes no new exchange; running ones finish
+    /// (or are replayed elsewhere). Waiters get another connection if there is room.
+    mutating func connectionDraining(_ connection: ConnectionID) -> Action {
+        guard let index = knownSlot(of: connection), slots[index].phase == .open, !slots[index].isDraining else { return .none }
+        unlist(index)
+        slots[index].isDraining = true
+        if slots[index].active == 0 { return closeDrained(index) }
+        return openIfRoom()
+    }
+
+    private mutating func closeDrained(_ index: Int) -> Action {
+        let id = slots[index].id
+        free(index)
+        return .closeConnection(id)
+    }
+
+    /// Counts an exchange on the open connection in slot `index` (which has room), keeping
+    /// `available` right.
+    private mutating func take(_ index: Int) {
+        unlist(index)
+        slots[index].active += 1
+        if slots[index].hasRoom { list(index) }
+    }
+
+    /// Lists the connection in slot `index` (open, with room) as available: an idle one as the
+    /// most recently used idle one, a busy one last.
+    private mutating func list(_ index: Int) {
+        if slots[index].active == 0 {
+            available.insert(slots[index].id, at: idleListed)
+            idleListed += 1
+        } else {
+            available.append(slots[index].id)
+        }
+        slots[index].isListed = true
+    }
+
+    /// Takes the connection in slot `index` off `available` if it is there. The one taken for
+    /// the next exchange is the last, found at once.
+    private mutating func unlist(_ index: Int) {
+        guard slots[index].isListed, let position = available.lastIndex(of: slots[index].id) else { return }
+        available.remove(at: position)
+        if position < idleListed { idleListed -= 1 }
+        slots[index].isListed = false
+    }
+
+    /// The open connection in slot `index` has room: the oldest waiter that may use it takes it,
+    /// or it is listed as available (and parked if idle).
+    private mutating func assign(_ index: Int, fresh: Bool) -> Action {
+        let connection = slots[index].id
+        guard slots[index].hasRoom else { return .none }
+        let position = fresh ? waiters.startIndex : waiters.firstIndex { !$0.requireFresh }
+        if let position, position < waiters.endIndex {
+            let waiter = waiters.remove(at: position)
+            take(index)
             return .execute(waiter.id, on: connection)
         }
-        setPhase(slot, .idle)
-        idle.append(connection)
-        return .parkIdle(connection)
+        list(index)
+        return slots[index].active == 0 ? .parkIdle(connection) : .none
     }
 
     /// Opening `connection` failed (DNS, refused, timeout): the oldest waiter gets the error, and
     /// the others keep their chance with a new connection of their own.
     mutating func connectionFailed(_ connection: ConnectionID) -> Action {
-        guard let index = slot(of: connection, in: .connecting) else { return .none }
-        setPhase(index, .free)
+        guard let index = knownSlot(of: connection), slots[index].phase == .connecting else { return .none }
+        free(index)
         guard let waiter = waiters.popFirst() else { return .none }
         return .failRequest(waiter.id, then: openIfRoom())
     }
 
     /// `connection` closed (peer close, error, idle timeout, or after a non-reusable exchange).
     mutating func connectionClosed(_ connection: ConnectionID) -> Action {
-        let index = slot(of: connection)
-        guard index >= 0, index < slots.count, slots[index].id == connection, slots[index].phase != .free else { return .none }
-        if slots[index].phase == .idle, let position = idle.firstIndex(of: connection) {
-            idle.remove(at: position)
-        }
-        setPhase(index, .free)
+        guard let index = knownSlot(of: connection) else { return .none }
+        free(index)
         return openIfRoom()
     }
 
     /// Idle connections to close (session invalidation, idle shutdown).
     mutating func takeIdleConnections() -> [ConnectionID] {
-        for connection in idle { setPhase(slot(of: connection), .free) }
-        defer { idle.removeAll() }
+        let idle = Array(available[0..<idleListed])
+        for connection in idle { free(slot(of: connection)) }
         return idle
     }
 }

@@ -5,12 +5,12 @@ import Foundation
 /// check per event, inlined where the event happens: no call at all for an unmeasured task.
 extension TaskRunner {
     @inline(__always) func metricsFetchStarted() { if hookState != nil { measureFetchStarted() } }
-    @inline(__always) func metricsRequestStarted(on connection: HTTP1Connection) {
+    @inline(__always) func metricsRequestStarted(on connection: Exchange) {
         if hookState != nil { measureRequestStarted(on: connection) }
     }
     @inline(__always) func metricsRequestWritten() { if hookState != nil { measureRequestWritten() } }
     @inline(__always) func metricsResponseStarted(status: Int) { if hookState != nil { measureResponseStarted(status: status) } }
-    @inline(__always) func metricsExchangeEnded(on connection: HTTP1Connection?) {
+    @inline(__always) func metricsExchangeEnded(on connection: Exchange?) {
         if hookState != nil { measureExchangeEnded(on: connection) }
     }
 
@@ -21,7 +21,7 @@ extension TaskRunner {
     }
 
     /// A connection was assigned and the request is about to be written.
-    private func measureRequestStarted(on connection: HTTP1Connection) {
+    private func measureRequestStarted(on connection: Exchange) {
         guard let state = hookState, state.madeAtStart, var transaction = state.transaction else { return }
         transaction.requestStartDate = Date()
         // Called before `execute`, which is when the connection counts this request.
@@ -52,7 +52,7 @@ extension TaskRunner {
     }
 
     /// The exchange is over (ended, failed or abandoned): the record is complete.
-    private func measureExchangeEnded(on connection: HTTP1Connection?) {
+    private func measureExchangeEnded(on connection: Exchange?) {
         guard let state = hookState, state.madeAtStart, var transaction = state.transaction else { return }
         state.transaction = nil
         if transaction.responseStartDate != nil { transaction.responseEndDate = Date() }

@@ -19,7 +19,7 @@ final class TaskRunner {
     var loop: EventLoop { engine.loop }
     @exclusivity(unchecked) var machine: TaskStateMachine
     @exclusivity(unchecked) private var pool: ConnectionPool?
-    @exclusivity(unchecked) private(set) var connection: HTTP1Connection?
+    @exclusivity(unchecked) private(set) var connection: Exchange?
     /// Set only when the manager has hooks (see TaskRunner+Hooks.swift).
     @exclusivity(unchecked) var hookState: TaskHookState?
     /// Set only when the task logs or is measured (Observability/TaskRunner+Observation.swift).
@@ -261,7 +261,7 @@ final class TaskRunner {
     }
 
     /// `armTimer()` for the task's connection.
-    private func armTimer(on connection: HTTP1Connection) {
+    private func armTimer(on connection: Exchange) {
         let deadline = timeouts.nextDeadline(timerMoments, timerPhase)
         guard deadline != .max else { return }
         connection.armExchangeTimer(at: deadline)
@@ -309,7 +309,7 @@ extension TaskRunner: PoolRequest {
     var poolRequestID: Int { task.taskIdentifier }
     var poolTask: SessionTask { task }
 
-    func poolAssigned(_ connection: HTTP1Connection) {
+    func poolAssigned(_ connection: Exchange) {
         self.connection = connection
         metricsRequestStarted(on: connection)
         if observation != nil { observeAssigned(connection) }
@@ -334,7 +334,7 @@ extension TaskRunner: PoolRequest {
 
     func poolDeadlineReached() { timerFired() }
 
-    func poolFailed(_ failure: HTTP1Error) {
+    func poolFailed(_ failure: ExchangeError) {
         var error = NetworkingError(failure)
         guard case .fail = machine.connectFailed(error.code) else { return }
         error.failingURL = currentRequest.url
@@ -342,7 +342,7 @@ extension TaskRunner: PoolRequest {
     }
 }
 
-extension TaskRunner: HTTP1ExchangeDelegate {
+extension TaskRunner: ExchangeDelegate {
     func exchangeRequestWritten() {
         // A streamed body reported its bytes chunk by chunk (exchangeSentBody).
         if prepared?.streamedBody == nil {
@@ -482,11 +482,11 @@ extension TaskRunner: HTTP1ExchangeDelegate {
         perform(action)
     }
 
-    func exchangeFailed(_ failure: HTTP1Error, onReusedConnection: Bool, responseStarted: Bool) {
+    func exchangeFailed(_ failure: ExchangeError, context: ExchangeFailureContext) {
         let error = NetworkingError(failure)
         metricsExchangeEnded(on: connection)
         connection = nil
-        let action = machine.exchangeFailed(error.code, onReusedConnection: onReusedConnection, responseStarted: responseStarted)
+        let action = machine.exchangeFailed(error.code, context: context)
         switch action {
         case .enqueue:
             traceResent(after: error.code)

@@ -123,6 +123,8 @@ struct TaskStateMachine: Sendable {
     /// pauses reads.
     private(set) var isSuspended = true
     private(set) var hasRetried = false
+    /// Replays of a request that a server said it never processed (`exchangeFailed(_:context:)`).
+    private(set) var unprocessedReplays = 0
     private(set) var destination: BodyDestination = .task
     private(set) var reading: Reading = .flowing
     private(set) var end: EndHold = .none
@@ -310,6 +312,25 @@ struct TaskStateMachine: Sendable {
     /// one; `responseStarted`: some byte of a response had arrived.
     /// A body being drained that is cut short (closed, reset, truncated) was to be dropped
     /// anyway: the redirect goes on, as curl's does. While its plan is made, the failure stands.
+    /// `exchangeFailed` with what the connection knew: a request the server said it never
+    /// processed (HTTP/2 GOAWAY above its stream, REFUSED_STREAM) is sent again whatever its
+    /// method, on another connection, up to `maximumUnprocessedReplays` times.
+    mutating func exchangeFailed(_ code: NetworkingError.Code, context: ExchangeFailureContext) -> Action {
+        if context.neverProcessed, !state.isTerminal, state == .sending || state == .awaitingHead,
+           unprocessedReplays < Self.maximumUnprocessedReplays {
+            unprocessedReplays += 1
+            state = .waitingForConnection
+            resetResponse()
+            return .enqueue(requireFreshConnection: false)
+        }
+        return exchangeFailed(code, onReusedConnection: context.onReusedConnection, responseStarted: context.responseStarted)
+    }
+
+    /// How often one request is sent again after servers said they never processed it: enough
+    /// for a server that closes every connection after a few streams, bounded so that one that
+    /// refuses everything cannot keep a task alive for ever.
+    static let maximumUnprocessedReplays = 10
+
     mutating func exchangeFailed(_ code: NetworkingError.Code, onReusedConnection: Bool, responseStarted: Bool) -> Action {
         guard !state.isTerminal else { return .none }
         if state == .receivingBody && destination.isDrained { return responseEnded() }

@@ -129,6 +129,25 @@ import Testing
         #expect(machine.exchangeFailed(.connectionClosed, onReusedConnection: true, responseStarted: false) == .fail(.connectionClosed))
     }
 
+    @Test func aRequestTheServerNeverProcessedIsReplayedWhateverItsMethodBoundedly() {
+        // HTTP/2: a stream above a GOAWAY's last stream id, or refused with REFUSED_STREAM.
+        var post = TaskStateMachine(isReplayable: false)
+        _ = post.resume()
+        let unprocessed = ExchangeFailureContext(onReusedConnection: false, responseStarted: false, neverProcessed: true)
+        for _ in 0..<TaskStateMachine.maximumUnprocessedReplays {
+            _ = post.connectionAssigned(); _ = post.requestWritten()
+            #expect(post.exchangeFailed(.connectionClosed, context: unprocessed) == .enqueue(requireFreshConnection: false))
+            #expect(post.state == .waitingForConnection)
+        }
+        _ = post.connectionAssigned(); _ = post.requestWritten()
+        #expect(post.exchangeFailed(.connectionClosed, context: unprocessed) == .fail(.connectionClosed), "a server that refuses everything ends it")
+
+        // Once the head arrived, the server did process it.
+        var started = TaskStateMachine(isReplayable: true)
+        _ = started.resume(); _ = started.connectionAssigned(); _ = started.requestWritten(); _ = started.headReceived()
+        #expect(started.exchangeFailed(.connectionReset, context: unprocessed) == .fail(.connectionReset))
+    }
+
     @Test func noRetryOnAFreshConnectionAfterResponseBytesOrForUnsafeMethods() {
         var fresh = TaskStateMachine(isReplayable: true)
         _ = fresh.resume(); _ = fresh.connectionAssigned(); _ = fresh.requestWritten()

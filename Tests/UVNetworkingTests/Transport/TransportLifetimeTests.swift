@@ -7,32 +7,40 @@ import UVHTTP1
 @_spi(Testing) @testable import UVNetworking
 
 extension EndToEnd {
-    /// A connection's transports hold it strongly until they close, and its pending callbacks
-    /// (DNS, the trust verdict, after-I/O work) hold it until they run: a weak delegate would
-    /// give it a side table, which makes every retain and release of it slow. Closed at each
-    /// point of its opening, with callbacks still to come, it is never called once closed, and
-    /// it and its transports are freed once those callbacks ran.
+    /// A connector's and a connection's transports hold them strongly until they close, and
+    /// pending callbacks (DNS, the trust verdict, after-I/O work) hold them until they run: a
+    /// weak delegate would give them a side table, which makes every retain and release slow.
+    /// Cancelled at each point of its opening, with callbacks still to come, a connector never
+    /// reports, and it, its transports and the connection are freed once those callbacks ran.
     @Suite(.tags(.loopback)) struct TransportLifetimeTests {
         /// A pool's part, on the loop: keeps the connection until it reports its end, as a pool
         /// does, and records what it was told.
-        final class Owner: HTTP1ConnectionOwner, @unchecked Sendable {
+        final class Owner: TransportConnectorDelegate, HTTP1ConnectionOwner, @unchecked Sendable {
             // @unchecked: touched only on the loop thread.
+            var connector: TransportConnector?
             var connection: HTTP1Connection?
+            var watch: Watch?
             var events: [String] = []
-            /// Closes the connection and lets it go from inside `connectionReady`.
+            /// Closes the connection and lets it go as soon as it is established.
             var closesWhenReady = false
 
-            func connectionReady(_ connection: HTTP1Connection) {
+            func connector(_ connector: TransportConnector, established transport: StreamTransport, applicationProtocol: String?) {
+                self.connector = nil
                 events.append("ready")
+                let connection = HTTP1Connection(id: connector.id, loop: EventLoop.shared, owner: self, transport: transport,
+                                                 timings: connector.timings, decoderLimits: ResponseParser.Options.client())
+                watch?.connection = connection
+                self.connection = connection
+                connection.start()
                 if closesWhenReady {
                     connection.close()
                     self.connection = nil
                 }
             }
 
-            func connection(_ connection: HTTP1Connection, failedToConnect error: HTTP1Error) {
+            func connector(_ connector: TransportConnector, failed failure: ConnectFailure) {
                 events.append("failed to connect")
-                self.connection = nil
+                self.connector = nil
             }
 
             func connectionReleased(_ connection: HTTP1Connection) { events.append("released") }
@@ -42,8 +50,11 @@ extension EndToEnd {
                 self.connection = nil
             }
 
-            /// Closes the connection and lets it go, as a pool's `closeAll` does.
+            /// Cancels the connector or closes the connection and lets it go, as a pool's
+            /// `closeAll` does.
             func drop() {
+                connector?.cancel()
+                connector = nil
                 connection?.close()
                 connection = nil
             }
@@ -52,9 +63,10 @@ extension EndToEnd {
         /// Weak references to what must be freed, read on the loop.
         final class Watch: @unchecked Sendable {
             // @unchecked: touched only on the loop thread.
+            weak var connector: TransportConnector?
             weak var connection: HTTP1Connection?
             weak var tls: TLSTransport?
-            var isFreed: Bool { connection == nil && tls == nil }
+            var isFreed: Bool { connector == nil && connection == nil && tls == nil }
         }
 
         /// A trust verdict the test gives (or never gives) itself.
@@ -85,12 +97,12 @@ extension EndToEnd {
             let loop = self.loop
             let route = UncheckedBox(tls)
             onLoop {
-                let connection = HTTP1Connection(id: 1, loop: loop, owner: owner, host: host, port: port, tls: route.value, tunnel: nil,
-                                                  resolver: DNSResolver(loop: loop, ttlMilliseconds: 0, overrides: overrides), connectTimeout: 5,
-                                                  decoderLimits: ResponseParser.Options.client())
-                owner.connection = connection
-                watch.connection = connection
-                connection.start()
+                let connector = TransportConnector(id: 1, loop: loop, delegate: owner, host: host, port: port, tls: route.value, tunnel: nil,
+                                                   resolver: DNSResolver(loop: loop, ttlMilliseconds: 0, overrides: overrides), connectTimeout: 5)
+                owner.connector = connector
+                owner.watch = watch
+                watch.connector = connector
+                connector.start()
                 then()
             }
         }
@@ -196,7 +208,7 @@ extension EndToEnd {
             open(host: "127.0.0.1", port: server.port, tls: try tlsRoute(pending), owner: owner, watch: watch)
             #expect(helloArrived.wait(timeout: .now() + 5) == .success)
             // TLS is layered over TCP once it connected.
-            #expect(onLoop { watch.tls = owner.connection?.tlsTransport; return watch.tls != nil })
+            #expect(onLoop { watch.tls = owner.connector?.tlsTransport; return watch.tls != nil })
             onLoop { owner.drop() }
             expectFreed(watch, baseline: baseline)
             #expect(onLoop { owner.events } == [])
@@ -215,7 +227,7 @@ extension EndToEnd {
             let owner = Owner(), watch = Watch(), pending = PendingVerdict()
             open(host: "127.0.0.1", port: server.port, tls: try tlsRoute(pending), owner: owner, watch: watch)
             #expect(pending.asked.wait(timeout: .now() + 5) == .success)
-            #expect(onLoop { watch.tls = owner.connection?.tlsTransport; return watch.tls != nil })
+            #expect(onLoop { watch.tls = owner.connector?.tlsTransport; return watch.tls != nil })
             onLoop { owner.drop() }
             // The verdict comes after the close: ignored, and then nothing holds the transport.
             do {

@@ -4,8 +4,8 @@ import Logging
 /// an observation, so a session that reports nothing pays one nil check per event.
 extension PoolObservation {
     /// A connection is being opened; its observation, to keep on it.
-    func opening(_ connection: HTTP1Connection, waiting: Int) -> ConnectionObservation {
-        log(.debug, "opening connection", connection: connection.id, ["waiting": "\(waiting)"])
+    func opening(connection id: Int, waiting: Int) -> ConnectionObservation {
+        log(.debug, "opening connection", connection: id, ["waiting": "\(waiting)"])
         return ConnectionObservation(meters: meters)
     }
 
@@ -14,7 +14,7 @@ extension PoolObservation {
         log(.debug, "waiting for the connection budget (maximumConnections reached)", connection: id)
     }
 
-    func ready(_ connection: HTTP1Connection) {
+    func ready(_ connection: PooledConnection) {
         connection.observation?.established()
         guard let logger, logger.logLevel <= .debug else { return }
         var metadata: Logger.Metadata = [:]
@@ -24,6 +24,7 @@ extension PoolObservation {
             metadata["tls.cipher"] = "\(tls.cipherSuite ?? "none")"
             metadata["tls.resumed"] = "\(tls.isSessionReused)"
         }
+        metadata["network.protocol.name"] = "\(connection.protocolName)"
         log(.debug, connection.tlsTransport == nil ? "connection opened" : "connection opened, TLS handshake done",
             connection: connection.id, metadata)
     }
@@ -31,22 +32,22 @@ extension PoolObservation {
     /// Resolving, connecting or the handshake failed (DNS failures and timeouts, refused
     /// connects, TLS and pinning refusals). The reason is the library's error text, which
     /// carries no credential or key.
-    func failedToConnect(_ connection: HTTP1Connection, _ error: HTTP1Error) {
-        connection.observation?.closed()
-        log(.debug, "connection failed to open", connection: connection.id, [LogKey.error: "\(NetworkingError(error))"])
+    func failedToConnect(connection id: Int, _ observation: ConnectionObservation?, _ error: ExchangeError) {
+        observation?.closed()
+        log(.debug, "connection failed to open", connection: id, [LogKey.error: "\(NetworkingError(error))"])
     }
 
-    func parked(_ connection: HTTP1Connection) {
+    func parked(_ connection: PooledConnection) {
         connection.observation?.becameIdle()
         // Once per request: no line built (nor its closures made) when no logger takes it.
         if logger != nil { log(.trace, "connection idle", connection: connection.id) }
     }
 
-    func evicting(_ connection: HTTP1Connection) {
+    func evicting(_ connection: PooledConnection) {
         connection.observation?.noteCloseReason("evicted: the least recently used idle connection, for the connection budget")
     }
 
-    func closed(_ connection: HTTP1Connection) {
+    func closed(_ connection: PooledConnection) {
         let observation = connection.observation
         observation?.closed()
         log(.debug, "connection closed", connection: connection.id,

@@ -52,6 +52,11 @@ final class ConnectionObservation {
         if closeReason == nil { closeReason = reason() }
     }
 
+    /// `noteCloseReason` with an exchange's failure, in the library's words.
+    func noteCloseReason(_ error: ExchangeError) {
+        if closeReason == nil { closeReason = "\(NetworkingError(error))" }
+    }
+
     func established() {
         openedAt = DispatchTime.now().uptimeNanoseconds
     }

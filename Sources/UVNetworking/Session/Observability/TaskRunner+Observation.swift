@@ -41,16 +41,16 @@ extension TaskRunner {
     }
 
     /// A connection was assigned: new or reused, it is active now.
-    func observeAssigned(_ connection: HTTP1Connection) {
+    func observeAssigned(_ connection: Exchange) {
         guard let observation else { return }
-        connection.observation?.becameActive()
+        connection.connectionObservation?.becameActive()
         guard observation.logger != nil else { return }
         observation.log(.trace, connection.hasServedRequests ? "reusing connection" : "using new connection",
                         connectionMetadata(connection))
     }
 
-    private func connectionMetadata(_ connection: HTTP1Connection) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [LogKey.connectionID: "\(connection.id)"]
+    private func connectionMetadata(_ connection: Exchange) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [LogKey.connectionID: "\(connection.connectionID)"]
         if let prepared {
             metadata[LogKey.serverAddress] = "\(prepared.origin.host)"
             metadata[LogKey.serverPort] = "\(prepared.origin.port)"

@@ -155,6 +155,15 @@ final class TLSConnection {
     /// "TLSv1.3", "TLSv1.2".
     var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 
+    /// What ALPN agreed on ("h2", "http/1.1"), or nil when the server chose nothing.
+    var applicationProtocol: String? {
+        var name: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &name, &length)
+        guard let name, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: name, count: Int(length)), as: UTF8.self)
+    }
+
     /// The negotiated cipher suite, e.g. "TLS_AES_256_GCM_SHA384".
     var cipherSuite: String? { SSL_get_current_cipher(ssl).map { String(cString: SSL_CIPHER_get_name($0)) } }
 

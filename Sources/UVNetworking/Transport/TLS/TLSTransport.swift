@@ -59,6 +59,8 @@ final class TLSTransport: StreamTransport {
     var isSessionReused: Bool { tls.isSessionReused }
     var protocolVersion: String { tls.protocolVersion }
     var cipherSuite: String? { tls.cipherSuite }
+    /// What ALPN agreed on ("h2", "http/1.1"), or nil when the server chose nothing.
+    var applicationProtocol: String? { tls.applicationProtocol }
     var verifiedChain: [Certificate] { tls.verifiedChain }
     /// When TCP connected and the handshake began, for metrics.
     private(set) var handshakeStartDate: Date?

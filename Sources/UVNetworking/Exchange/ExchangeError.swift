@@ -1,11 +1,11 @@
 import UVHTTP1
 
-/// What went wrong with an HTTP/1.1 connection or exchange, in the connection's terms: the
-/// connect, the socket (libuv statuses), the response's framing, the request body, or a failure
-/// below (`transport`). The pool forwards these too (its only error of its own, `noConnection`,
-/// is about connecting, so it is a case here rather than a pool error type). The session maps
-/// it (`NetworkingError+HTTP1.swift`).
-enum HTTP1Error: Error {
+/// What went wrong with a connection or an exchange, in the connection's terms: the connect, the
+/// socket (libuv statuses), the response's framing, the request body, or a failure below
+/// (`transport`). The pool forwards these too (its only error of its own, `noConnection`, is
+/// about connecting, so it is a case here rather than a pool error type). The session maps it
+/// (`NetworkingError+Exchange.swift`).
+enum ExchangeError: Error {
     /// Connecting (and, with `tls`, the handshake) took longer than `milliseconds`.
     case connectTimeout(host: String, port: Int, milliseconds: UInt64, tls: Bool)
     /// The last address's TCP connect failed with this libuv status.
@@ -33,4 +33,17 @@ enum HTTP1Error: Error {
     case closedInsideResponse
     /// The streamed request body failed.
     case requestBody(RequestBodyError)
+}
+
+extension ExchangeError {
+    /// The error for a transport that could not be established.
+    init(_ failure: ConnectFailure) {
+        switch failure {
+        case .timedOut(let host, let port, let milliseconds, let tls): self = .connectTimeout(host: host, port: port, milliseconds: milliseconds, tls: tls)
+        case .refused(let host, let port, let status): self = .connectFailed(host: host, port: port, status: status)
+        case .transport(let error): self = .transport(error)
+        case .socketFailed(let status): self = .socketFailed(status: status)
+        case .closed: self = .closedWithoutResponse
+        }
+    }
 }

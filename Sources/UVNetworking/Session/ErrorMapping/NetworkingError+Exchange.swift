@@ -1,9 +1,9 @@
 import UVHTTP1
 
 extension NetworkingError {
-    /// The public error for a connection or exchange failure: the one place `HTTP1Error` (and
+    /// The public error for a connection or exchange failure: the one place `ExchangeError` (and
     /// the request body's and the decoder's errors within it) becomes a `NetworkingError`.
-    init(_ error: HTTP1Error) {
+    init(_ error: ExchangeError) {
         switch error {
         case .connectTimeout(let host, let port, let milliseconds, let tls):
             let what = tls ? "connecting to and the TLS handshake with" : "connecting to"

@@ -3,15 +3,15 @@ import Testing
 @testable import UVNetworking
 import UVHTTP1
 
-/// Each `HTTP1Error` (with the request body's and the decoder's errors) becomes the
+/// Each `ExchangeError` (with the request body's and the decoder's errors) becomes the
 /// `NetworkingError` the public API has always reported.
-@Suite(.tags(.unit)) struct HTTP1ErrorMappingTests {
+@Suite(.tags(.unit)) struct ExchangeErrorMappingTests {
     private struct StreamFailure: Error, CustomStringConvertible {
         var description: String { "disk gone" }
     }
 
     @Test(arguments: [
-        (HTTP1Error.connectTimeout(host: "o.test", port: 80, milliseconds: 500, tls: false), NetworkingError.Code.connectTimeout,
+        (ExchangeError.connectTimeout(host: "o.test", port: 80, milliseconds: 500, tls: false), NetworkingError.Code.connectTimeout,
          "connecting to o.test:80 took longer than 500 ms"),
         (.connectTimeout(host: "o.test", port: 443, milliseconds: 500, tls: true), .connectTimeout,
          "connecting to and the TLS handshake with o.test:443 took longer than 500 ms"),
@@ -41,8 +41,8 @@ import UVHTTP1
         (.requestBody(.endedEarly(bodyRead: 10, declared: 20)), .bodyStreamFailed, "the body stream ended after 10 of its declared 20 bytes"),
         (.requestBody(.longerThanDeclared(declared: 20)), .bodyStreamFailed, "the body stream has more than its declared 20 bytes"),
         (.requestBody(.unexplained), .bodyStreamFailed, "the request body failed"),
-    ] as [(HTTP1Error, NetworkingError.Code, String)])
-    func mapsToCodeAndDetail(_ error: HTTP1Error, code: NetworkingError.Code, detail: String) {
+    ] as [(ExchangeError, NetworkingError.Code, String)])
+    func mapsToCodeAndDetail(_ error: ExchangeError, code: NetworkingError.Code, detail: String) {
         let mapped = NetworkingError(error)
         #expect(mapped.code == code)
         #expect(mapped.detail == detail)
@@ -50,11 +50,11 @@ import UVHTTP1
     }
 
     @Test func bodyStreamFailuresCarryTheStreamsError() {
-        let factory = NetworkingError(HTTP1Error.requestBody(.factoryFailed(StreamFailure())))
+        let factory = NetworkingError(ExchangeError.requestBody(.factoryFailed(StreamFailure())))
         #expect(factory.code == .bodyStreamFailed)
         #expect(factory.detail == "making the body stream failed: disk gone")
         #expect(factory.underlyingError is StreamFailure)
-        let read = NetworkingError(HTTP1Error.requestBody(.readFailed(bodyRead: 42, StreamFailure())))
+        let read = NetworkingError(ExchangeError.requestBody(.readFailed(bodyRead: 42, StreamFailure())))
         #expect(read.detail == "reading the body stream failed after 42 bytes: disk gone")
         #expect(read.underlyingError is StreamFailure)
     }
