@@ -43,6 +43,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Only the transport layer's DNS resolver imports CAres (c-ares, driven by the loop).
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
+        // Only the HTTP/2 layer imports CNGHTTP2 (nghttp2, driven sans-I/O on the loop).
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // Only the content decoder imports CZlib.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The sans-I/O HTTP/1.1 codec: no threads, no I/O, no global mutable state.
@@ -56,7 +58,7 @@ let package = Package(
         .target(
             name: "UVNetworking",
             dependencies: [
-                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CAres",
+                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CAres", "CNGHTTP2",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

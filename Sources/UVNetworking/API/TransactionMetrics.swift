@@ -35,6 +35,9 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var remotePort: Int?
     /// The response's status, if a head arrived.
     public var statusCode: Int?
+    /// The protocol the exchange spoke, by its ALPN name as URLSession reports it: "h2" or
+    /// "http/1.1"; nil when no connection was assigned.
+    public var networkProtocolName: String?
 
     public init(url: URL, method: HTTPRequest.Method, fetchStartDate: Date, isReusedConnection: Bool = false) {
         self.url = url

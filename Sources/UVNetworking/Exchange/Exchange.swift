@@ -83,4 +83,7 @@ struct ExchangeFailureContext: Equatable {
     /// stream id or refused with REFUSED_STREAM (RFC 9113 §8.7). Such a request is sent again
     /// whatever its method.
     var neverProcessed = false
+    /// The connection had finished other exchanges: a server that refuses some streams while it
+    /// serves others is making progress, and replaying onto it is no loop.
+    var connectionMadeProgress = false
 }

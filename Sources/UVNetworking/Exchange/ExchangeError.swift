@@ -31,6 +31,8 @@ enum ExchangeError: Error {
     case closedWithoutResponse
     /// The server closed the connection inside the response.
     case closedInsideResponse
+    /// The HTTP/2 connection or stream failed (a protocol violation, a reset, a GOAWAY).
+    case http2(HTTP2Error)
     /// The streamed request body failed.
     case requestBody(RequestBodyError)
 }

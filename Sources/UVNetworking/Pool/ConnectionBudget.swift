@@ -140,6 +140,11 @@ struct ConnectionBudget: Sendable {
         return true
     }
 
+    /// Whether the connection at `node` is on the idle list.
+    func isParked(_ node: IdleNode) -> Bool {
+        node >= 0 && node < nodes.count && nodes[node].previous != Self.unlinked
+    }
+
     /// The connection at `node` is idle no more: reused by its pool, or chosen to close.
     mutating func unparked(_ node: IdleNode) {
         let (previous, next) = nodes.withUnsafeMutableBufferPointer { nodes in

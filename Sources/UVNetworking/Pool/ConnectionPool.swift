@@ -35,6 +35,10 @@ final class ConnectionPool {
         var idleTimeout: Double
         var connectTimeout: Double
         var decoderLimits: ResponseParser.Options
+        /// What HTTP/2 connections announce and enforce.
+        var http2 = HTTP2Session.Settings()
+        /// Connections speak HTTP/2 from the start (h2c by prior knowledge), without ALPN.
+        var speaksHTTP2First = false
     }
 
     let host: String
@@ -89,7 +93,8 @@ final class ConnectionPool {
         self.resolver = resolver
         self.settings = settings
         self.set = set
-        self.machine = ConnectionPoolStateMachine(maximumConnections: settings.maximumConnections)
+        self.machine = ConnectionPoolStateMachine(maximumConnections: settings.maximumConnections,
+                                                  expectedCapacity: settings.speaksHTTP2First ? Self.assumedStreamLimit : 1)
         number = set.add(self)
         // Empty from the start: a pool made for a request that never comes (a redirect
         // cancelled) is dropped like any other. The request that does come clears the note.
@@ -317,6 +322,9 @@ final class ConnectionPool {
             case .http1(let connection):
                 connection.observation?.noteCloseReason("the session or its loop is closing")
                 connection.close()
+            case .http2(let connection):
+                connection.observation?.noteCloseReason("the session or its loop is closing")
+                connection.close()
             }
         }
     }
@@ -339,9 +347,16 @@ final class ConnectionPool {
                 preconditionFailure("pool machine named an unknown request \(requestID) or connection \(connectionID)")
             }
             pacing?.ended(requestID)
+            // Off the budget's idle list if it idled (a paced request, a stream on an idle
+            // HTTP/2 connection): a connection in use is never evicted.
+            set.unparkedIfParked(budgetNodes[machine.slot(of: connectionID)])
             switch entry {
             case .http1(let connection):
                 request.poolAssigned(connection)
+            case .http2(let connection):
+                request.poolAssigned(connection.makeStream())
+                // More waiters may fit on its streams.
+                perform(machine.nextExchange(on: connectionID))
             case .connecting:
                 preconditionFailure("pool machine assigned request \(requestID) to connection \(connectionID) before it was established")
             }
@@ -392,15 +407,35 @@ extension ConnectionPool: TransportConnectorDelegate {
             transport.close(reset: false)
             return
         }
+        set.established()
+        if applicationProtocol == "h2" || (settings.speaksHTTP2First && tls == nil) {
+            let connection = HTTP2Connection(id: connector.id, loop: loop, owner: self, transport: transport, timings: connector.timings,
+                                             scheme: tls == nil ? "http" : "https", settings: settings.http2)
+            connection.observation = connectionObservation
+            connections[slot] = .http2(connection)
+            do {
+                try connection.start()
+            } catch {
+                connection.close()
+                return
+            }
+            observation?.ready(connection)
+            // Until the server's SETTINGS say otherwise, RFC 9113 §6.5.2's recommended floor.
+            perform(machine.connectionEstablished(connection.id, capacity: Self.assumedStreamLimit))
+            return
+        }
         let connection = HTTP1Connection(id: connector.id, loop: loop, owner: self, transport: transport, timings: connector.timings,
                                          decoderLimits: settings.decoderLimits)
         connection.observation = connectionObservation
         connections[slot] = .http1(connection)
         connection.start()
-        set.established()
         observation?.ready(connection)
         perform(machine.connectionEstablished(connection.id))
     }
+
+    /// How many streams an HTTP/2 connection is assumed to carry before its server's SETTINGS
+    /// arrive: the smallest limit RFC 9113 §6.5.2 recommends servers allow.
+    static let assumedStreamLimit = 100
 
     func connector(_ connector: TransportConnector, failed failure: ConnectFailure) {
         let error = ExchangeError(failure)
@@ -465,11 +500,13 @@ enum PoolEntry {
     /// With what the session observes of it while it opens, if it observes.
     case connecting(TransportConnector, ConnectionObservation?)
     case http1(HTTP1Connection)
+    case http2(HTTP2Connection)
 
     var id: Int {
         switch self {
         case .connecting(let connector, _): return connector.id
         case .http1(let connection): return connection.id
+        case .http2(let connection): return connection.id
         }
     }
 
@@ -478,6 +515,7 @@ enum PoolEntry {
         switch self {
         case .connecting(let connector, _): return connector
         case .http1(let connection): return connection
+        case .http2(let connection): return connection
         }
     }
 
@@ -486,6 +524,34 @@ enum PoolEntry {
         switch self {
         case .connecting: return nil
         case .http1(let connection): return connection
+        case .http2(let connection): return connection
         }
+    }
+}
+
+extension ConnectionPool: HTTP2ConnectionOwner {
+    func connection(_ connection: HTTP2Connection, changedStreamLimit limit: Int) {
+        perform(machine.capacityChanged(connection.id, to: limit))
+    }
+
+    func connectionReleasedStream(_ connection: HTTP2Connection) {
+        let action = machine.connectionReleased(connection.id)
+        if case .parkIdle(let id) = action, id == connection.id, !isDraining {
+            park(connection)
+            return
+        }
+        perform(action)
+    }
+
+    func connectionDraining(_ connection: HTTP2Connection) {
+        connection.observation?.noteCloseReason("the server said GOAWAY")
+        perform(machine.connectionDraining(connection.id))
+    }
+
+    func connectionClosed(_ connection: HTTP2Connection) {
+        observation?.closed(connection)
+        forget(connection.id, connection)
+        perform(machine.connectionClosed(connection.id))
+        noteIfEmpty()
     }
 }

@@ -137,6 +137,12 @@ final class PoolSet {
         for case let pool? in pools { pool.closeIdleConnections() }
     }
 
+    /// The connection at `node` is reused: off the idle list if it is on it (a connection that
+    /// the pool's machine hands a request without going through the pool's fast path).
+    func unparkedIfParked(_ node: ConnectionBudget.IdleNode) {
+        if !isClosed && budget.isParked(node) { budget.unparked(node) }
+    }
+
     /// The idle connection at `node` is reused.
     @inline(__always)
     func unparked(_ node: ConnectionBudget.IdleNode) {

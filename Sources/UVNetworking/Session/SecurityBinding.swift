@@ -43,7 +43,7 @@ struct SessionSecurity {
 
     /// The binding for a request to `host`, making the TLS context first if needed (which reads
     /// the trust store's files: this runs on the caller's thread, never the loop's).
-    mutating func binding(forHost host: String, configuration: TLSConfiguration) throws(NetworkingError) -> SecurityBinding {
+    mutating func binding(forHost host: String, configuration: TLSConfiguration, offersHTTP2: Bool = false) throws(NetworkingError) -> SecurityBinding {
         let key = host.lowercased()
         let policy = hostPolicies[key]
         if policy == nil, let defaultBinding { return defaultBinding }
@@ -53,7 +53,7 @@ struct SessionSecurity {
             context = existing
         } else {
             do throws(TLSError) {
-                context = try TLSContext(configuration: configuration)
+                context = try TLSContext(configuration: configuration, offersHTTP2: offersHTTP2)
             } catch {
                 throw NetworkingError(error)
             }

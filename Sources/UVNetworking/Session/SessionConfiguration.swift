@@ -66,7 +66,12 @@ public struct SessionConfiguration: Sendable {
     /// An origin left with no connection and no request is forgotten after as long (a minute
     /// when infinite), with its TLS sessions: memory follows the origins in use.
     public var idleConnectionTimeout: TimeInterval = 60
-    /// The largest response head accepted (status line and fields, or trailers), in bytes.
+    /// Which HTTP versions the session speaks (curl's --http2, --http1.1, --http2-prior-knowledge).
+    /// `.http2`, the default: https offers "h2" then "http/1.1" through ALPN and speaks what the
+    /// server picks; http speaks HTTP/1.1.
+    public var httpVersion: HTTPVersionPolicy = .http2
+    /// The largest response head accepted (status line and fields, or trailers), in bytes. Over
+    /// HTTP/2, the header list once HPACK-decoded (each field counted as RFC 9113 §6.5.2 does).
     public var maximumResponseHeaderBytes: Int = 64 * 1024
     /// The largest response body accepted, in bytes; nil for no limit.
     public var maximumResponseBodyBytes: Int? = nil

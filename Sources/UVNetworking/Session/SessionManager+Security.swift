@@ -31,8 +31,9 @@ extension SessionManager {
     /// The binding for an https request to `host` (called when a task is made).
     func securityBinding(forHost host: String) throws(NetworkingError) -> SecurityBinding {
         let tls = configuration.tls
+        let offersHTTP2 = configuration.httpVersion != .http1_1
         return try security.withLock { (state) throws(NetworkingError) -> SecurityBinding in
-            try state.binding(forHost: host, configuration: tls)
+            try state.binding(forHost: host, configuration: tls, offersHTTP2: offersHTTP2)
         }
     }
 }

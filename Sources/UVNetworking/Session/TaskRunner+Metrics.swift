@@ -36,6 +36,7 @@ extension TaskRunner {
             transaction.secureConnectionEndDate = timings.secureConnectionEnd
         }
         transaction.remoteAddress = connection.remoteAddressText
+        transaction.networkProtocolName = connection.protocolName
         transaction.remotePort = timings.remote?.port
         state.transaction = transaction
     }

@@ -142,6 +142,17 @@ import Testing
         _ = post.connectionAssigned(); _ = post.requestWritten()
         #expect(post.exchangeFailed(.connectionClosed, context: unprocessed) == .fail(.connectionClosed), "a server that refuses everything ends it")
 
+        // From a connection that served other streams, replays are not counted: the server
+        // makes progress.
+        var busy = TaskStateMachine(isReplayable: false)
+        _ = busy.resume()
+        let progressing = ExchangeFailureContext(onReusedConnection: true, responseStarted: false, neverProcessed: true,
+                                                 connectionMadeProgress: true)
+        for _ in 0..<(3 * TaskStateMachine.maximumUnprocessedReplays) {
+            _ = busy.connectionAssigned(); _ = busy.requestWritten()
+            #expect(busy.exchangeFailed(.connectionClosed, context: progressing) == .enqueue(requireFreshConnection: false))
+        }
+
         // Once the head arrived, the server did process it.
         var started = TaskStateMachine(isReplayable: true)
         _ = started.resume(); _ = started.connectionAssigned(); _ = started.requestWritten(); _ = started.headReceived()

@@ -35,6 +35,28 @@ extension NetworkingError {
             self.init(.truncatedResponse, "the server closed the connection inside the response")
         case .requestBody(let error):
             self.init(error)
+        case .http2(let error):
+            self.init(error)
+        }
+    }
+
+    /// The public error for an HTTP/2 failure.
+    init(_ error: HTTP2Error) {
+        switch error {
+        case .protocolViolation(let why):
+            self.init(.malformedResponse, "the HTTP/2 server broke the protocol: \(why)")
+        case .headerListTooLarge(let limit):
+            self.init(.responseHeadTooLarge, "the response's HTTP/2 header list is larger than \(limit) bytes once decoded")
+        case .malformedStream(let stream, let code):
+            self.init(.malformedResponse, "the response on HTTP/2 stream \(stream) was malformed; the client reset it (\(HTTP2Error.name(of: code)))")
+        case .streamReset(let code):
+            self.init(.connectionReset, "the server reset the HTTP/2 stream (\(HTTP2Error.name(of: code)))")
+        case .goAway(let code):
+            self.init(.connectionClosed, "the server closed the HTTP/2 connection with GOAWAY (\(HTTP2Error.name(of: code)))")
+        case .engine(let why):
+            self.init(.connectFailed, "HTTP/2 failed: \(why)")
+        case .unsupportedRequest(let why):
+            self.init(.invalidRequestHeader, "the request cannot be sent over HTTP/2: \(why)")
         }
     }
 

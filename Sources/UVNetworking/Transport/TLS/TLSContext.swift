@@ -13,8 +13,11 @@ final class TLSContext: @unchecked Sendable {
     /// handshake).
     let trustStore: TrustStore
     let resumesSessions: Bool
+    /// Whether ALPN offers "h2".
+    let offersHTTP2: Bool
 
-    init(configuration: TLSConfiguration) throws(TLSError) {
+    /// With `offersHTTP2`, ALPN offers "h2" before "http/1.1".
+    init(configuration: TLSConfiguration, offersHTTP2: Bool = false) throws(TLSError) {
         if configuration.trustsSystemCAs && configuration.additionalTrustedCAFiles.isEmpty
             && configuration.additionalTrustedCADirectories.isEmpty {
             // Parsing the system bundle costs about 60 ms; every session that trusts only the
@@ -34,6 +37,7 @@ final class TLSContext: @unchecked Sendable {
         }
         self.context = context
         resumesSessions = configuration.resumesSessions
+        self.offersHTTP2 = offersHTTP2
         let minimum = configuration.minimumVersion == .v1_3 ? TLS1_3_VERSION : TLS1_2_VERSION
         _ = uvn_SSL_CTX_set_min_proto_version(context, Int32(minimum))
         // Verification is never off: VERIFY_PEER makes the callback's verdict decide the
@@ -41,8 +45,8 @@ final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         SSL_CTX_set_cert_verify_callback(context, TLSConnection.verifyCallback, nil)
         SSL_CTX_set1_cert_store(context, trustStore.store)
-        // Only HTTP/1.1 is spoken, so only it is offered (wire format: length-prefixed names).
-        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        // What the session speaks, the preferred first (wire format: length-prefixed names).
+        let alpn: [UInt8] = (offersHTTP2 ? [2] + Array("h2".utf8) : []) + [8] + Array("http/1.1".utf8)
         _ = alpn.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(context, $0.baseAddress, UInt32($0.count)) }
         // Sessions are kept per origin by the pools, not in OpenSSL's cache: the callback hands
         // each new session (TLS 1.3 tickets included) to the connection's pool.

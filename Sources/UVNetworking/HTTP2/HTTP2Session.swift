@@ -1,0 +1,372 @@
+import CNGHTTP2
+
+/// What an HTTP/2 session reports while it takes in the server's bytes. Called synchronously
+/// from inside `HTTP2Session.receive` (and `submit`), on the loop thread.
+protocol HTTP2SessionDelegate: AnyObject {
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (at the first SETTINGS, and whenever it
+    /// changes): how many streams the client may have open at once.
+    func sessionChangedStreamLimit(_ limit: Int)
+    /// A response head on `stream`: an interim one (1xx) or the final one. `fields` are the
+    /// regular fields, names lowercase, in order; pseudo-fields are gone.
+    func session(stream: Int32, receivedHead status: Int, fields: [(name: String, value: String)], isFinal: Bool)
+    /// Body bytes of `stream`, valid only during the call.
+    func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer)
+    /// The server ended `stream` (END_STREAM): the response is complete.
+    func session(streamEnded stream: Int32)
+    /// `stream` closed: after its end, or reset (`errorCode` is RFC 9113's code, 0 for a clean
+    /// close). `byClient`: the client reset it (a malformed response, or the task gave up).
+    func session(stream: Int32, closedWith errorCode: UInt32, byClient: Bool)
+    /// The server said GOAWAY: streams above `lastStreamID` were never processed.
+    func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32)
+}
+
+/// One client HTTP/2 session on nghttp2, without I/O: the server's bytes go in with `receive`,
+/// the bytes to send come out of `takeOutput`. What the frames mean is reported to the
+/// delegate. Loop-confined; a class because nghttp2 calls back into it.
+///
+/// Our limits, not nghttp2's defaults: no server push (ENABLE_PUSH=0; a PUSH_PROMISE is a
+/// connection error), a bounded header list (`maximumHeaderListBytes`, decoded size), a bounded
+/// number of CONTINUATION frames and of SETTINGS entries, and flow control in our hands: the
+/// connection's window reopens as bytes arrive, a stream's only as its consumer takes them
+/// (`consume`), so a consumer that stops stops only its stream.
+final class HTTP2Session {
+    /// What the client announces in its SETTINGS.
+    struct Settings {
+        /// Each stream's receive window: what the server may send on it before the consumer
+        /// takes any.
+        var initialStreamWindow: Int32 = 1 << 20
+        /// The connection's receive window.
+        var connectionWindow: Int32 = 64 << 20
+        /// Decoded size of a response's header list, RFC 9113 §6.5.2's SETTINGS_MAX_HEADER_LIST_SIZE.
+        var maximumHeaderListBytes: Int = 64 << 10
+    }
+
+    private let session: OpaquePointer
+    /// Who hears of frames. Unowned: the connection that owns the session is the delegate.
+    unowned(unsafe) let delegate: HTTP2SessionDelegate
+    let settings: Settings
+    /// Request bodies held in memory until sent, per stream.
+    private var bodies: [Int32: BodySource] = [:]
+    /// The decoded size of the header block in progress, per stream.
+    private var headerBytes: [Int32: Int] = [:]
+    /// The fields of the header block in progress.
+    private var pendingFields: [Int32: (status: Int, fields: [(name: String, value: String)])] = [:]
+    /// The last SETTINGS_MAX_CONCURRENT_STREAMS reported.
+    private var reportedStreamLimit = -1
+    /// Set when a callback decided the connection must end (our limits); `receive` then fails.
+    private(set) var fatal: HTTP2Error?
+    /// What nghttp2 last found wrong in a frame (it ends the connection for the serious ones).
+    private var lastInvalidFrame: String?
+    /// Streams the client reset (RST_STREAM sent), until they close.
+    private var resetByClient: Set<Int32> = []
+
+    /// A request body the session sends from: bytes in memory, or chunks that come later.
+    final class BodySource {
+        var bytes: [UInt8]
+        var offset = 0
+        /// More chunks may come (`appendBody`); false once the last was given.
+        var isOpen: Bool
+        init(bytes: [UInt8], isOpen: Bool) {
+            self.bytes = bytes
+            self.isOpen = isOpen
+        }
+        var remaining: Int { bytes.count - offset }
+    }
+
+    init(delegate: HTTP2SessionDelegate, settings: Settings = Settings()) throws(HTTP2Error) {
+        self.delegate = delegate
+        self.settings = settings
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, Self.onBeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, Self.onHeader)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, Self.onFrameReceived)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, Self.onDataChunk)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, Self.onStreamClose)
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, Self.onInvalidFrame)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, Self.onFrameSent)
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, Self.onFrameNotSent)
+        var options: OpaquePointer?
+        nghttp2_option_new(&options)
+        defer { nghttp2_option_del(options) }
+        // Windows reopen when we say (`consume`), not when nghttp2 has the bytes.
+        nghttp2_option_set_no_auto_window_update(options, 1)
+        nghttp2_option_set_max_settings(options, 32)
+        nghttp2_option_set_max_continuations(options, 16)
+        var made: OpaquePointer?
+        let status = nghttp2_session_client_new2(&made, callbacks, nil, options)
+        guard status == 0, let made else { throw .engine("nghttp2_session_client_new2: \(String(cString: nghttp2_strerror(status)))") }
+        session = made
+        nghttp2_session_set_user_data(session, Unmanaged.passUnretained(self).toOpaque())
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(settings.initialStreamWindow)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(settings.maximumHeaderListBytes)),
+        ]
+        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
+    }
+
+    deinit {
+        nghttp2_session_del(session)
+    }
+
+    // MARK: Requests
+
+    /// Opens a stream for a request: `fields` are the header block (pseudo-fields first, names
+    /// lowercase). With `body`, DATA frames follow from it; `body.isOpen` means more will be
+    /// appended. Returns the stream's id.
+    func submit(fields: [(name: String, value: String)], body: BodySource?) throws(HTTP2Error) -> Int32 {
+        let stream = withHeaderBlock(fields) { nva -> Int32 in
+            if body != nil {
+                var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+                return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
+            }
+            return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil)
+        }
+        guard stream > 0 else { throw .engine("nghttp2_submit_request: \(String(cString: nghttp2_strerror(stream)))") }
+        if let body { bodies[stream] = body }
+        return stream
+    }
+
+    /// More of `stream`'s body is in its source (or it ended): send it.
+    func bodyAppended(_ stream: Int32) {
+        nghttp2_session_resume_data(session, stream)
+    }
+
+    /// Resets `stream` (the task gave up): RST_STREAM with `errorCode` (CANCEL by default).
+    func reset(_ stream: Int32, errorCode: UInt32 = NGHTTP2_CANCEL.rawValue) {
+        bodies[stream] = nil
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
+    }
+
+    /// The consumer took `count` bytes of `stream`'s body: its window opens by as much.
+    func consume(_ stream: Int32, _ count: Int) {
+        guard count > 0 else { return }
+        nghttp2_session_consume_stream(session, stream, count)
+    }
+
+    /// Says GOAWAY (NO_ERROR) with the last stream the server started (none: we take no push).
+    func goAway() {
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+                              NGHTTP2_NO_ERROR.rawValue, nil, 0)
+    }
+
+    /// The server's current limit on concurrent streams.
+    var streamLimit: Int {
+        Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+    }
+
+    /// Whether the session may still open streams (no GOAWAY either way, no fatal error).
+    var acceptsStreams: Bool { nghttp2_session_check_request_allowed(session) != 0 && fatal == nil }
+
+    /// Whether anything remains to be read or written (false once both sides are done).
+    var isAlive: Bool { nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0 }
+
+    // MARK: Bytes
+
+    /// Takes in the server's bytes; the delegate hears what they mean before this returns.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let consumed = nghttp2_session_mem_recv(session, base, bytes.count)
+        if let fatal { throw fatal }
+        if consumed < 0 { throw .protocolViolation(String(cString: nghttp2_strerror(Int32(consumed)))) }
+
+        // The connection's window reopens at once: only streams wait for their consumers.
+        let connectionConsumed = nghttp2_session_get_effective_recv_data_length(session)
+        if connectionConsumed > settings.connectionWindow / 2 {
+            nghttp2_session_consume_connection(session, Int(connectionConsumed))
+        }
+    }
+
+    /// Appends what is due to the server to `output` (SETTINGS, headers, data, acks). When
+    /// nghttp2 found a connection error in the server's frames, the output ends with its GOAWAY
+    /// and `fatal` says why: the caller sends it, then closes.
+    func takeOutput(into output: inout [UInt8]) throws(HTTP2Error) {
+        while true {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 { throw .engine(String(cString: nghttp2_strerror(Int32(count)))) }
+            guard count > 0, let data else { return }
+            output.append(contentsOf: UnsafeBufferPointer(start: data, count: count))
+        }
+    }
+
+    /// Whether `takeOutput` would give something.
+    var hasOutput: Bool { nghttp2_session_want_write(session) != 0 }
+
+    // MARK: Header blocks
+
+    private func withHeaderBlock<R>(_ fields: [(name: String, value: String)], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> R) -> R {
+        // One buffer for every name and value, then pointers into it.
+        var storage: [UInt8] = []
+        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+        var ranges: [(Int, Int, Int, Int)] = []
+        for field in fields {
+            let nameStart = storage.count
+            storage.append(contentsOf: field.name.utf8)
+            let valueStart = storage.count
+            storage.append(contentsOf: field.value.utf8)
+            ranges.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
+        }
+        return storage.withUnsafeMutableBufferPointer { bytes in
+            var nva = ranges.map { range in
+                nghttp2_nv(name: bytes.baseAddress! + range.0, value: bytes.baseAddress! + range.2, namelen: range.1, valuelen: range.3,
+                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            return nva.withUnsafeMutableBufferPointer { body($0) }
+        }
+    }
+
+    // MARK: Callbacks (from inside nghttp2, on the loop thread)
+
+    private static func this(_ userData: UnsafeMutableRawPointer?) -> HTTP2Session {
+        Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    private static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        let session = this(userData)
+        let stream = frame.pointee.hd.stream_id
+        if frame.pointee.hd.type == UInt8(NGHTTP2_PUSH_PROMISE.rawValue) {
+            session.fatal = .protocolViolation("the server sent PUSH_PROMISE, which the client's SETTINGS_ENABLE_PUSH=0 forbids (RFC 9113 §6.6)")
+            return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+        }
+        session.headerBytes[stream] = 0
+        session.pendingFields[stream] = (0, [])
+        return 0
+    }
+
+    private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+        guard let frame, let name, let value else { return 0 }
+        let session = this(userData)
+        let stream = frame.pointee.hd.stream_id
+        // RFC 9113 §6.5.2 counts each field as name + value + 32.
+        let size = (session.headerBytes[stream] ?? 0) + nameLength + valueLength + 32
+        session.headerBytes[stream] = size
+        if size > session.settings.maximumHeaderListBytes {
+            session.fatal = .headerListTooLarge(limit: session.settings.maximumHeaderListBytes)
+            return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+        }
+        let fieldName = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
+        let fieldValue = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
+        if fieldName == ":status" {
+            session.pendingFields[stream]?.status = Int(fieldValue) ?? 0
+        } else if !fieldName.hasPrefix(":") {
+            session.pendingFields[stream]?.fields.append((fieldName, fieldValue))
+        }
+        return 0
+    }
+
+    private static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        let session = this(userData)
+        let stream = frame.pointee.hd.stream_id
+        let endsStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(frame.pointee.hd.type) {
+        case NGHTTP2_HEADERS.rawValue:
+            if let pending = session.pendingFields.removeValue(forKey: stream) {
+                session.headerBytes[stream] = nil
+                // A trailer section has no :status: its fields are not a head.
+                if pending.status != 0 {
+                    session.delegate.session(stream: stream, receivedHead: pending.status, fields: pending.fields, isFinal: pending.status >= 200)
+                }
+            }
+            if endsStream { session.delegate.session(streamEnded: stream) }
+        case NGHTTP2_DATA.rawValue:
+            if endsStream { session.delegate.session(streamEnded: stream) }
+        case NGHTTP2_SETTINGS.rawValue:
+            let limit = session.streamLimit
+            if limit != session.reportedStreamLimit {
+                session.reportedStreamLimit = limit
+                session.delegate.sessionChangedStreamLimit(limit)
+            }
+        case NGHTTP2_GOAWAY.rawValue:
+            session.delegate.sessionReceivedGoAway(lastStreamID: frame.pointee.goaway.last_stream_id, errorCode: frame.pointee.goaway.error_code)
+        default:
+            break
+        }
+        return 0
+    }
+
+    private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, errorCode, userData in
+        let session = this(userData)
+        let type = frame.map { Int($0.pointee.hd.type) } ?? -1
+        let names = ["DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS", "PUSH_PROMISE", "PING", "GOAWAY", "WINDOW_UPDATE", "CONTINUATION"]
+        let name = type >= 0 && type < names.count ? names[type] : "frame type \(type)"
+        session.lastInvalidFrame = "invalid \(name) frame: \(String(cString: nghttp2_strerror(errorCode)))"
+        return 0
+    }
+
+    private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        let session = this(userData)
+        if UInt32(frame.pointee.hd.type) == NGHTTP2_RST_STREAM.rawValue {
+            session.resetByClient.insert(frame.pointee.hd.stream_id)
+            return 0
+        }
+        guard UInt32(frame.pointee.hd.type) == NGHTTP2_GOAWAY.rawValue else { return 0 }
+        let code = frame.pointee.goaway.error_code
+        // A GOAWAY with an error is nghttp2 ending the connection over the server's frames.
+        if code != NGHTTP2_NO_ERROR.rawValue && session.fatal == nil {
+            session.fatal = .protocolViolation(session.lastInvalidFrame ?? "the connection ended with \(HTTP2Error.name(of: code))")
+        }
+        return 0
+    }
+
+    /// A request's HEADERS that could not go out (the server said GOAWAY before they were sent):
+    /// nghttp2 never opened the stream, so no close comes for it. It was never processed.
+    private static let onFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, _, userData in
+        guard let frame, UInt32(frame.pointee.hd.type) == NGHTTP2_HEADERS.rawValue else { return 0 }
+        let session = this(userData)
+        let stream = frame.pointee.hd.stream_id
+        session.bodies[stream] = nil
+        session.delegate.session(stream: stream, closedWith: NGHTTP2_REFUSED_STREAM.rawValue, byClient: false)
+        return 0
+    }
+
+    private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
+        guard let data, length > 0 else { return 0 }
+        this(userData).delegate.session(stream: stream, receivedData: UnsafeRawBufferPointer(start: data, count: length))
+        return 0
+    }
+
+    private static let onStreamClose: nghttp2_on_stream_close_callback = { _, stream, errorCode, userData in
+        let session = this(userData)
+        session.bodies[stream] = nil
+        session.pendingFields[stream] = nil
+        session.headerBytes[stream] = nil
+        let byClient = session.resetByClient.remove(stream) != nil
+        session.delegate.session(stream: stream, closedWith: errorCode, byClient: byClient)
+        return 0
+    }
+
+    private static let readBody: nghttp2_data_source_read_callback = { _, stream, buffer, length, flags, _, userData in
+        let session = this(userData)
+        guard let body = session.bodies[stream], let buffer else {
+            flags?.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
+            return 0
+        }
+        let count = min(length, body.remaining)
+        if count > 0 {
+            body.bytes.withUnsafeBufferPointer { bytes in
+                buffer.update(from: bytes.baseAddress! + body.offset, count: count)
+            }
+            body.offset += count
+            if body.offset == body.bytes.count {
+                body.bytes.removeAll(keepingCapacity: false)
+                body.offset = 0
+            }
+        }
+        if body.remaining == 0 {
+            if body.isOpen {
+                if count == 0 { return ssize_t(NGHTTP2_ERR_DEFERRED.rawValue) }
+            } else {
+                flags?.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
+                session.bodies[stream] = nil
+            }
+        }
+        return count
+    }
+}

@@ -1,0 +1,283 @@
+import CNGHTTP2
+import UVHTTP1
+
+/// One request and its response on an HTTP/2 connection: the `Exchange` a task drives. Made by
+/// the connection when the pool assigns it, opened on the wire at `execute`. Loop-confined.
+///
+/// Flow control is per stream: body bytes are handed to the task as they arrive, and the
+/// stream's window reopens by what the task took, except while the task paused reading; then the
+/// window stays shut and the server stops this stream only, while the connection's window
+/// reopens at once for the other streams.
+final class HTTP2Stream {
+    private let connection: HTTP2Connection
+    let isReused: Bool
+    @exclusivity(unchecked) private(set) var streamID: Int32?
+    @exclusivity(unchecked) private var delegate: ExchangeDelegate?
+    @exclusivity(unchecked) private var isHEAD = false
+    /// The exchange's deadline (loop milliseconds) for the connection's timer.
+    @exclusivity(unchecked) var deadline: UInt64 = .max
+    @exclusivity(unchecked) private var paused = false
+    /// Body bytes taken while paused, whose window opens on resume.
+    @exclusivity(unchecked) private var unconsumed = 0
+    @exclusivity(unchecked) private var headReceived = false
+    @exclusivity(unchecked) private var ended = false
+    /// Set by the connection: the server's GOAWAY says this stream was never processed.
+    @exclusivity(unchecked) var neverProcessed = false
+    /// Set by the connection: a GOAWAY with this error code came while the stream ran.
+    @exclusivity(unchecked) var goAwayCode: UInt32?
+    @exclusivity(unchecked) private var recorder: WireExchangeRecorder?
+    // A streamed request body.
+    @exclusivity(unchecked) private var bodyReader: RequestBodyReader?
+    @exclusivity(unchecked) private var bodySource: HTTP2Session.BodySource?
+    @exclusivity(unchecked) private var bodyReadInFlight = false
+    @exclusivity(unchecked) private var bodyBytesRead: Int64 = 0
+    @exclusivity(unchecked) private var bodyBytesReported: Int64 = 0
+    @exclusivity(unchecked) private var requestWrittenReported = false
+    @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
+    @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
+
+    /// A stream's body is read ahead at most this far beyond what was sent.
+    static let bodyReadAhead = 256 << 10
+
+    init(connection: HTTP2Connection, isReused: Bool) {
+        self.connection = connection
+        self.isReused = isReused
+    }
+
+    // MARK: From the connection
+
+    func receivedHead(status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+        guard isFinal, !headReceived, let delegate else { return }
+        headReceived = true
+        connection.madeProgress = true
+        let head = ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "",
+                                headers: ReceivedFields(fields.map { HeaderField(name: $0.name, value: $0.value) }), keepAlive: true)
+        var length: Int64?
+        if isHEAD || status == 204 || status == 304 {
+            length = 0
+        } else if let field = fields.first(where: { $0.name == "content-length" }) {
+            length = Int64(field.value)
+        }
+        delegate.exchangeReceivedHead(head, bodyLength: length)
+    }
+
+    func receivedData(_ bytes: UnsafeRawBufferPointer) {
+        guard let delegate, !ended else { return }
+        if paused {
+            unconsumed += bytes.count
+        } else {
+            connection.consume(self, bytes.count)
+        }
+        recorder?.read(bytes)
+        delegate.exchangeReceivedBody(bytes)
+    }
+
+    func receivedEnd() {
+        guard !ended, let delegate else { return }
+        guard headReceived else {
+            finishFailed(.http2(.protocolViolation("the stream ended without a final response head")))
+            return
+        }
+        ended = true
+        self.delegate = nil
+        reportRequestWritten()
+        endBody()
+        recorder?.completed()
+        recorder = nil
+        delegate.exchangeFinished()
+        // The server answered before our body was all sent: stop sending it.
+        if bodySource != nil { connection.reset(self) }
+    }
+
+    func closed(errorCode: UInt32, byClient: Bool) {
+        guard !ended, delegate != nil else { return }
+        if byClient && errorCode != 0 {
+            // nghttp2 reset the stream for us: the server's response broke RFC 9113 §8.1.1.
+            finishFailed(.http2(.malformedStream(stream: streamID ?? 0, code: errorCode)))
+        } else if neverProcessed || (errorCode == NGHTTP2_REFUSED_STREAM.rawValue && !headReceived) {
+            finishFailed(.http2(.streamReset(code: errorCode)), neverProcessed: true)
+        } else if let goAwayCode {
+            finishFailed(.http2(.goAway(code: goAwayCode)))
+        } else {
+            finishFailed(.http2(.streamReset(code: errorCode)))
+        }
+    }
+
+    func connectionFailed(_ error: ExchangeError) {
+        guard !ended else { return }
+        if case .closedInsideResponse = error, !headReceived {
+            // No byte of this stream's response came: as for an HTTP/1.1 request on a
+            // connection the server closed, an idempotent one may be sent again.
+            finishFailed(.closedWithoutResponse, neverProcessed: neverProcessed)
+            return
+        }
+        finishFailed(error, neverProcessed: neverProcessed)
+    }
+
+    func timerFired() {
+        delegate?.exchangeTimerFired()
+    }
+
+    /// The connection took output from the session: a streamed body may read on.
+    func outputTaken() {
+        readBodyIfRoom()
+    }
+
+    func countWritten() {
+        reportRequestWritten()
+    }
+
+    func countRead(_ count: Int) {
+        exchangeBytesRead &+= Int64(count)
+    }
+
+    private func finishFailed(_ error: ExchangeError, neverProcessed: Bool = false) {
+        ended = true
+        let delegate = self.delegate
+        self.delegate = nil
+        endBody()
+        recorder = nil
+        delegate?.exchangeFailed(error, context: ExchangeFailureContext(onReusedConnection: isReused, responseStarted: headReceived,
+                                                                        neverProcessed: neverProcessed,
+                                                                        connectionMadeProgress: connection.madeProgress))
+    }
+
+    // MARK: Request bodies
+
+    private func reportRequestWritten() {
+        guard !requestWrittenReported, streamID != nil else { return }
+        if bodySource == nil || bodyReader == nil {
+            guard bodySource == nil || bodySource!.remaining == 0 && !bodySource!.isOpen else { return }
+            requestWrittenReported = true
+            delegate?.exchangeRequestWritten()
+            return
+        }
+        // Streamed: report what left so far; written once the source is drained and closed.
+        if let source = bodySource {
+            let sent = bodyBytesRead - Int64(source.remaining)
+            if sent > bodyBytesReported {
+                bodyBytesReported = sent
+                delegate?.exchangeSentBody(totalBytes: sent)
+            }
+            if !source.isOpen && source.remaining == 0 {
+                requestWrittenReported = true
+                delegate?.exchangeRequestWritten()
+            }
+        }
+    }
+
+    private func readBodyIfRoom() {
+        guard let reader = bodyReader, let source = bodySource, source.isOpen, !bodyReadInFlight,
+              source.remaining < Self.bodyReadAhead else { return }
+        bodyReadInFlight = true
+        reader.readNext()
+    }
+
+    private func bodyChunkArrived(_ chunk: RequestBodyReader.Chunk, chunked: Bool) {
+        bodyReadInFlight = false
+        guard let source = bodySource, !ended else { return }
+        switch chunk {
+        case .data(let bytes, let bodyCount, let isLast, let excess):
+            if let excess {
+                connection.reset(self)
+                finishFailed(.requestBody(excess))
+                return
+            }
+            if bodyCount > 0 {
+                if chunked {
+                    // Our own chunked framing: the size line, then the data.
+                    let start = (bytes.firstIndex(of: 0x0A) ?? -1) + 1
+                    source.bytes.append(contentsOf: bytes[start..<(start + bodyCount)])
+                } else {
+                    source.bytes.append(contentsOf: bytes)
+                }
+                bodyBytesRead += Int64(bodyCount)
+            }
+            if isLast { source.isOpen = false }
+            connection.bodyAppended(self)
+            readBodyIfRoom()
+        case .failed(let error):
+            connection.reset(self)
+            finishFailed(.requestBody(error))
+        }
+    }
+
+    private func endBody() {
+        bodyReader?.cancel()
+        bodyReader = nil
+        bodySource = nil
+    }
+}
+
+extension HTTP2Stream: Exchange {
+    func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader?, expectsContinue: Bool, for delegate: ExchangeDelegate) {
+        self.delegate = delegate
+        self.isHEAD = isHEAD
+        let translated: HTTP2RequestHead.Translated
+        do {
+            translated = try HTTP2RequestHead.translate(request, scheme: connection.scheme)
+        } catch {
+            finishFailed(.http2(error))
+            return
+        }
+        recorder?.wrote(request)
+        var source: HTTP2Session.BodySource?
+        if let body {
+            source = HTTP2Session.BodySource(bytes: [], isOpen: true)
+            bodyReader = body
+            let chunked = body.isChunked
+            body.onChunk = { [unowned self] chunk in self.bodyChunkArrived(chunk, chunked: chunked) }
+        } else if translated.bodyStart < request.count {
+            source = HTTP2Session.BodySource(bytes: Array(request[translated.bodyStart...]), isOpen: false)
+        }
+        bodySource = source
+        exchangeBytesWritten = Int64(request.count)
+        do {
+            streamID = try connection.open(self, fields: translated.fields, body: source)
+        } catch {
+            finishFailed(.http2(error), neverProcessed: true)
+            return
+        }
+        readBodyIfRoom()
+    }
+
+    func record(with recorder: WireExchangeRecorder) {
+        self.recorder = recorder
+    }
+
+    func pauseReading() {
+        paused = true
+    }
+
+    func resumeReading() {
+        guard paused else { return }
+        paused = false
+        if unconsumed > 0 {
+            connection.consume(self, unconsumed)
+            unconsumed = 0
+        }
+    }
+
+    func abort() {
+        guard !ended else { return }
+        ended = true
+        delegate = nil
+        endBody()
+        recorder = nil
+        connection.reset(self)
+    }
+
+    func armExchangeTimer(at deadline: UInt64) {
+        if deadline < self.deadline { self.deadline = deadline }
+        connection.armTimer(noLaterThan: deadline)
+    }
+
+    var responseBodyEndsWithConnection: Bool { false }
+    var connectionID: Int { connection.id }
+    var protocolName: String { "h2" }
+    var hasServedRequests: Bool { isReused }
+    var timings: ConnectTimings { connection.timings }
+    var remoteAddressText: String? { connection.remoteAddressText }
+    var tlsTransport: TLSTransport? { connection.tlsTransport }
+    var connectionObservation: ConnectionObservation? { connection.observation }
+}

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+extension EndToEnd {
+    /// The HTTP/2 driver against nghttpd, a server no one here wrote: h2c by prior knowledge on
+    /// http, ALPN on https, many streams on one connection, bodies both ways.
+    @Suite(.tags(.nginx)) struct HTTP2PeerTests {
+        private func h2c(_ configure: (inout SessionConfiguration) -> Void = { _ in }) -> ClientHarness {
+            ClientHarness {
+                $0.httpVersion = .http2PriorKnowledge
+                configure(&$0)
+            }
+        }
+
+        @Test func getOverH2CByPriorKnowledge() throws {
+            let server = try TestServers.nghttpd()
+            let harness = h2c()
+            defer { harness.finish() }
+            let outcome = harness.fetch(server.url("/hello.txt").absoluteString)
+            #expect(outcome.error == nil)
+            #expect(outcome.status == 200)
+            #expect(outcome.text == "hello over h2\n")
+        }
+
+        @Test func aLargeBodyArrivesWhole() throws {
+            let server = try TestServers.nghttpd()
+            let expected = try Data(contentsOf: URL(fileURLWithPath: server.directory + "/1MiB.bin"))
+            let harness = h2c()
+            defer { harness.finish() }
+            let outcome = harness.fetch(server.url("/1MiB.bin").absoluteString)
+            #expect(outcome.status == 200)
+            #expect(outcome.data == expected)
+        }
+
+        @Test func aPostBodyIsEchoed() throws {
+            let server = try TestServers.nghttpd()
+            let harness = h2c()
+            defer { harness.finish() }
+            let body = String(repeating: "uvnetworking ", count: 10_000)
+            let outcome = harness.fetch(server.url("/echo").absoluteString, method: .post, body: body)
+            #expect(outcome.status == 200)
+            #expect(outcome.text == body)
+        }
+
+        /// nghttpd allows 100 concurrent streams: 100 requests take one connection, the 101st
+        /// opens a second, whatever the per-host limit allows.
+        @Test(arguments: [(100, 1), (150, 2)])
+        func concurrentRequestsShareAConnectionUntilItsStreamsRunOut(requests: Int, connections: Int) throws {
+            let server = try TestServers.nghttpd()
+            let harness = h2c { $0.maximumConnectionsPerHost = 8 }
+            defer { harness.finish() }
+            let tasks = (0..<requests).map { _ in harness.makeTask(ClientHarness.request(server.url("/hello.txt").absoluteString)) }
+            for task in tasks { task.task.resume() }
+            for task in tasks {
+                let outcome = task.wait(30)
+                #expect(outcome?.status == 200)
+                #expect(outcome?.text == "hello over h2\n")
+            }
+            #expect(harness.manager.openConnectionCount == connections)
+        }
+
+        @Test func httpsNegotiatesH2ThroughALPN() throws {
+            let server = try TestServers.nghttpdTLS()
+            let harness = ClientHarness {
+                $0.tls.trustsSystemCAs = false
+                $0.tls.additionalTrustedCAFiles = [TestPKI.standard.rootPEMPath]
+            }
+            defer { harness.finish() }
+            let outcome = harness.fetch(server.url("/hello.txt").absoluteString)
+            #expect(outcome.error == nil)
+            #expect(outcome.status == 200)
+            #expect(outcome.text == "hello over h2\n")
+        }
+
+        @Test func cancellingOneStreamLeavesTheConnectionToTheOthers() throws {
+            let server = try TestServers.nghttpd()
+            let harness = h2c()
+            defer { harness.finish() }
+            let first = harness.fetch(server.url("/hello.txt").absoluteString)
+            #expect(first.status == 200)
+            let cancelled = harness.makeTask(ClientHarness.request(server.url("/1MiB.bin").absoluteString))
+            cancelled.task.resume()
+            cancelled.task.cancel()
+            #expect(cancelled.wait(10)?.code == .cancelled)
+            let after = harness.fetch(server.url("/hello.txt").absoluteString)
+            #expect(after.status == 200)
+            #expect(harness.manager.openConnectionCount == 1)
+        }
+
+        @Test func http1OnlySessionsNeverSpeakH2() throws {
+            // nghttpd over TLS speaks only h2: a session restricted to HTTP/1.1 cannot agree.
+            let server = try TestServers.nghttpdTLS()
+            let harness = ClientHarness {
+                $0.httpVersion = .http1_1
+                $0.tls.trustsSystemCAs = false
+                $0.tls.additionalTrustedCAFiles = [TestPKI.standard.rootPEMPath]
+            }
+            defer { harness.finish() }
+            let outcome = harness.fetch(server.url("/hello.txt").absoluteString)
+            #expect(outcome.status != 200)
+            #expect(outcome.error != nil)
+        }
+    }
+}
+
+extension EndToEnd {
+    /// nginx ends every h2c connection after 100 streams with GOAWAY: no request is lost, the
+    /// ones above its last stream go to the next connection.
+    @Suite(.tags(.nginx)) struct HTTP2NginxGoAwayTests {
+        @Test func tenThousandGETsThroughAGoAwayEveryHundredStreamsAllSucceed() throws {
+            let server = try TestServers.nginxH2()
+            let harness = ClientHarness {
+                $0.httpVersion = .http2PriorKnowledge
+                $0.maximumConnectionsPerHost = 4
+            }
+            defer { harness.finish() }
+            // H2_GOAWAY_GETS=100000 measures the goal; the suite runs 10,000.
+            let total = ProcessInfo.processInfo.environment["H2_GOAWAY_GETS"].flatMap(Int.init) ?? 10_000, window = 300
+            let failures = Mutex<[String]>([])
+            let done = DispatchSemaphore(value: 0)
+            let started = Mutex(0)
+            let url = URL(string: server.url("/hello"))!
+            // `window` requests in flight at a time, each completion starting the next.
+            @Sendable func startNext() {
+                let next = started.withLock { count -> Int? in
+                    guard count < total else { return nil }
+                    count += 1
+                    return count
+                }
+                guard next != nil else { return }
+                harness.manager.dataTask(with: Request(url: url, timeoutInterval: 30), completionHandler: { response, object, error in
+                    if let error {
+                        failures.withLock { $0.append("\(error)") }
+                    } else if response?.status.code != 200 || (object as? Data).map({ String(decoding: $0, as: UTF8.self) }) != "hello world\n" {
+                        failures.withLock { $0.append("status \(response?.status.code ?? 0)") }
+                    }
+                    done.signal()
+                    startNext()
+                }).resume()
+            }
+            for _ in 0..<window { startNext() }
+            for _ in 0..<total { #expect(done.wait(timeout: .now() + 60) == .success) }
+            let seen = failures.withLock { $0 }
+            #expect(seen.isEmpty, "\(seen.count) failed, e.g. \(seen.prefix(3))")
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Testing
+@testable import UVNetworking
+
+/// The client's HTTP/2 session without sockets: server frames go in, what the session reports
+/// and sends comes out.
+@Suite(.tags(.unit)) struct HTTP2SessionTests {
+    /// Records what the session reports.
+    final class Recorder: HTTP2SessionDelegate {
+        var events: [String] = []
+        var body: [UInt8] = []
+        func sessionChangedStreamLimit(_ limit: Int) { events.append("limit \(limit)") }
+        func session(stream: Int32, receivedHead status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+            events.append("head \(stream) \(status) \(fields.map { "\($0.name)=\($0.value)" }.joined(separator: ",")) final=\(isFinal)")
+        }
+        func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer) {
+            body += bytes
+            events.append("data \(stream) \(bytes.count)")
+        }
+        func session(streamEnded stream: Int32) { events.append("end \(stream)") }
+        func session(stream: Int32, closedWith errorCode: UInt32, byClient: Bool) { events.append("closed \(stream) \(errorCode)") }
+        func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) { events.append("goaway \(lastStreamID) \(errorCode)") }
+    }
+
+    private let request: [(name: String, value: String)] = [(":method", "GET"), (":scheme", "http"), (":authority", "a.test"), (":path", "/")]
+
+    private func started(_ recorder: Recorder, settings: HTTP2Session.Settings = .init()) throws -> HTTP2Session {
+        let session = try HTTP2Session(delegate: recorder, settings: settings)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        // The client speaks first: the preface, then its SETTINGS.
+        #expect(output.starts(with: Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)))
+        try feed(session, HTTP2Frames.settings([(3, 100)]) + HTTP2Frames.settingsAck)
+        return session
+    }
+
+    private func feed(_ session: HTTP2Session, _ bytes: [UInt8]) throws {
+        var failure: HTTP2Error?
+        bytes.withUnsafeBytes { raw in
+            do {
+                try session.receive(raw)
+            } catch {
+                failure = error as? HTTP2Error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    @Test func aResponseIsReportedHeadDataEndThenClose() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        let stream = try session.submit(fields: request, body: nil)
+        #expect(stream == 1)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        try feed(session, HTTP2Frames.headers(stream: 1, status: 200, [("content-length", "5")])
+                 + HTTP2Frames.data(stream: 1, Array("hello".utf8), endStream: true))
+        #expect(recorder.events == ["limit 100", "head 1 200 content-length=5 final=true", "data 1 5", "end 1", "closed 1 0"])
+        #expect(recorder.body == Array("hello".utf8))
+    }
+
+    @Test func theStreamLimitIsReportedWhenItChanges() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        try feed(session, HTTP2Frames.settings([(3, 100)]))
+        try feed(session, HTTP2Frames.settings([(3, 7)]))
+        #expect(recorder.events == ["limit 100", "limit 7"])
+        #expect(session.streamLimit == 7)
+    }
+
+    @Test func interimHeadsAreNotFinal() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        _ = try session.submit(fields: request, body: nil)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        try feed(session, HTTP2Frames.headers(stream: 1, status: 103, [("link", "</a>")])
+                 + HTTP2Frames.headers(stream: 1, status: 204, endStream: true))
+        #expect(recorder.events.contains("head 1 103 link=</a> final=false"))
+        #expect(recorder.events.contains("head 1 204  final=true"))
+    }
+
+    @Test func goAwayIsReportedBeforeTheStreamsAboveItClose() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        for _ in 0..<3 { _ = try session.submit(fields: request, body: nil) }
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        try feed(session, HTTP2Frames.goAway(lastStream: 1))
+        let goAway = recorder.events.firstIndex(of: "goaway 1 0")
+        let closed = recorder.events.firstIndex(of: "closed 3 7")
+        #expect(goAway != nil && closed != nil && goAway! < closed!, "\(recorder.events)")
+        #expect(recorder.events.contains("closed 5 7"), "streams above the last one close as refused")
+        #expect(!session.acceptsStreams)
+    }
+
+    @Test func pushPromiseIsAConnectionError() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        _ = try session.submit(fields: request, body: nil)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        let promise = HTTP2Frames.frame(HTTP2Frames.pushPromise, flags: HTTP2Frames.endHeaders, stream: 1,
+                                        [0, 0, 0, 2] + HTTP2Frames.literal(":method", "GET"))
+        try feed(session, promise)
+        // nghttp2 answers with GOAWAY PROTOCOL_ERROR: the output carries it, and the session
+        // says the connection is over.
+        output = []
+        try session.takeOutput(into: &output)
+        #expect(output.count >= 17 && output[3] == HTTP2Frames.goAway)
+        #expect(session.fatal != nil)
+        #expect(!session.acceptsStreams)
+    }
+
+    @Test func aHeaderListLargerThanTheLimitEndsTheConnection() throws {
+        let recorder = Recorder()
+        var settings = HTTP2Session.Settings()
+        settings.maximumHeaderListBytes = 1024
+        let session = try started(recorder, settings: settings)
+        _ = try session.submit(fields: request, body: nil)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        let big = (0..<20).map { ("x-field-\($0)", String(repeating: "v", count: 100)) }
+        #expect(throws: HTTP2Error.headerListTooLarge(limit: 1024)) {
+            try feed(session, HTTP2Frames.headers(stream: 1, status: 200, big, endStream: true))
+        }
+    }
+
+    @Test func aStreamWindowOpensOnlyAsItsConsumerTakesBytes() throws {
+        let recorder = Recorder()
+        var settings = HTTP2Session.Settings()
+        settings.initialStreamWindow = 1000
+        let session = try started(recorder, settings: settings)
+        _ = try session.submit(fields: request, body: nil)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        try feed(session, HTTP2Frames.headers(stream: 1, status: 200) + HTTP2Frames.data(stream: 1, Array(repeating: 1, count: 1000)))
+        output = []
+        try session.takeOutput(into: &output)
+        #expect(!containsWindowUpdate(output, stream: 1), "nothing consumed: the stream's window stays shut")
+        // More than the window is a flow-control error (RFC 9113 §6.9.1).
+        session.consume(1, 1000)
+        output = []
+        try session.takeOutput(into: &output)
+        #expect(containsWindowUpdate(output, stream: 1))
+    }
+
+    private func containsWindowUpdate(_ bytes: [UInt8], stream: Int32) -> Bool {
+        var index = 0
+        while index + 9 <= bytes.count {
+            let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+            let id = Int32(bytes[index + 5] & 0x7F) << 24 | Int32(bytes[index + 6]) << 16 | Int32(bytes[index + 7]) << 8 | Int32(bytes[index + 8])
+            if bytes[index + 3] == HTTP2Frames.windowUpdate && id == stream { return true }
+            index += 9 + length
+        }
+        return false
+    }
+}
