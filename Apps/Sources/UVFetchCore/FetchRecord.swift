@@ -89,13 +89,16 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     /// replays on a fresh connection (a reused connection the server closed as the request
     /// arrived) included. A try that sent nothing (no connection) counts as one.
     public var attempts: Int
+    /// The protocol of the final exchange, by its ALPN name: "h2" or "http/1.1"; nil when no
+    /// response came (or the run measured nothing).
+    public var httpProtocol: String?
     /// Where `--out-dir` kept the body; nil without it, or when the URL failed (a failed URL's
     /// body is not kept, so an error page never takes the name of the resource).
     public var file: String?
 
     /// Creates a record; `requestURL` and `effectiveURL` are `url` unless given.
     public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil,
-                urlBase64: String? = nil, requestURL: String? = nil, effectiveURL: String? = nil) {
+                urlBase64: String? = nil, requestURL: String? = nil, effectiveURL: String? = nil, httpProtocol: String? = nil) {
         self.url = url
         self.urlBase64 = urlBase64
         self.requestURL = requestURL ?? url
@@ -106,6 +109,12 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         self.error = error
         self.attempts = attempts
         self.file = file
+        self.httpProtocol = httpProtocol
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url, urlBase64, requestURL, effectiveURL, status, bytes, timings, error, attempts, file
+        case httpProtocol = "protocol"
     }
 
     /// Whether the URL counts as fetched: a 2xx and no error.
@@ -128,6 +137,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         try container.encode(error, forKey: .error)
         try container.encode(attempts, forKey: .attempts)
         try container.encode(file, forKey: .file)
+        try container.encode(httpProtocol, forKey: .httpProtocol)
     }
 }
 

@@ -504,7 +504,8 @@ public final class FetchRunner: Sendable {
                                  timings: .init(total: total, metrics: metrics),
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
-                                 effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL)
+                                 effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL,
+                                 httpProtocol: status == nil ? nil : metrics?.transactions.last?.networkProtocolName)
         statistics.withLock { $0.add(record) }
         // With an archive, `lines` tells `onRecord` once the URL's exchanges are in it.
         if !lines.deliversRecords { settings.onRecord?(record) }

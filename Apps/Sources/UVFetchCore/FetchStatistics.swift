@@ -31,6 +31,8 @@ public struct FetchStatistics: Sendable {
     private static let noStatus = 10
     /// Classes beyond 9xx, which no HTTP/1.1 status has (kept all the same).
     private var otherClasses: [String: Int] = [:]
+    /// URLs by the protocol of their final response ("h2", "http/1.1"), when records say it.
+    public private(set) var protocols: [String: Int] = [:]
     /// Failed URLs by error kind ("transport", "timeout", "validation", ...).
     public private(set) var errorKinds: [String: Int] = [:]
     /// Microseconds up to an hour, allocated once (~180 KiB): an auto-resizing histogram grows,
@@ -49,6 +51,7 @@ public struct FetchStatistics: Sendable {
     /// Counts one finished URL.
     public mutating func add(_ record: FetchRecord) {
         add(status: record.status, bytes: record.bytes, failureKind: record.error?.kind, milliseconds: record.timings.total)
+        if let name = record.httpProtocol { protocols[name, default: 0] += 1 }
     }
 
     /// Counts one finished URL from what its record would say (`FetchRecord`): the status
@@ -95,6 +98,7 @@ public struct FetchStatistics: Sendable {
         var lines = ["\(total) requests in \(String(format: "%.2f", seconds)) s: \(succeeded) succeeded, \(failed) failed, "
                      + "\(bytes) body bytes, \(String(format: "%.0f", rate)) requests/s, \(String(format: "%.1f", megabytesPerSecond)) MB/s"]
         lines.append("status: " + Self.list(statusClasses))
+        if !protocols.isEmpty { lines.append("protocols: " + Self.list(protocols)) }
         if !errorKinds.isEmpty { lines.append("errors: " + Self.list(errorKinds)) }
         if malformed > 0 { lines.append("malformed input: \(malformed)") }
         if alreadyRecorded > 0 { lines.append("skipped, already recorded: \(alreadyRecorded)") }

@@ -41,11 +41,12 @@ public struct RecordEncoder: Sendable {
         return true
     }
 
-    /// The keys and punctuation (about 200 bytes), nulls, 7 numbers and the strings at worst.
+    /// The keys and punctuation (about 215 bytes), nulls, 7 numbers and the strings at worst.
     private static func maximumLength(of record: FetchRecord) -> Int {
-        var length = 320 + 7 * JSONBytes.maximumNumberLength + JSONBytes.maximumLength(of: record.url)
+        var length = 350 + 7 * JSONBytes.maximumNumberLength + JSONBytes.maximumLength(of: record.url)
             + JSONBytes.maximumLength(of: record.requestURL) + JSONBytes.maximumLength(of: record.effectiveURL)
         if let file = record.file { length += JSONBytes.maximumLength(of: file) }
+        if let name = record.httpProtocol { length += JSONBytes.maximumLength(of: name) }
         if let urlBase64 = record.urlBase64 { length += JSONBytes.maximumLength(of: urlBase64) }
         if let error = record.error {
             length += JSONBytes.maximumLength(of: error.code) + JSONBytes.maximumLength(of: error.kind)
@@ -76,6 +77,8 @@ public struct RecordEncoder: Sendable {
         }
         json.text(",\"file\":")
         json.optional(record.file)
+        json.text(",\"protocol\":")
+        json.optional(record.httpProtocol)
         json.text(",\"requestURL\":")
         json.string(record.requestURL)
         json.text(",\"status\":")

@@ -56,6 +56,22 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("resolve"), help: ArgumentHelp("Connect to HOST at these addresses instead of asking DNS, as curl's --resolve (here for every port: PORT may be *). Several addresses race (Happy Eyeballs); repeatable.", valueName: "host:port:addr[,addr]..."))
     public var resolve: [String] = []
 
+    @Flag(name: .customLong("http2"), help: "HTTP/2 where the server agrees (the default): ALPN offers h2 then http/1.1 on https; http stays HTTP/1.1.")
+    public var http2 = false
+
+    @Flag(name: .customLong("http1.1"), help: "HTTP/1.1 only: https offers only http/1.1.")
+    public var http1_1 = false
+
+    @Flag(name: .customLong("http2-prior-knowledge"), help: "HTTP/2 on http too, without asking (h2c, for servers known to speak it); https as --http2.")
+    public var http2PriorKnowledge = false
+
+    /// The session's HTTP versions, from --http2, --http1.1 and --http2-prior-knowledge.
+    public var httpVersion: HTTPVersionPolicy {
+        if http1_1 { return .http1_1 }
+        if http2PriorKnowledge { return .http2PriorKnowledge }
+        return .http2
+    }
+
     /// Creates the default options (GET, no headers, no body).
     public init() {}
 
@@ -65,6 +81,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
             throw ValidationError("-H needs \"Name: value\", got: \(header)")
         }
         if data != nil && dataBinary != nil { throw ValidationError("give -d or --data-binary, not both") }
+        if [http2, http1_1, http2PriorKnowledge].filter({ $0 }).count > 1 {
+            throw ValidationError("give one of --http2, --http1.1 and --http2-prior-knowledge")
+        }
         for entry in resolve where ResolveOption(entry) == nil {
             throw ValidationError("--resolve needs host:port:address[,address]..., got: \(entry)")
         }
@@ -161,6 +180,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
     /// `--dns-servers` and `--dns-timeout`.
     public func apply(to configuration: inout SessionConfiguration) {
         if let caCertificateFile { configuration.tls.additionalTrustedCAFiles.append(caCertificateFile) }
+        configuration.httpVersion = httpVersion
         if let proxy, let url = proxyURL(proxy) {
             // Explicit, so loopback is not excepted: asking for a proxy means wanting it, even
             // for a local URL (curl's -x behaves so too).

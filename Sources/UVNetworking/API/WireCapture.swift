@@ -29,8 +29,9 @@ public final class WireCapture: Sendable {
     // MARK: Recording (loop thread)
 
     /// Starts an exchange and returns its recorder.
-    func begin(url: URL, remoteAddress: String?) -> WireExchangeRecorder {
-        let exchange = WireExchange(url: url, remoteAddress: remoteAddress, startDate: Date())
+    func begin(url: URL, remoteAddress: String?, protocolName: String = "http/1.1") -> WireExchangeRecorder {
+        var exchange = WireExchange(url: url, remoteAddress: remoteAddress, startDate: Date())
+        exchange.protocolName = protocolName
         let index = recorded.withLock { exchanges in
             exchanges.append(exchange)
             return exchanges.count - 1

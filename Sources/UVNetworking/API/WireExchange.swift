@@ -5,6 +5,10 @@ import Foundation
 /// chunked body is still chunked and a gzip body still compressed. An archive (WARC) stores
 /// these bytes as they are.
 ///
+/// An HTTP/2 exchange (`protocolName` "h2") is recorded in HTTP/1.1 form, as web archives keep
+/// it: the request as the session prepared it, the response as a status line and fields
+/// followed by the DATA frames' payload (content coding kept); frames and HPACK are not kept.
+///
 /// A task has one exchange per request it sent: a redirect followed, or a request sent again
 /// after a reused connection turned out closed, adds one.
 public struct WireExchange: Sendable {
@@ -15,6 +19,8 @@ public struct WireExchange: Sendable {
     public let remoteAddress: String?
     /// When the connection was handed the request, just before its first byte was written.
     public let startDate: Date
+    /// The protocol the exchange spoke, by its ALPN name: "http/1.1" or "h2".
+    public internal(set) var protocolName = "http/1.1"
     /// The request as written: its head and body, with the body's transfer coding.
     public internal(set) var request = Data()
     /// The response as read: status line, fields and body with its transfer and content

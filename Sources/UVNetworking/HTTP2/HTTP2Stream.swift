@@ -58,7 +58,17 @@ final class HTTP2Stream {
         } else if let field = fields.first(where: { $0.name == "content-length" }) {
             length = Int64(field.value)
         }
+        if let recorder { recorder.read(Self.http1Head(status: status, fields: fields)) }
         delegate.exchangeReceivedHead(head, bodyLength: length)
+    }
+
+    /// A response head in HTTP/1.1 form, for a wire capture (web archives keep HTTP/2 exchanges
+    /// so, with a `WARC-Protocol: h2` field).
+    static func http1Head(status: Int, fields: [(name: String, value: String)]) -> [UInt8] {
+        var text = "HTTP/1.1 \(status) \(reasonPhrases[status] ?? "")\r\n"
+        for field in fields { text += "\(field.name): \(field.value)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
     }
 
     func receivedData(_ bytes: UnsafeRawBufferPointer) {
@@ -184,6 +194,8 @@ final class HTTP2Stream {
                 return
             }
             if bodyCount > 0 {
+                // The capture keeps the HTTP/1.1 form the head announced (chunked framing too).
+                recorder?.wrote(bytes)
                 if chunked {
                     // Our own chunked framing: the size line, then the data.
                     let start = (bytes.firstIndex(of: 0x0A) ?? -1) + 1
@@ -281,3 +293,14 @@ extension HTTP2Stream: Exchange {
     var tlsTransport: TLSTransport? { connection.tlsTransport }
     var connectionObservation: ConnectionObservation? { connection.observation }
 }
+
+/// RFC 9110 §15's reason phrases for the common statuses, for HTTP/1.1-form captures of HTTP/2
+/// responses (which carry none); others get an empty one, which HTTP/1.1 allows.
+private let reasonPhrases: [Int: String] = [
+    100: "Continue", 103: "Early Hints", 200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 206: "Partial Content",
+    301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified", 307: "Temporary Redirect",
+    308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 408: "Request Timeout", 410: "Gone", 413: "Content Too Large", 416: "Range Not Satisfiable",
+    429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
+    504: "Gateway Timeout",
+]

@@ -476,6 +476,16 @@ extension ConnectionPool: TransportConnectorDelegate {
 extension ConnectionPool: HTTP1ConnectionOwner {
     @inline(__always)
     func connectionReleased(_ connection: HTTP1Connection) {
+        released(connection)
+    }
+
+    func connectionClosed(_ connection: HTTP1Connection) {
+        closed(connection)
+    }
+
+    /// An exchange on `connection` ended and it has room again.
+    @inline(__always)
+    private func released(_ connection: PooledConnection) {
         let action = machine.connectionReleased(connection.id)
         // The common end of an exchange with nobody waiting: the connection in hand goes idle,
         // without looking it up again by its number.
@@ -486,7 +496,8 @@ extension ConnectionPool: HTTP1ConnectionOwner {
         perform(action)
     }
 
-    func connectionClosed(_ connection: HTTP1Connection) {
+    /// `connection` closed, whatever its protocol.
+    private func closed(_ connection: PooledConnection) {
         observation?.closed(connection)
         forget(connection.id, connection)
         perform(machine.connectionClosed(connection.id))
@@ -535,12 +546,7 @@ extension ConnectionPool: HTTP2ConnectionOwner {
     }
 
     func connectionReleasedStream(_ connection: HTTP2Connection) {
-        let action = machine.connectionReleased(connection.id)
-        if case .parkIdle(let id) = action, id == connection.id, !isDraining {
-            park(connection)
-            return
-        }
-        perform(action)
+        released(connection)
     }
 
     func connectionDraining(_ connection: HTTP2Connection) {
@@ -549,9 +555,6 @@ extension ConnectionPool: HTTP2ConnectionOwner {
     }
 
     func connectionClosed(_ connection: HTTP2Connection) {
-        observation?.closed(connection)
-        forget(connection.id, connection)
-        perform(machine.connectionClosed(connection.id))
-        noteIfEmpty()
+        closed(connection)
     }
 }

@@ -257,7 +257,12 @@ struct ConnectionPoolStateMachine: Sendable {
     /// most recently used idle one, a busy one last.
     private mutating func list(_ index: Int) {
         if slots[index].active == 0 {
-            available.insert(slots[index].id, at: idleListed)
+            // With HTTP/1.1 only, every listed connection is idle: an append.
+            if idleListed == available.count {
+                available.append(slots[index].id)
+            } else {
+                available.insert(slots[index].id, at: idleListed)
+            }
             idleListed += 1
         } else {
             available.append(slots[index].id)

@@ -325,7 +325,8 @@ extension TaskRunner: PoolRequest {
         // A captured request's exchange is recorded from its first byte (redirects and replays
         // each get their own).
         if let capture = task.originalRequest.wireCapture {
-            connection.record(with: capture.begin(url: currentRequest.url, remoteAddress: connection.remoteAddressText))
+            connection.record(with: capture.begin(url: currentRequest.url, remoteAddress: connection.remoteAddressText,
+                                                  protocolName: connection.protocolName))
         }
         connection.execute(prepared.bytes, isHEAD: prepared.isHEAD, body: body, expectsContinue: prepared.expectsContinue, for: self)
     }

@@ -148,3 +148,46 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd.HTTP2PeerTests {
+    /// A captured HTTP/2 exchange is kept in HTTP/1.1 form, named "h2", as archives want it.
+    @Test func aCapturedExchangeIsKeptInHTTP11Form() throws {
+        let server = try TestServers.nghttpd()
+        let harness = ClientHarness { $0.httpVersion = .http2PriorKnowledge }
+        defer { harness.finish() }
+        let capture = WireCapture()
+        var request = ClientHarness.request(server.url("/hello.txt").absoluteString)
+        request.wireCapture = capture
+        let outcome = harness.fetch(request)
+        #expect(outcome.status == 200)
+        let exchange = try #require(capture.exchanges.first)
+        #expect(exchange.protocolName == "h2")
+        let requestText = String(decoding: exchange.request, as: UTF8.self)
+        #expect(requestText.hasPrefix("GET /hello.txt HTTP/1.1\r\n"))
+        let responseText = String(decoding: exchange.response, as: UTF8.self)
+        #expect(responseText.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(responseText.hasSuffix("\r\n\r\nhello over h2\n"))
+        #expect(exchange.isComplete)
+    }
+}
+
+extension EndToEnd.HTTP2PeerTests {
+    /// A body nobody reads stops its own stream (its window stays shut), never the connection:
+    /// other requests on the same connection go on, and the body is whole once read.
+    @Test func aConsumerThatStopsStopsOnlyItsStream() async throws {
+        let server = try TestServers.nghttpd()
+        let harness = ClientHarness { $0.httpVersion = .http2PriorKnowledge }
+        defer { harness.finish() }
+        let (response, stream) = try await harness.manager.bytes(for: ClientHarness.request(server.url("/zeros-32MiB.bin").absoluteString))
+        #expect(response.status.code == 200)
+        // Let the window fill while nobody reads.
+        try await Task.sleep(for: .milliseconds(300))
+        let others = (0..<20).map { _ in harness.makeTask(ClientHarness.request(server.url("/hello.txt").absoluteString, timeout: 5)) }
+        for other in others { other.task.resume() }
+        for other in others { #expect(other.wait(10)?.status == 200) }
+        #expect(harness.manager.openConnectionCount == 1)
+        var total = 0
+        for try await chunk in stream { total += chunk.count }
+        #expect(total == 32 << 20)
+    }
+}

@@ -22,7 +22,8 @@ final class H2ScriptedServer: @unchecked Sendable {
         let script = Self.scripts.appendingPathComponent("h2_scripted_server.py").path
         process = try SupervisedProcess.launch([python, script, "--port", "0", "--scenario", scenario, "--port-file", portFile], directory: directory)
         self.scenario = scenario
-        let deadline = monotonicSeconds() + 10
+        // Generous: python's start-up on a machine busy compiling can take seconds.
+        let deadline = monotonicSeconds() + 30
         var found: Int?
         while monotonicSeconds() < deadline, process.exitStatus == nil {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {

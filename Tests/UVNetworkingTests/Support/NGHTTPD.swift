@@ -30,6 +30,13 @@ extension TestServers {
         var generator = SplitMix64(seed: 36)
         let big = (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         try Data(big).write(to: URL(fileURLWithPath: directory + "/1MiB.bin"))
+        // 32 MiB of zeros, sparse: a body far larger than a stream's window.
+        guard FileManager.default.createFile(atPath: directory + "/zeros-32MiB.bin", contents: nil) else {
+            throw TestServerError(description: "cannot create \(directory)/zeros-32MiB.bin")
+        }
+        let zeros = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/zeros-32MiB.bin"))
+        try zeros.truncate(atOffset: 32 << 20)
+        try zeros.close()
     }
 
     private static func startNGHTTPD(tls: Bool) throws -> NGHTTPDServer {

@@ -23,6 +23,8 @@ enum WARCExchangeRecords {
         var common: [(name: String, value: String)] = [("WARC-Target-URI", exchange.url.absoluteString)]
         if let warcinfoID { common.append(("WARC-Warcinfo-ID", warcinfoID)) }
         if let address = exchange.remoteAddress { common.append(("WARC-IP-Address", address)) }
+        // An HTTP/2 exchange is stored in HTTP/1.1 form, marked as web archives mark it.
+        if exchange.protocolName == "h2" { common.append(("WARC-Protocol", "h2")) }
 
         var requestFields = common
         requestFields.append(("WARC-Concurrent-To", responseID))

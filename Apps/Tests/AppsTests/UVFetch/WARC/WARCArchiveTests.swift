@@ -116,6 +116,32 @@ import UVFetchCore
         #expect(try dechunked(stream.payload).split(separator: UInt8(ascii: "\n")).count == 3)
     }
 
+    /// HTTP/2 exchanges are archived in HTTP/1.1 form with `WARC-Protocol: h2`, as web
+    /// archives keep them; warcio reads them like any other.
+    @Test func http2ExchangesAreArchivedInHTTP11FormMarkedH2() throws {
+        let server = try TestServers.nghttpd()
+        let directory = try Self.makeDirectory("warc-h2")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Small bodies: `payloads` reads them back through hex.
+        let urls = [server.url("/hello.txt").absoluteString, server.url("/missing").absoluteString]
+        let result = try runShell("""
+            "$UVFETCH" -q --http2-prior-knowledge --warc "$D/h2.warc.gz" \(urls.joined(separator: " "))
+            echo "status=$?"
+            """, in: directory)
+        #expect(result.stdout.contains("status=\(ExitStatus.someFailed)"), "the 404: \(result.stdout) \(result.stderr)")
+        let index = try Self.checkAndIndex("h2.warc.gz", in: directory)
+        let responses = index.filter { $0.type == "response" }
+        #expect(responses.map(\.uri) == urls.map(Optional.init) || Set(responses.compactMap(\.uri)) == Set(urls))
+        #expect(responses.compactMap(\.status).sorted() == ["200", "404"])
+        let stored = try Self.payloads("h2.warc.gz", in: directory)
+        let hello = try #require(stored.first { $0.uri == urls[0] })
+        #expect(hello.payload == Data("hello over h2\n".utf8))
+        let marked = try runShell("""
+            gzip -dc "$D/h2.warc.gz" | grep -c '^WARC-Protocol: h2'
+            """, in: directory)
+        #expect(marked.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "4", "request and response of each: \(marked.stdout)")
+    }
+
     @Test func rotatedFilesAreEachValidAndTogetherHoldEveryURL() throws {
         let nginx = try TestServers.nginx()
         let directory = try Self.makeDirectory("warc-rotation")

@@ -20,6 +20,11 @@ final class WireExchangeRecorder {
         capture.appendResponse(bytes, at: index)
     }
 
+    /// Bytes of the response, from an array.
+    func read(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { capture.appendResponse($0, at: index) }
+    }
+
     /// The response ended as framed.
     func completed() {
         capture.markComplete(at: index)
