@@ -59,6 +59,9 @@ final class HTTP2Session {
     private var lastInvalidFrame: String?
     /// Streams the client reset (RST_STREAM sent), until they close.
     private var resetByClient: Set<Int32> = []
+    /// Streams whose response our glue found malformed, with the code we reset them with. Nothing
+    /// more is reported for them, and their close carries that code whatever closed them first.
+    private var rejected: [Int32: UInt32] = [:]
 
     /// A request body the session sends from: bytes in memory, or chunks that come later.
     final class BodySource {
@@ -242,6 +245,7 @@ final class HTTP2Session {
         guard let frame, let name, let value else { return 0 }
         let session = this(userData)
         let stream = frame.pointee.hd.stream_id
+        if session.rejected[stream] != nil { return 0 }
         // RFC 9113 §6.5.2 counts each field as name + value + 32.
         let size = (session.headerBytes[stream] ?? 0) + nameLength + valueLength + 32
         session.headerBytes[stream] = size
@@ -252,7 +256,14 @@ final class HTTP2Session {
         let fieldName = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
         let fieldValue = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
         if fieldName == ":status" {
-            session.pendingFields[stream]?.status = Int(fieldValue) ?? 0
+            // nghttp2 checks for three digits and refuses 101; below 100 is ours to refuse, as
+            // the HTTP/1.1 parser does (RFC 9110 §15: the first digit is the class, 1 to 5).
+            let status = Int(fieldValue) ?? 0
+            guard status >= 100 else {
+                session.reject(stream)
+                return 0
+            }
+            session.pendingFields[stream]?.status = status
         } else if !fieldName.hasPrefix(":") {
             session.pendingFields[stream]?.fields.append((fieldName, fieldValue))
         }
@@ -266,6 +277,7 @@ final class HTTP2Session {
         let endsStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(frame.pointee.hd.type) {
         case NGHTTP2_HEADERS.rawValue:
+            if session.rejected[stream] != nil { return 0 }
             if let pending = session.pendingFields.removeValue(forKey: stream) {
                 session.headerBytes[stream] = nil
                 // A trailer section has no :status: its fields are not a head.
@@ -275,7 +287,7 @@ final class HTTP2Session {
             }
             if endsStream { session.delegate.session(streamEnded: stream) }
         case NGHTTP2_DATA.rawValue:
-            if endsStream { session.delegate.session(streamEnded: stream) }
+            if endsStream && session.rejected[stream] == nil { session.delegate.session(streamEnded: stream) }
         case NGHTTP2_SETTINGS.rawValue:
             let limit = session.streamLimit
             if limit != session.reportedStreamLimit {
@@ -328,7 +340,9 @@ final class HTTP2Session {
 
     private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
         guard let data, length > 0 else { return 0 }
-        this(userData).delegate.session(stream: stream, receivedData: UnsafeRawBufferPointer(start: data, count: length))
+        let session = this(userData)
+        if session.rejected[stream] != nil { return 0 }
+        session.delegate.session(stream: stream, receivedData: UnsafeRawBufferPointer(start: data, count: length))
         return 0
     }
 
@@ -338,8 +352,24 @@ final class HTTP2Session {
         session.pendingFields[stream] = nil
         session.headerBytes[stream] = nil
         let byClient = session.resetByClient.remove(stream) != nil
+        // A rejected stream may close before our RST_STREAM goes out (the server ended it):
+        // the task still hears that its response was malformed.
+        if let code = session.rejected.removeValue(forKey: stream) {
+            session.delegate.session(stream: stream, closedWith: code, byClient: true)
+            return 0
+        }
         session.delegate.session(stream: stream, closedWith: errorCode, byClient: byClient)
         return 0
+    }
+
+    /// Resets `stream` with PROTOCOL_ERROR over a response RFC 9113 §8.1.1 calls malformed that
+    /// nghttp2 let through, and stops reporting its frames.
+    private func reject(_ stream: Int32) {
+        rejected[stream] = NGHTTP2_PROTOCOL_ERROR.rawValue
+        pendingFields[stream] = nil
+        headerBytes[stream] = nil
+        // Fails only for a stream already closed or out of memory; the close is reported either way.
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_PROTOCOL_ERROR.rawValue)
     }
 
     private static let readBody: nghttp2_data_source_read_callback = { _, stream, buffer, length, flags, _, userData in

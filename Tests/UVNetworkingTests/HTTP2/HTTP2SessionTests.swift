@@ -79,6 +79,34 @@ import Testing
         #expect(recorder.events.contains("head 1 204  final=true"))
     }
 
+    /// Found by the http2-frames fuzzer: nghttp2 takes any three digits but 101, so ":status: 087"
+    /// passed as a head the task would have read as interim, and its DATA then came with no final
+    /// head. The stream is reset as malformed, and nothing the server sends after that reaches
+    /// the task.
+    @Test(arguments: ["087", "000", "099"]) func aStatusBelow100ResetsTheStream(status: String) throws {
+        let head = HTTP2Frames.frame(HTTP2Frames.headers, flags: HTTP2Frames.endHeaders, stream: 1, HTTP2Frames.literal(":status", status))
+        // The server stops there: our RST_STREAM (PROTOCOL_ERROR) goes out and closes the stream.
+        let recorder = Recorder()
+        let session = try started(recorder)
+        _ = try session.submit(fields: request, body: nil)
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        output.removeAll()
+        try feed(session, head)
+        try session.takeOutput(into: &output)
+        #expect(output == HTTP2Frames.rstStream(stream: 1, code: 1))
+        #expect(recorder.events == ["limit 100", "closed 1 1"])
+        // The fuzzer's input: DATA and END_STREAM arrive before our reset is sent.
+        let second = Recorder()
+        let raced = try started(second)
+        _ = try raced.submit(fields: request, body: nil)
+        try raced.takeOutput(into: &output)
+        try feed(raced, head + HTTP2Frames.goAway(lastStream: 1) + HTTP2Frames.data(stream: 1, Array("x".utf8), endStream: true))
+        #expect(second.events == ["limit 100", "goaway 1 0"])
+        try raced.takeOutput(into: &output)
+        #expect(second.events == ["limit 100", "goaway 1 0", "closed 1 1"])
+    }
+
     @Test func goAwayIsReportedBeforeTheStreamsAboveItClose() throws {
         let recorder = Recorder()
         let session = try started(recorder)
