@@ -62,6 +62,8 @@ final class HTTP2Session {
     /// Streams whose response our glue found malformed, with the code we reset them with. Nothing
     /// more is reported for them, and their close carries that code whatever closed them first.
     private var rejected: [Int32: UInt32] = [:]
+    /// Streams that had a head (interim or final), until they close: the server processed them.
+    private var answered: Set<Int32> = []
 
     /// A request body the session sends from: bytes in memory, or chunks that come later.
     final class BodySource {
@@ -282,6 +284,7 @@ final class HTTP2Session {
                 session.headerBytes[stream] = nil
                 // A trailer section has no :status: its fields are not a head.
                 if pending.status != 0 {
+                    session.answered.insert(stream)
                     session.delegate.session(stream: stream, receivedHead: pending.status, fields: pending.fields, isFinal: pending.status >= 200)
                 }
             }
@@ -352,10 +355,18 @@ final class HTTP2Session {
         session.pendingFields[stream] = nil
         session.headerBytes[stream] = nil
         let byClient = session.resetByClient.remove(stream) != nil
+        let wasAnswered = session.answered.remove(stream) != nil
         // A rejected stream may close before our RST_STREAM goes out (the server ended it):
         // the task still hears that its response was malformed.
         if let code = session.rejected.removeValue(forKey: stream) {
             session.delegate.session(stream: stream, closedWith: code, byClient: true)
+            return 0
+        }
+        // REFUSED_STREAM, or nghttp2 closing a stream above a GOAWAY's last stream id, says the
+        // request was never processed (RFC 9113 §8.7, §6.8). After a head that is a lie that
+        // would have the request sent twice: it is the server's protocol error.
+        if errorCode == NGHTTP2_REFUSED_STREAM.rawValue && !byClient && wasAnswered {
+            session.delegate.session(stream: stream, closedWith: NGHTTP2_PROTOCOL_ERROR.rawValue, byClient: false)
             return 0
         }
         session.delegate.session(stream: stream, closedWith: errorCode, byClient: byClient)

@@ -20,6 +20,9 @@ final class HTTP2Stream {
     /// Body bytes taken while paused, whose window opens on resume.
     @exclusivity(unchecked) private var unconsumed = 0
     @exclusivity(unchecked) private var headReceived = false
+    /// Any head came, interim ones included: the server has processed the request, whatever a
+    /// later GOAWAY or REFUSED_STREAM claims, so it is never replayed.
+    @exclusivity(unchecked) private var answered = false
     @exclusivity(unchecked) private var ended = false
     /// Set by the connection: the server's GOAWAY says this stream was never processed.
     @exclusivity(unchecked) var neverProcessed = false
@@ -47,6 +50,7 @@ final class HTTP2Stream {
     // MARK: From the connection
 
     func receivedHead(status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+        answered = true
         guard isFinal, !headReceived, let delegate else { return }
         headReceived = true
         connection.madeProgress = true
@@ -104,8 +108,14 @@ final class HTTP2Stream {
         if byClient && errorCode != 0 {
             // nghttp2 reset the stream for us: the server's response broke RFC 9113 §8.1.1.
             finishFailed(.http2(.malformedStream(stream: streamID ?? 0, code: errorCode)))
-        } else if neverProcessed || (errorCode == NGHTTP2_REFUSED_STREAM.rawValue && !headReceived) {
-            finishFailed(.http2(.streamReset(code: errorCode)), neverProcessed: true)
+        } else if neverProcessed || errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
+            // Refused (RFC 9113 §8.7) or above a GOAWAY's last stream (§6.8): never processed,
+            // so sent again elsewhere; unless the server had already answered it.
+            if answered {
+                finishFailed(.http2(.protocolViolation("the server disowned stream \(streamID ?? 0) after answering it (RFC 9113 §6.8, §8.7)")))
+            } else {
+                finishFailed(.http2(.streamReset(code: errorCode)), neverProcessed: true)
+            }
         } else if let goAwayCode {
             finishFailed(.http2(.goAway(code: goAwayCode)))
         } else {
@@ -115,13 +125,13 @@ final class HTTP2Stream {
 
     func connectionFailed(_ error: ExchangeError) {
         guard !ended else { return }
-        if case .closedInsideResponse = error, !headReceived {
+        if case .closedInsideResponse = error, !answered {
             // No byte of this stream's response came: as for an HTTP/1.1 request on a
             // connection the server closed, an idempotent one may be sent again.
             finishFailed(.closedWithoutResponse, neverProcessed: neverProcessed)
             return
         }
-        finishFailed(error, neverProcessed: neverProcessed)
+        finishFailed(error, neverProcessed: neverProcessed && !answered)
     }
 
     func timerFired() {

@@ -107,6 +107,21 @@ import Testing
         #expect(second.events == ["limit 100", "goaway 1 0", "closed 1 1"])
     }
 
+    /// Found by the http2-frames fuzzer: a GOAWAY whose last stream id is below a stream the
+    /// server has already answered. nghttp2 closes that stream as refused, which would have its
+    /// request replayed although it was processed: the session reports the server's protocol
+    /// error instead. Streams with no head are still refused.
+    @Test func aStreamDisownedAfterItsHeadIsAProtocolErrorNotARefusal() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        for _ in 0..<2 { _ = try session.submit(fields: request, body: nil) }
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        try feed(session, HTTP2Frames.headers(stream: 1, status: 200) + HTTP2Frames.goAway(lastStream: 0))
+        #expect(recorder.events.contains("closed 1 1"), "\(recorder.events)")
+        #expect(recorder.events.contains("closed 3 7"), "\(recorder.events)")
+    }
+
     @Test func goAwayIsReportedBeforeTheStreamsAboveItClose() throws {
         let recorder = Recorder()
         let session = try started(recorder)
