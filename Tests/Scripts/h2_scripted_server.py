@@ -262,6 +262,7 @@ class Conn:
         self.responses_done = 0
         self.on_headers = self.on_request = None
         self.on_ping_ack = None
+        self.on_client_goaway = None
 
     # Logging and the life of the connection.
 
@@ -552,6 +553,8 @@ class Conn:
         self.close_when_answered = True
         if self.goaway_last is None:
             self.goaway_last = MAX_WINDOW
+        if self.on_client_goaway:
+            self.on_client_goaway(ev)
 
     def dispatch(self, ev):
         E = h2.events
@@ -749,6 +752,33 @@ def slow_headers(c, arg):
         c.after(ms, lambda: piece(0))
 
     c.serve(respond)
+
+
+def hold_until_goaway(c, arg):
+    """Every request gets 200 "hello", but only once the client has said GOAWAY (NO_ERROR): a client that drains gracefully on shutdown gets every answer; after SECONDS (default 10) with no GOAWAY, 504 instead.
+
+    Holds each request when its END_STREAM arrives. The client's GOAWAY
+    (RFC 9113 §6.8: it opens no new stream) releases them all; the
+    connection then closes once they are answered."""
+    limit = float(arg or 10)
+    held = []
+
+    def release(ev):
+        while held:
+            c.respond_ok(held.pop(0))
+
+    def hold(req):
+        c.log("holding stream %d until the client's GOAWAY", req.sid)
+        held.append(req)
+
+        def late():
+            if req in held:
+                held.remove(req)
+                c.respond(req, 504, [("content-length", 9)], b"no GOAWAY")
+        c.after(limit, late)
+
+    c.on_client_goaway = release
+    c.serve(hold)
 
 
 def max_streams(c, arg):
@@ -1579,6 +1609,7 @@ SCENARIOS = {
     "big:N": big,
     "slow-headers[:MS]": slow_headers,
     "max-streams:N": max_streams,
+    "hold-until-goaway[:SECONDS]": hold_until_goaway,
     "goaway-after:N": goaway_after,
     "goaway-random[:SEED]": goaway_random,
     "refuse-every:N": refuse_every,

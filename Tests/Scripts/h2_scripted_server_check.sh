@@ -133,6 +133,16 @@ check_ok() {
   result ok $ok "$d1; $probe_out $why"
 }
 
+check_hold_until_goaway() {
+  # curl never says GOAWAY while a request runs: its request is answered 504 after the wait.
+  start hold-until-goaway:1 || return
+  curl1 /held
+  local ok=1
+  [ $crc = 0 ] && grep -q '^HTTP/2 504' "$work/hdr" && body_is "no GOAWAY" && ok=0
+  stop || ok=1
+  result hold-until-goaway $ok "curl: 504 after 1 s without GOAWAY $why"
+}
+
 check_echo() {
   start echo || return
   head -c 3145728 /dev/urandom >"$work/up"
@@ -282,6 +292,7 @@ run_all() {
   wanted echo-trickle && check_echo_trickle
   wanted big && check_big
   wanted slow-headers && check_slow_headers
+  wanted hold-until-goaway && check_hold_until_goaway
   wanted max-streams && check_probe max-streams:2 \
     '[[ $probe_out == *"at most 2 open"* ]] && ! grep -q "over the acknowledged limit" "$slog"' requests 12 12
   wanted goaway-after && check_probe goaway-after:2 \

@@ -132,11 +132,17 @@ final class HTTP2Connection {
 
     /// Says GOAWAY and closes once the running streams end (session invalidation, shutdown).
     func drain() {
-        guard !isClosed else { return }
+        guard !isClosed, !isDraining else { return }
         isDraining = true
+        owner.connectionDraining(self)
         session?.goAway()
-        scheduleFlush()
-        if streams.isEmpty { close() }
+        guard streams.isEmpty else {
+            scheduleFlush()
+            return
+        }
+        // Nothing to wait for: the GOAWAY goes out now, then the connection closes.
+        flush()
+        close()
     }
 
     /// Closes now: running streams fail.

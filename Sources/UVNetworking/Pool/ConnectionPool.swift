@@ -330,11 +330,17 @@ final class ConnectionPool {
     }
 
     /// Closes the idle connections (the session drains); those in use stay for their task.
+    /// An HTTP/2 connection in use says GOAWAY now, so its server learns at once that no stream
+    /// follows (RFC 9113 §6.8), and closes after its last stream.
     func closeIdleConnections() {
         for id in machine.takeIdleConnections() {
             guard let connection = connection(id) else { continue }
             connection.observation?.noteCloseReason("the session is shutting down")
             connection.close()
+        }
+        for case .http2(let connection)? in connections {
+            connection.observation?.noteCloseReason("the session is shutting down")
+            connection.drain()
         }
     }
 

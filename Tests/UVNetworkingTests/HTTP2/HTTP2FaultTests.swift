@@ -173,6 +173,33 @@ extension EndToEnd {
             #expect(failures.isEmpty, "\(failures.prefix(5)) — server: \(server.output().suffix(1500))")
         }
 
+        /// A session that winds down with its tasks running says GOAWAY on its busy HTTP/2
+        /// connections at once (RFC 9113 §6.8: the server learns that no stream will follow)
+        /// and closes each after its last stream. The server answers only once it has heard
+        /// GOAWAY: every request succeeds, then nothing is left open.
+        @Test(arguments: ["invalidate", "shutdown"])
+        func windingDownSaysGoAwayAndLetsRunningStreamsFinish(_ how: String) async throws {
+            let server = try H2ScriptedServer(scenario: "hold-until-goaway:10")
+            defer { server.stop() }
+            let harness = harness()
+            let tasks = (0..<3).map { harness.makeTask(ClientHarness.request(server.url("/held\($0)"), timeout: 20)) }
+            for task in tasks { task.task.resume() }
+            let held = waitUntil(timeout: 10) { server.output().components(separatedBy: "holding stream").count - 1 == 3 }
+            #expect(held, "the server never held the 3 requests: \(server.output().suffix(1500))")
+            if how == "invalidate" {
+                harness.manager.invalidateSessionCancelingTasks(false, resetSession: false)
+            } else {
+                await harness.manager.shutdown(gracePeriod: .seconds(15))
+            }
+            for (index, task) in tasks.enumerated() {
+                let outcome = task.wait(20)
+                #expect(outcome?.status == 200 && outcome?.text == Self.hello,
+                        "request \(index): \(outcome.map { "\($0.status ?? 0) \(String(describing: $0.error))" } ?? "no outcome")")
+            }
+            #expect(server.output().contains("client sent GOAWAY (error 0"))
+            harness.expectNothingLeft()
+        }
+
         /// A server that closes without GOAWAY: the idempotent requests it did not answer are
         /// sent again on a new connection, as over HTTP/1.1.
         @Test func closedWithoutGoAwaySequentialGETsAllSucceed() throws {
