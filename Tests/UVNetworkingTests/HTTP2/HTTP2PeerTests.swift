@@ -191,3 +191,48 @@ extension EndToEnd.HTTP2PeerTests {
         #expect(total == 32 << 20)
     }
 }
+
+extension EndToEnd {
+    /// nginx's `listen ... ssl http2`: the same https origin speaks h2 to a session that offers
+    /// it through ALPN and HTTP/1.1 to one restricted to it, and the transaction metrics name
+    /// what was spoken.
+    @Suite(.tags(.nginx)) struct HTTP2NginxTLSTests {
+        private func harness(_ version: HTTPVersionPolicy) -> ClientHarness {
+            ClientHarness {
+                $0.httpVersion = version
+                $0.tls.trustsSystemCAs = false
+                $0.tls.additionalTrustedCAFiles = [TestPKI.standard.rootPEMPath]
+            }
+        }
+
+        @Test(arguments: [(HTTPVersionPolicy.http2, "h2"), (.http1_1, "http/1.1")])
+        func alpnPicksTheProtocolTheSessionAllows(_ version: HTTPVersionPolicy, _ spoken: String) async throws {
+            let server = try TestServers.nginxH2()
+            let harness = harness(version)
+            defer { harness.finish() }
+            let request = Request(url: URL(string: server.tlsURL("/hello"))!)
+            for index in 0..<3 {
+                let response = try await harness.manager.data(for: request)
+                #expect(response.response.status.code == 200)
+                #expect(response.data == Data("hello world\n".utf8))
+                let transaction = try #require(response.metrics?.transactions.first)
+                #expect(transaction.networkProtocolName == spoken)
+                #expect(transaction.isReusedConnection == (index > 0), "one connection carries them all")
+            }
+        }
+
+        /// Once the origin has answered with h2, twenty at once share its one TLS connection
+        /// (nginx allows 128 streams). (Before any answer, a burst may open several: ALPN could
+        /// still say HTTP/1.1.)
+        @Test func concurrentRequestsShareOneTLSConnection() throws {
+            let server = try TestServers.nginxH2()
+            let harness = harness(.http2)
+            defer { harness.finish() }
+            #expect(harness.fetch(server.tlsURL("/hello")).status == 200)
+            let tasks = (0..<20).map { _ in harness.makeTask(ClientHarness.request(server.tlsURL("/hello"), timeout: 20)) }
+            for task in tasks { task.task.resume() }
+            for task in tasks { #expect(task.wait(30)?.text == "hello world\n") }
+            #expect(harness.manager.openConnectionCount == 1)
+        }
+    }
+}
