@@ -39,6 +39,6 @@ let package = Package(
         harness("pem", [library]),
         harness("pkcs12", [library]),
         harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworkingApps")]),
-        harness("http2-frames", [library]),
+        harness("http2-frames", [library, codec]),
     ]
 )

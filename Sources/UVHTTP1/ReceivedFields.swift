@@ -34,6 +34,13 @@ public struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral,
         package var nameEnd: Int32
         package var valueStart: Int32
         package var valueEnd: Int32
+
+        package init(nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32) {
+            self.nameStart = nameStart
+            self.nameEnd = nameEnd
+            self.valueStart = valueStart
+            self.valueEnd = valueEnd
+        }
     }
 
     /// The section's bytes, then `bounds` (16 bytes a field) from `boundsOffset` on.

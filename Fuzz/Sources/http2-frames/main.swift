@@ -18,6 +18,7 @@
 
 import FuzzSupport
 @testable import UVNetworking
+import UVHTTP1
 
 final class Recorder: HTTP2SessionDelegate {
     var opened: Set<Int32> = []
@@ -38,7 +39,7 @@ final class Recorder: HTTP2SessionDelegate {
         fuzzCheck(limit >= 0, "a negative stream limit \(limit)")
     }
 
-    func session(stream: Int32, receivedHead status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool) {
         check(stream, "a head")
         let size = fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 } + 32 + 7
         fuzzCheck(size <= limit + 64, "a head of \(size) decoded bytes passed the limit \(limit)")

@@ -1,4 +1,5 @@
 import CNGHTTP2
+import UVHTTP1
 import Foundation
 
 /// The I/O shell of one HTTP/2 connection: an established transport, the nghttp2 session
@@ -36,6 +37,10 @@ final class HTTP2Connection {
     @exclusivity(unchecked) private(set) var timings: ConnectTimings
     /// For a session that logs or measures.
     @exclusivity(unchecked) var observation: ConnectionObservation?
+    /// The last final head of this connection that had no template: the next head with the
+    /// same status and bytes (Date's value aside) names it as its template, and shares its
+    /// swift-http-types response (`ResponseHead.httpResponse`), as over HTTP/1.1.
+    @exclusivity(unchecked) var templateHead: ResponseHead?
 
     init(id: Int, loop: EventLoop, owner: HTTP2ConnectionOwner, transport: StreamTransport, timings: ConnectTimings, scheme: String,
          settings: HTTP2Session.Settings) {
@@ -70,10 +75,11 @@ final class HTTP2Connection {
         HTTP2Stream(connection: self, isReused: streamsOpened > 0)
     }
 
-    /// Opens `stream` on the wire.
-    func open(_ stream: HTTP2Stream, fields: [(name: String, value: String)], body: HTTP2Session.BodySource?) throws(HTTP2Error) -> Int32 {
+    /// Opens `stream` on the wire for `request` (a head in HTTP/1.1 form); `body` gets where
+    /// the body starts in `request` and gives what the stream sends (see `HTTP2Session.submit`).
+    func open(_ stream: HTTP2Stream, request: [UInt8], body: (_ bodyStart: Int) -> HTTP2Session.BodySource?) throws(HTTP2Error) -> Int32 {
         guard let session, !isClosed else { throw .engine("the connection is closed") }
-        let id = try session.submit(fields: fields, body: body)
+        let id = try session.submit(request: request, scheme: scheme, body: body)
         streams[id] = stream
         streamsOpened += 1
         idleDeadline = .max
@@ -236,7 +242,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         owner.connection(self, changedStreamLimit: limit)
     }
 
-    func session(stream: Int32, receivedHead status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool) {
         streams[stream]?.receivedHead(status: status, fields: fields, isFinal: isFinal)
     }
 

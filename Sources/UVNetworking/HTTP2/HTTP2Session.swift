@@ -1,4 +1,5 @@
 import CNGHTTP2
+import UVHTTP1
 
 /// What an HTTP/2 session reports while it takes in the server's bytes. Called synchronously
 /// from inside `HTTP2Session.receive` (and `submit`), on the loop thread.
@@ -8,7 +9,7 @@ protocol HTTP2SessionDelegate: AnyObject {
     func sessionChangedStreamLimit(_ limit: Int)
     /// A response head on `stream`: an interim one (1xx) or the final one. `fields` are the
     /// regular fields, names lowercase, in order; pseudo-fields are gone.
-    func session(stream: Int32, receivedHead status: Int, fields: [(name: String, value: String)], isFinal: Bool)
+    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool)
     /// Body bytes of `stream`, valid only during the call.
     func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer)
     /// The server ended `stream` (END_STREAM): the response is complete.
@@ -29,6 +30,11 @@ protocol HTTP2SessionDelegate: AnyObject {
 /// number of CONTINUATION frames and of SETTINGS entries, and flow control in our hands: the
 /// connection's window reopens as bytes arrive, a stream's only as its consumer takes them
 /// (`consume`), so a consumer that stops stops only its stream.
+///
+/// Its state is `@exclusivity(unchecked)`, as the connection's is: only the loop thread touches
+/// it, and nghttp2 calls back only from inside `receive`, `takeOutput` and `submit`, never in
+/// the middle of another access to the same property. A checked access costs a thread-local
+/// lookup each, several per frame.
 final class HTTP2Session {
     /// What the client announces in its SETTINGS.
     struct Settings {
@@ -46,24 +52,31 @@ final class HTTP2Session {
     unowned(unsafe) let delegate: HTTP2SessionDelegate
     let settings: Settings
     /// Request bodies held in memory until sent, per stream.
-    private var bodies: [Int32: BodySource] = [:]
-    /// The decoded size of the header block in progress, per stream.
-    private var headerBytes: [Int32: Int] = [:]
-    /// The fields of the header block in progress.
-    private var pendingFields: [Int32: (status: Int, fields: [(name: String, value: String)])] = [:]
+    @exclusivity(unchecked) private var bodies: [Int32: BodySource] = [:]
+    /// The stream whose header block is being decoded (0: none). One at a time: nothing may
+    /// come between a block's frames (RFC 9113 §6.10).
+    @exclusivity(unchecked) private var blockStream: Int32 = 0
+    /// Its :status (0: none yet, as in a trailer section), its decoded size as RFC 9113 §6.5.2
+    /// counts it, and its regular fields.
+    @exclusivity(unchecked) private var blockStatus = 0
+    @exclusivity(unchecked) private var blockSize = 0
+    @exclusivity(unchecked) private var block = HTTP2HeaderBlock()
+    /// A request's header block, reused from request to request.
+    @exclusivity(unchecked) private var requestBlock = HTTP2HeaderBlock()
     /// The last SETTINGS_MAX_CONCURRENT_STREAMS reported.
-    private var reportedStreamLimit = -1
+    @exclusivity(unchecked) private var reportedStreamLimit = -1
     /// Set when a callback decided the connection must end (our limits); `receive` then fails.
-    private(set) var fatal: HTTP2Error?
+    @exclusivity(unchecked) private(set) var fatal: HTTP2Error?
     /// What nghttp2 last found wrong in a frame (it ends the connection for the serious ones).
-    private var lastInvalidFrame: String?
+    @exclusivity(unchecked) private var lastInvalidFrame: String?
     /// Streams the client reset (RST_STREAM sent), until they close.
-    private var resetByClient: Set<Int32> = []
+    @exclusivity(unchecked) private var resetByClient: Set<Int32> = []
     /// Streams whose response our glue found malformed, with the code we reset them with. Nothing
     /// more is reported for them, and their close carries that code whatever closed them first.
-    private var rejected: [Int32: UInt32] = [:]
-    /// Streams that had a head (interim or final), until they close: the server processed them.
-    private var answered: Set<Int32> = []
+    @exclusivity(unchecked) private var rejected: [Int32: UInt32] = [:]
+    /// Marks a stream that had a head (interim or final): the server processed it. Kept as the
+    /// stream's user data inside nghttp2, which drops it with the stream; no table of ours.
+    private static var answeredMark: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
 
     /// A request body the session sends from: bytes in memory, or chunks that come later.
     final class BodySource {
@@ -119,16 +132,38 @@ final class HTTP2Session {
 
     // MARK: Requests
 
-    /// Opens a stream for a request: `fields` are the header block (pseudo-fields first, names
-    /// lowercase). With `body`, DATA frames follow from it; `body.isOpen` means more will be
-    /// appended. Returns the stream's id.
+    /// Opens a stream for `request`, a head in HTTP/1.1 form (see `HTTP2RequestHead`) to `scheme`.
+    /// `body` gets where the request's body starts in `request` and gives what the stream
+    /// sends as DATA (nil: none); `body.isOpen` means more will be appended. Returns the
+    /// stream's id.
+    func submit(request: [UInt8], scheme: String, body: (_ bodyStart: Int) -> BodySource?) throws(HTTP2Error) -> Int32 {
+        let bodyStart = try HTTP2RequestHead.translate(request, scheme: scheme, into: &requestBlock)
+        return try submit(requestBlock, body: body(bodyStart))
+    }
+
+    /// Opens a stream whose header block has these fields (pseudo-fields first, names lowercase).
     func submit(fields: [(name: String, value: String)], body: BodySource?) throws(HTTP2Error) -> Int32 {
-        let stream = withHeaderBlock(fields) { nva -> Int32 in
-            if body != nil {
-                var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
-                return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
+        try submit(HTTP2HeaderBlock(fields), body: body)
+    }
+
+    private func submit(_ block: HTTP2HeaderBlock, body: BodySource?) throws(HTTP2Error) -> Int32 {
+        // nghttp2 copies the block: pointers into ours, valid for the call, are enough.
+        let stream = block.bytes.withUnsafeBufferPointer { bytes in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: block.count) { nva -> Int32 in
+                let base = UnsafeMutablePointer(mutating: bytes.baseAddress!)
+                for (index, bound) in block.bounds.enumerated() {
+                    nva.initializeElement(at: index, to: nghttp2_nv(
+                        name: base + Int(bound.nameStart), value: base + Int(bound.valueStart),
+                        namelen: Int(bound.nameEnd - bound.nameStart), valuelen: Int(bound.valueEnd - bound.valueStart),
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                defer { nva.deinitialize() }
+                if body != nil {
+                    var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+                    return nghttp2_submit_request(session, nil, nva.baseAddress, block.count, &provider, nil)
+                }
+                return nghttp2_submit_request(session, nil, nva.baseAddress, block.count, nil, nil)
             }
-            return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil)
         }
         guard stream > 0 else { throw .engine("nghttp2_submit_request: \(String(cString: nghttp2_strerror(stream)))") }
         if let body { bodies[stream] = body }
@@ -201,29 +236,6 @@ final class HTTP2Session {
     /// Whether `takeOutput` would give something.
     var hasOutput: Bool { nghttp2_session_want_write(session) != 0 }
 
-    // MARK: Header blocks
-
-    private func withHeaderBlock<R>(_ fields: [(name: String, value: String)], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> R) -> R {
-        // One buffer for every name and value, then pointers into it.
-        var storage: [UInt8] = []
-        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-        var ranges: [(Int, Int, Int, Int)] = []
-        for field in fields {
-            let nameStart = storage.count
-            storage.append(contentsOf: field.name.utf8)
-            let valueStart = storage.count
-            storage.append(contentsOf: field.value.utf8)
-            ranges.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
-        }
-        return storage.withUnsafeMutableBufferPointer { bytes in
-            var nva = ranges.map { range in
-                nghttp2_nv(name: bytes.baseAddress! + range.0, value: bytes.baseAddress! + range.2, namelen: range.1, valuelen: range.3,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-            }
-            return nva.withUnsafeMutableBufferPointer { body($0) }
-        }
-    }
-
     // MARK: Callbacks (from inside nghttp2, on the loop thread)
 
     private static func this(_ userData: UnsafeMutableRawPointer?) -> HTTP2Session {
@@ -238,37 +250,40 @@ final class HTTP2Session {
             session.fatal = .protocolViolation("the server sent PUSH_PROMISE, which the client's SETTINGS_ENABLE_PUSH=0 forbids (RFC 9113 §6.6)")
             return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
         }
-        session.headerBytes[stream] = 0
-        session.pendingFields[stream] = (0, [])
+        session.blockStream = stream
+        session.blockStatus = 0
+        session.blockSize = 0
+        session.block.removeAll()
         return 0
     }
 
     private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
         guard let frame, let name, let value else { return 0 }
         let session = this(userData)
-        let stream = frame.pointee.hd.stream_id
-        if session.rejected[stream] != nil { return 0 }
+        // Not the block begun (a rejected stream's rest, or a PUSH_PROMISE's): nothing to keep.
+        guard frame.pointee.hd.stream_id == session.blockStream else { return 0 }
         // RFC 9113 §6.5.2 counts each field as name + value + 32.
-        let size = (session.headerBytes[stream] ?? 0) + nameLength + valueLength + 32
-        session.headerBytes[stream] = size
-        if size > session.settings.maximumHeaderListBytes {
+        session.blockSize += nameLength + valueLength + 32
+        if session.blockSize > session.settings.maximumHeaderListBytes {
             session.fatal = .headerListTooLarge(limit: session.settings.maximumHeaderListBytes)
             return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
         }
-        let fieldName = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
-        let fieldValue = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
-        if fieldName == ":status" {
-            // nghttp2 checks for three digits and refuses 101; below 100 is ours to refuse, as
-            // the HTTP/1.1 parser does (RFC 9110 §15: the first digit is the class, 1 to 5).
-            let status = Int(fieldValue) ?? 0
-            guard status >= 100 else {
-                session.reject(stream)
-                return 0
-            }
-            session.pendingFields[stream]?.status = status
-        } else if !fieldName.hasPrefix(":") {
-            session.pendingFields[stream]?.fields.append((fieldName, fieldValue))
+        guard nameLength > 0, name[0] == 0x3A else {
+            session.block.append(name: UnsafeBufferPointer(start: name, count: nameLength),
+                                 value: UnsafeBufferPointer(start: value, count: valueLength))
+            return 0
         }
+        // nghttp2 lets through only the pseudo-fields of a response, :status with three digits
+        // but not 101. Below 100 is ours to refuse, as the HTTP/1.1 parser does (RFC 9110 §15:
+        // the first digit is the class, 1 to 5).
+        guard nameLength == 7, name[1] == 0x73 /* s */, name[6] == 0x73 /* s */ else { return 0 }
+        var status = 0
+        for offset in 0..<valueLength { status = status &* 10 &+ Int(value[offset] &- 0x30) }
+        guard valueLength == 3, status >= 100 else {
+            session.reject(frame.pointee.hd.stream_id)
+            return 0
+        }
+        session.blockStatus = status
         return 0
     }
 
@@ -279,18 +294,19 @@ final class HTTP2Session {
         let endsStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(frame.pointee.hd.type) {
         case NGHTTP2_HEADERS.rawValue:
-            if session.rejected[stream] != nil { return 0 }
-            if let pending = session.pendingFields.removeValue(forKey: stream) {
-                session.headerBytes[stream] = nil
+            if session.isRejected(stream) { return 0 }
+            if session.blockStream == stream {
+                session.blockStream = 0
                 // A trailer section has no :status: its fields are not a head.
-                if pending.status != 0 {
-                    session.answered.insert(stream)
-                    session.delegate.session(stream: stream, receivedHead: pending.status, fields: pending.fields, isFinal: pending.status >= 200)
+                let status = session.blockStatus
+                if status != 0 {
+                    nghttp2_session_set_stream_user_data(session.session, stream, HTTP2Session.answeredMark)
+                    session.delegate.session(stream: stream, receivedHead: status, fields: session.block.receivedFields, isFinal: status >= 200)
                 }
             }
             if endsStream { session.delegate.session(streamEnded: stream) }
         case NGHTTP2_DATA.rawValue:
-            if endsStream && session.rejected[stream] == nil { session.delegate.session(streamEnded: stream) }
+            if endsStream && !session.isRejected(stream) { session.delegate.session(streamEnded: stream) }
         case NGHTTP2_SETTINGS.rawValue:
             let limit = session.streamLimit
             if limit != session.reportedStreamLimit {
@@ -344,18 +360,17 @@ final class HTTP2Session {
     private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
         guard let data, length > 0 else { return 0 }
         let session = this(userData)
-        if session.rejected[stream] != nil { return 0 }
+        if session.isRejected(stream) { return 0 }
         session.delegate.session(stream: stream, receivedData: UnsafeRawBufferPointer(start: data, count: length))
         return 0
     }
 
     private static let onStreamClose: nghttp2_on_stream_close_callback = { _, stream, errorCode, userData in
         let session = this(userData)
-        session.bodies[stream] = nil
-        session.pendingFields[stream] = nil
-        session.headerBytes[stream] = nil
-        let byClient = session.resetByClient.remove(stream) != nil
-        let wasAnswered = session.answered.remove(stream) != nil
+        if !session.bodies.isEmpty { session.bodies[stream] = nil }
+        if session.blockStream == stream { session.blockStream = 0 }
+        let byClient = !session.resetByClient.isEmpty && session.resetByClient.remove(stream) != nil
+        let wasAnswered = nghttp2_session_get_stream_user_data(session.session, stream) == HTTP2Session.answeredMark
         // A rejected stream may close before our RST_STREAM goes out (the server ended it):
         // the task still hears that its response was malformed.
         if let code = session.rejected.removeValue(forKey: stream) {
@@ -377,11 +392,13 @@ final class HTTP2Session {
     /// nghttp2 let through, and stops reporting its frames.
     private func reject(_ stream: Int32) {
         rejected[stream] = NGHTTP2_PROTOCOL_ERROR.rawValue
-        pendingFields[stream] = nil
-        headerBytes[stream] = nil
+        if blockStream == stream { blockStream = 0 }
         // Fails only for a stream already closed or out of memory; the close is reported either way.
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_PROTOCOL_ERROR.rawValue)
     }
+
+    /// Whether our glue reset `stream` over a malformed response (almost never: no lookup then).
+    private func isRejected(_ stream: Int32) -> Bool { !rejected.isEmpty && rejected[stream] != nil }
 
     private static let readBody: nghttp2_data_source_read_callback = { _, stream, buffer, length, flags, _, userData in
         let session = this(userData)

@@ -49,30 +49,51 @@ final class HTTP2Stream {
 
     // MARK: From the connection
 
-    func receivedHead(status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+    func receivedHead(status: Int, fields: ReceivedFields, isFinal: Bool) {
         answered = true
         guard isFinal, !headReceived, let delegate else { return }
         headReceived = true
         connection.madeProgress = true
-        let head = ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "",
-                                headers: ReceivedFields(fields.map { HeaderField(name: $0.name, value: $0.value) }), keepAlive: true)
+        let head = makeHead(status: status, fields: fields)
         var length: Int64?
         if isHEAD || status == 204 || status == 304 {
             length = 0
-        } else if let field = fields.first(where: { $0.name == "content-length" }) {
-            length = Int64(field.value)
+        } else if let index = fields.firstIndex(named: "content-length") {
+            // nghttp2 has checked it is digits and matches the DATA (RFC 9113 §8.1.1).
+            length = fields.withField(at: index) { _, value in value.reduce(Int64(0)) { $0 &* 10 &+ Int64($1 &- 0x30) } }
         }
         if let recorder { recorder.read(Self.http1Head(status: status, fields: fields)) }
         delegate.exchangeReceivedHead(head, bodyLength: length)
     }
 
+    /// The head, with the connection's template when it matches (same status, same bytes but
+    /// Date's value); otherwise it becomes the template.
+    private func makeHead(status: Int, fields: ReceivedFields) -> ResponseHead {
+        let dateIndex = fields.firstIndex(named: "date") ?? -1
+        if let candidate = connection.templateHead, candidate.status == status,
+           ResponseHead.templateMatch(fields, dateIndex: dateIndex, candidate) != nil {
+            return ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: fields, keepAlive: true,
+                                template: candidate, dateIndex: dateIndex)
+        }
+        let head = ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: fields, keepAlive: true)
+        connection.templateHead = head
+        return head
+    }
+
     /// A response head in HTTP/1.1 form, for a wire capture (web archives keep HTTP/2 exchanges
     /// so, with a `WARC-Protocol: h2` field).
-    static func http1Head(status: Int, fields: [(name: String, value: String)]) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reasonPhrases[status] ?? "")\r\n"
-        for field in fields { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+    static func http1Head(status: Int, fields: ReceivedFields) -> [UInt8] {
+        var bytes = Array("HTTP/1.1 \(status) \(reasonPhrases[status] ?? "")\r\n".utf8)
+        for index in fields.indices {
+            fields.withField(at: index) { name, value in
+                bytes.append(contentsOf: name)
+                bytes.append(contentsOf: ": ".utf8)
+                bytes.append(contentsOf: value)
+                bytes.append(contentsOf: "\r\n".utf8)
+            }
+        }
+        bytes.append(contentsOf: "\r\n".utf8)
+        return bytes
     }
 
     func receivedData(_ bytes: UnsafeRawBufferPointer) {
@@ -235,31 +256,32 @@ extension HTTP2Stream: Exchange {
     func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader?, expectsContinue: Bool, for delegate: ExchangeDelegate) {
         self.delegate = delegate
         self.isHEAD = isHEAD
-        let translated: HTTP2RequestHead.Translated
-        do {
-            translated = try HTTP2RequestHead.translate(request, scheme: connection.scheme)
-        } catch {
-            finishFailed(.http2(error))
-            return
-        }
-        recorder?.wrote(request)
-        var source: HTTP2Session.BodySource?
         if let body {
-            source = HTTP2Session.BodySource(bytes: [], isOpen: true)
             bodyReader = body
             let chunked = body.isChunked
             body.onChunk = { [unowned self] chunk in self.bodyChunkArrived(chunk, chunked: chunked) }
-        } else if translated.bodyStart < request.count {
-            source = HTTP2Session.BodySource(bytes: Array(request[translated.bodyStart...]), isOpen: false)
         }
-        bodySource = source
         exchangeBytesWritten = Int64(request.count)
         do {
-            streamID = try connection.open(self, fields: translated.fields, body: source)
+            streamID = try connection.open(self, request: request) { bodyStart in
+                if body != nil {
+                    bodySource = HTTP2Session.BodySource(bytes: [], isOpen: true)
+                } else if bodyStart < request.count {
+                    bodySource = HTTP2Session.BodySource(bytes: Array(request[bodyStart...]), isOpen: false)
+                }
+                return bodySource
+            }
         } catch {
-            finishFailed(.http2(error), neverProcessed: true)
+            endBody()
+            // A head HTTP/2 cannot carry was never sent: no replay would fare better.
+            if case .unsupportedRequest = error {
+                finishFailed(.http2(error))
+            } else {
+                finishFailed(.http2(error), neverProcessed: true)
+            }
             return
         }
+        recorder?.wrote(request)
         readBodyIfRoom()
     }
 

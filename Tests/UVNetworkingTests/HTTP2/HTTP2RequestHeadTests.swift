@@ -23,3 +23,34 @@ import Testing
         #expect(throws: HTTP2Error.self) { try HTTP2RequestHead.translate(Array("GET / HTTP/1.1\r\nHost: a\r\n".utf8), scheme: "http") }
     }
 }
+
+extension HTTP2RequestHeadTests {
+    @Test func connectCarriesOnlyMethodAndAuthority() throws {
+        let translated = try HTTP2RequestHead.translate(Array("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\nProxy-Authorization: Basic eA==\r\n\r\n".utf8), scheme: "http")
+        #expect(translated.fields.map { "\($0.name): \($0.value)" } == [
+            ":method: CONNECT", ":authority: origin.test:443", "proxy-authorization: Basic eA==",
+        ])
+    }
+
+    /// Names are lowercased byte by byte; values keep their bytes, obs-text included.
+    @Test func namesAreLoweredAndValuesKeptAsBytes() throws {
+        var request = Array("GET /a%20b HTTP/1.1\r\nHOST:\tx.test\t\r\nX-MiXeD-Case: V\u{00E9}\r\n".utf8)
+        request += [0x58, 0x2D, 0x42, 0x3A, 0x20, 0xFF, 0x0D, 0x0A, 0x0D, 0x0A]
+        var block = HTTP2HeaderBlock()
+        let bodyStart = try HTTP2RequestHead.translate(request, scheme: "https", into: &block)
+        #expect(bodyStart == request.count)
+        let fields = block.fields
+        #expect(fields.map(\.name) == [":method", ":scheme", ":authority", ":path", "x-mixed-case", "x-b"])
+        #expect(fields[2].value == "x.test")
+        #expect(fields[3].value == "/a%20b")
+        #expect(fields[4].value == "V\u{00E9}")
+        let received = block.receivedFields
+        received.withField(at: 5) { _, value in #expect(Array(value) == [0xFF]) }
+    }
+
+    @Test func aRequestLineWithoutThreePartsIsRefused() {
+        #expect(throws: HTTP2Error.self) { try HTTP2RequestHead.translate(Array("GET /\r\nHost: a\r\n\r\n".utf8), scheme: "http") }
+        #expect(throws: HTTP2Error.self) { try HTTP2RequestHead.translate(Array("GET / x HTTP/1.1\r\nHost: a\r\n\r\n".utf8), scheme: "http") }
+        #expect(throws: HTTP2Error.self) { try HTTP2RequestHead.translate(Array("GET / HTTP/1.1\r\nHost a\r\n\r\n".utf8), scheme: "http") }
+    }
+}

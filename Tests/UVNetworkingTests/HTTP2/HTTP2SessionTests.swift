@@ -1,5 +1,6 @@
 import Testing
 @testable import UVNetworking
+import UVHTTP1
 
 /// The client's HTTP/2 session without sockets: server frames go in, what the session reports
 /// and sends comes out.
@@ -9,7 +10,7 @@ import Testing
         var events: [String] = []
         var body: [UInt8] = []
         func sessionChangedStreamLimit(_ limit: Int) { events.append("limit \(limit)") }
-        func session(stream: Int32, receivedHead status: Int, fields: [(name: String, value: String)], isFinal: Bool) {
+        func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool) {
             events.append("head \(stream) \(status) \(fields.map { "\($0.name)=\($0.value)" }.joined(separator: ",")) final=\(isFinal)")
         }
         func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer) {
