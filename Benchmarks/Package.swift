@@ -67,6 +67,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // HTTP/2 side by side: h2load and the task API against a private nghttpd (issue #36).
+        .executableTarget(
+            name: "h2bench",
+            dependencies: [
+                "BenchSupport", "CAllocCounter",
+                .product(name: "UVNetworking", package: "UVNetworking"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // The resolvers UVNetworking could use (uv_getaddrinfo, getaddrinfo_a, c-ares on libuv)
         // side by side against the scripted DNS server; Benchmarks/dns-resolvers.sh runs it.
         .systemLibrary(name: "CDNSBench", pkgConfig: "libcares"),

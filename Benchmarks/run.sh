@@ -6,6 +6,10 @@
 #   2. uvbench over HTTPS (issue #4): wrk and UVNetworking over TLS (keep-alive), 1 GiB downloads
 #      curl vs UVNetworking over HTTPS and HTTP, TLS handshakes per second with and without
 #      session resumption. Its markdown is appended to the summary.
+#   2b. HTTP/2 (issue #36, h2bench): h2load -t1 and the task API taking turns against a private
+#      nghttpd, 1×64 and 4×32 connections×streams, over h2c and TLS; CPU per request beside our
+#      HTTP/1.1; the heap of an idle HTTP/2 connection; 10,000 streams in sequence on one
+#      connection. BENCH_SKIP_H2=1 skips it.
 #   3. uvfetch against curl (issue #6, Benchmarks/uvfetch-vs-curl.sh): one list of 20,000 distinct
 #      URLs fetched by uvfetch, `curl --parallel --parallel-max 64` and xargs-driven curl (-n 1 and
 #      -n 300), 64 in flight, taking turns; its markdown is appended to the summary.
@@ -88,6 +92,24 @@ if [ "${BENCH_SKIP_TLS:-0}" != 1 ]; then
     2) echo "bench: uvbench over HTTPS: the run was INVALID (requests failed, or nginx's log contradicts the handshake figures)" >&2
        [ "$status" = 0 ] && status=2 ;;
     *) echo "bench: uvbench over HTTPS failed (status $tls_status)" >&2; [ "$status" = 0 ] && status=1 ;;
+  esac
+fi
+
+if [ "${BENCH_SKIP_H2:-0}" != 1 ]; then
+  echo
+  echo "== bench: HTTP/2, h2load vs UVNetworking against nghttpd (h2c and TLS)"
+  for tool in /usr/bin/h2load /usr/sbin/nghttpd; do
+    [ -x "$tool" ] || { echo "bench: $tool is missing (make deps installs nghttp2-client and nghttp2-server)" >&2; exit 1; }
+  done
+  build --product h2bench || { echo "bench: h2bench build failed" >&2; exit 1; }
+  h2_markdown="$markdown.h2"
+  "$(dirname "$bin")/h2bench" --seconds "$seconds" --rounds "$rounds" --warmup "$warmup" --markdown "$h2_markdown"
+  h2_status=$?
+  [ -f "$h2_markdown" ] && { printf '\n' >> "$markdown"; cat "$h2_markdown" >> "$markdown"; rm -f "$h2_markdown"; }
+  case $h2_status in
+    0) ;;
+    2) echo "bench: h2bench: the run was INVALID (requests failed)" >&2; [ "$status" = 0 ] && status=2 ;;
+    *) echo "bench: h2bench failed (status $h2_status)" >&2; [ "$status" = 0 ] && status=1 ;;
   esac
 fi
 
