@@ -100,6 +100,13 @@ final class HTTP2Connection {
         scheduleFlush()
     }
 
+    /// `stream`'s window grows to `size` (`HTTP2StreamWindow`): a WINDOW_UPDATE for the difference.
+    func setWindow(of stream: HTTP2Stream, to size: Int32) {
+        guard let id = stream.streamID, let session else { return }
+        session.setWindow(of: id, to: size)
+        scheduleFlush()
+    }
+
     func consume(_ stream: HTTP2Stream, _ count: Int) {
         guard let id = stream.streamID, let session else { return }
         session.consume(id, count)

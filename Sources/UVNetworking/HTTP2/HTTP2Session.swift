@@ -38,9 +38,9 @@ protocol HTTP2SessionDelegate: AnyObject {
 final class HTTP2Session {
     /// What the client announces in its SETTINGS.
     struct Settings {
-        /// Each stream's receive window: what the server may send on it before the consumer
-        /// takes any.
-        var initialStreamWindow: Int32 = 1 << 20
+        /// Each stream's receive window at first: what the server may send on it before the
+        /// consumer takes any. Streams grow theirs as their consumer keeps up (`HTTP2StreamWindow`).
+        var initialStreamWindow: Int32 = HTTP2StreamWindow.initial
         /// The connection's receive window.
         var connectionWindow: Int32 = 64 << 20
         /// Decoded size of a response's header list, RFC 9113 §6.5.2's SETTINGS_MAX_HEADER_LIST_SIZE.
@@ -89,6 +89,9 @@ final class HTTP2Session {
             self.isOpen = isOpen
         }
         var remaining: Int { bytes.count - offset }
+        /// Sent bytes kept at the front before they are dropped (a copy of what is left, at
+        /// most as much as was dropped).
+        static let compactionThreshold = 64 << 10
     }
 
     init(delegate: HTTP2SessionDelegate, settings: Settings = Settings()) throws(HTTP2Error) {
@@ -179,6 +182,11 @@ final class HTTP2Session {
     func reset(_ stream: Int32, errorCode: UInt32 = NGHTTP2_CANCEL.rawValue) {
         bodies[stream] = nil
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
+    }
+
+    /// `stream`'s receive window becomes `size`; a larger one is announced with WINDOW_UPDATE.
+    func setWindow(of stream: Int32, to size: Int32) {
+        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, size)
     }
 
     /// The consumer took `count` bytes of `stream`'s body: its window opens by as much.
@@ -414,6 +422,11 @@ final class HTTP2Session {
             body.offset += count
             if body.offset == body.bytes.count {
                 body.bytes.removeAll(keepingCapacity: false)
+                body.offset = 0
+            } else if body.offset >= BodySource.compactionThreshold && body.offset >= body.bytes.count / 2 {
+                // Chunks keep arriving behind what is sent, so the buffer may never empty: drop
+                // the sent part, or a streamed upload would stay in memory whole.
+                body.bytes.removeFirst(body.offset)
                 body.offset = 0
             }
         }

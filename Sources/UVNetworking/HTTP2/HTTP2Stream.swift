@@ -19,6 +19,8 @@ final class HTTP2Stream {
     @exclusivity(unchecked) private var paused = false
     /// Body bytes taken while paused, whose window opens on resume.
     @exclusivity(unchecked) private var unconsumed = 0
+    /// The stream's receive window, grown while the task keeps up.
+    @exclusivity(unchecked) private var window = HTTP2StreamWindow(size: HTTP2StreamWindow.initial)
     @exclusivity(unchecked) private var headReceived = false
     /// Any head came, interim ones included: the server has processed the request, whatever a
     /// later GOAWAY or REFUSED_STREAM claims, so it is never replayed.
@@ -102,6 +104,7 @@ final class HTTP2Stream {
             unconsumed += bytes.count
         } else {
             connection.consume(self, bytes.count)
+            if let grown = window.taken(bytes.count) { connection.setWindow(of: self, to: grown) }
         }
         recorder?.read(bytes)
         delegate.exchangeReceivedBody(bytes)
@@ -291,6 +294,7 @@ extension HTTP2Stream: Exchange {
 
     func pauseReading() {
         paused = true
+        window.consumerStopped()
     }
 
     func resumeReading() {

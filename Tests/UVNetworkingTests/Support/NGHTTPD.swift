@@ -37,6 +37,13 @@ extension TestServers {
         let zeros = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/zeros-32MiB.bin"))
         try zeros.truncate(atOffset: 32 << 20)
         try zeros.close()
+        // 1 GiB of zeros, sparse (no disk), for the bounded-memory transfers.
+        guard FileManager.default.createFile(atPath: directory + "/zeros-1GiB.bin", contents: nil) else {
+            throw TestServerError(description: "cannot create \(directory)/zeros-1GiB.bin")
+        }
+        let gib = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/zeros-1GiB.bin"))
+        try gib.truncate(atOffset: 1 << 30)
+        try gib.close()
     }
 
     private static func startNGHTTPD(tls: Bool) throws -> NGHTTPDServer {
