@@ -7,7 +7,8 @@ import Glibc
 /// A private nghttpd (Debian's nghttp2-server): the HTTP/2 server of the h2 benchmarks. One
 /// worker, serving `body` at `/` from a document root of its own, over h2c or over TLS with a
 /// throwaway CA. nginx's HTTP/2 is slower than the clients measured against it on this machine,
-/// so it would measure nginx; nghttpd is not.
+/// so it would measure nginx; nghttpd is not. A watchdog shell stops it if this process dies
+/// without stopping it.
 public final class NGHTTPDServer: @unchecked Sendable {
     public let port: Int
     public let body: String
@@ -17,6 +18,7 @@ public final class NGHTTPDServer: @unchecked Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS the server announces.
     public let maximumStreams: Int
     private let process: Process
+    private let watchdog: Process?
     private var stopped = false
 
     public var url: URL { URL(string: "\(certificates == nil ? "http" : "https")://127.0.0.1:\(port)/")! }
@@ -44,16 +46,8 @@ public final class NGHTTPDServer: @unchecked Sendable {
         } else {
             arguments += ["--no-tls", String(port)]
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = childEnvironment()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        Cleanup.track(pid: process.processIdentifier)
+        process = try launchQuietly(executable, arguments)
+        watchdog = launchWatchdog(for: process.processIdentifier, removing: directory)
 
         let deadline = Date().addingTimeInterval(10)
         while !canConnect(port: port) {
@@ -69,13 +63,7 @@ public final class NGHTTPDServer: @unchecked Sendable {
     public func stop() {
         guard !stopped else { return }
         stopped = true
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        Cleanup.untrack(pid: process.processIdentifier)
-        try? FileManager.default.removeItem(atPath: directory)
-        Cleanup.untrack(directory: directory)
+        stopServer(process, watchdog: watchdog, directory: directory)
     }
 
     deinit { stop() }

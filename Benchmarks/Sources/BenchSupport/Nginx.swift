@@ -78,29 +78,9 @@ public final class NginxServer: @unchecked Sendable {
                                         certificates: certificates, largeFile: largeFileBytes != nil)
         try config.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-p", directory, "-c", "\(directory)/nginx.conf", "-e", "\(directory)/error.log"]
-        process.environment = childEnvironment()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        Cleanup.track(pid: process.processIdentifier)
+        process = try launchQuietly(executable, ["-p", directory, "-c", "\(directory)/nginx.conf", "-e", "\(directory)/error.log"])
 
-        // If this process dies without calling stop() (a crash, SIGKILL), nginx goes too.
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", "while kill -0 \"$0\" 2>/dev/null; do sleep 1; done; kill -TERM \"$1\" 2>/dev/null; rm -rf \"$2\"",
-                              String(getpid()), String(process.processIdentifier), directory]
-        watchdog.environment = childEnvironment()
-        watchdog.standardInput = FileHandle.nullDevice
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try? watchdog.run()
-        self.watchdog = watchdog.isRunning ? watchdog : nil
-        if let watchdog = self.watchdog { Cleanup.track(pid: watchdog.processIdentifier) }
+        watchdog = launchWatchdog(for: process.processIdentifier, removing: directory)
 
         let deadline = Date().addingTimeInterval(10)
         while !canConnect(port: port) || !(httpsPort.map(canConnect) ?? true) {
@@ -207,19 +187,7 @@ public final class NginxServer: @unchecked Sendable {
     public func stop() {
         guard !stopped else { return }
         stopped = true
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        Cleanup.untrack(pid: process.processIdentifier)
-        if let watchdog {
-            if watchdog.isRunning { watchdog.terminate() }
-            Cleanup.untrack(pid: watchdog.processIdentifier)
-        }
-        try? FileManager.default.removeItem(atPath: directory)
-        Cleanup.untrack(directory: directory)
+        stopServer(process, watchdog: watchdog, directory: directory)
     }
 
     deinit { stop() }

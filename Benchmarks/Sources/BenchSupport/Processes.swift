@@ -109,6 +109,47 @@ public func runProgram(_ path: String, _ arguments: [String], mergeStandardError
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
+/// Starts `executable` in the background with no standard streams (a server of the bench, a
+/// watchdog), tracked for `Cleanup`.
+func launchQuietly(_ executable: String, _ arguments: [String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = childEnvironment()
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    Cleanup.track(pid: process.processIdentifier)
+    return process
+}
+
+/// A shell that ends `child` and removes `directory` once this process is gone: if the bench
+/// dies without stopping its servers (a crash, SIGKILL), they go too. Nil if it could not start.
+func launchWatchdog(for child: pid_t, removing directory: String) -> Process? {
+    let script = "while kill -0 \"$0\" 2>/dev/null; do sleep 1; done; kill -TERM \"$1\" 2>/dev/null; rm -rf \"$2\""
+    guard let watchdog = try? launchQuietly("/bin/sh", ["-c", script, String(getpid()), String(child), directory]) else { return nil }
+    return watchdog
+}
+
+/// Stops a server started with `launchQuietly` (SIGTERM, SIGKILL after 5 s) and its watchdog,
+/// and removes its directory.
+func stopServer(_ process: Process, watchdog: Process?, directory: String) {
+    if process.isRunning {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+    Cleanup.untrack(pid: process.processIdentifier)
+    if let watchdog {
+        if watchdog.isRunning { watchdog.terminate() }
+        Cleanup.untrack(pid: watchdog.processIdentifier)
+    }
+    try? FileManager.default.removeItem(atPath: directory)
+    Cleanup.untrack(directory: directory)
+}
+
 /// This process's environment without LD_PRELOAD: the ordo-one benchmark runs under a preloaded
 /// malloc interposer, which nginx and wrk must not inherit.
 func childEnvironment() -> [String: String] {

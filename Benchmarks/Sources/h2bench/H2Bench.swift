@@ -249,11 +249,6 @@ struct H2Bench: ParsableCommand {
     }
 }
 
-func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
-    guard let a, let b else { return nil }
-    return (a, b)
-}
-
 func say(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }

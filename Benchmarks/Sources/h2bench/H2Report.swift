@@ -133,20 +133,3 @@ struct H2Report {
         return text
     }
 }
-
-func median(_ values: [Double]) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
-
-func formatRate(_ rate: Double) -> String {
-    let whole = Int(rate.rounded())
-    var digits = Array(String(whole))
-    var index = digits.count - 3
-    while index > 0 {
-        digits.insert(",", at: index)
-        index -= 3
-    }
-    return String(digits)
-}

@@ -1,3 +1,4 @@
+import BenchSupport
 import CAllocCounter
 import Dispatch
 import Foundation

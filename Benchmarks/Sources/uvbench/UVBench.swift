@@ -413,32 +413,6 @@ struct AllocationCount {
     func perRequest(_ value: Int) -> Double { Double(value) / Double(max(1, requests)) }
 }
 
-func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
-    guard let a, let b else { return nil }
-    return (a, b)
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    let middle = sorted.count / 2
-    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
-func formatMicros(_ micros: Double) -> String {
-    micros >= 1000 ? String(format: "%.2f ms", micros / 1000) : String(format: "%.0f µs", micros)
-}
-
-func formatRate(_ rate: Double) -> String {
-    let digits = String(Int(rate.rounded()))
-    var out = ""
-    for (index, character) in digits.reversed().enumerated() {
-        if index > 0 && index % 3 == 0 { out.append(",") }
-        out.append(character)
-    }
-    return String(out.reversed())
-}
-
 /// print, flushed at once (stdout is a pipe under run.sh).
 func say(_ text: String) {
     print(text)
