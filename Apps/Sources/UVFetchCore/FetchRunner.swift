@@ -489,10 +489,14 @@ public final class FetchRunner: Sendable {
             }
         }
         let total = Double(DispatchTime.now().uptimeNanoseconds - fetch.begin.uptimeNanoseconds) / 1e6
+        // The task knows its response's protocol without metrics, which only JSON Lines collects.
+        let httpProtocol = status == nil ? nil : metrics?.transactions.last?.networkProtocolName ?? task?.networkProtocolName
         guard writer != nil || settings.printsLines || settings.buildsRecords else {
             // Nothing written for this URL (--quiet): counted without building its record.
             let failureKind = error.map(FetchRecord.Failure.kind(of:))
-            statistics.withLock { $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total) }
+            statistics.withLock {
+                $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total, httpProtocol: httpProtocol)
+            }
             if warc != nil {
                 lines.addURL(nil, exchanges: fetch.exchanges)
                 linesAdded()
@@ -505,7 +509,7 @@ public final class FetchRunner: Sendable {
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL,
-                                 httpProtocol: status == nil ? nil : metrics?.transactions.last?.networkProtocolName)
+                                 httpProtocol: httpProtocol)
         statistics.withLock { $0.add(record) }
         // With an archive, `lines` tells `onRecord` once the URL's exchanges are in it.
         if !lines.deliversRecords { settings.onRecord?(record) }

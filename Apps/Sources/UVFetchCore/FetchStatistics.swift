@@ -50,14 +50,15 @@ public struct FetchStatistics: Sendable {
 
     /// Counts one finished URL.
     public mutating func add(_ record: FetchRecord) {
-        add(status: record.status, bytes: record.bytes, failureKind: record.error?.kind, milliseconds: record.timings.total)
-        if let name = record.httpProtocol { protocols[name, default: 0] += 1 }
+        add(status: record.status, bytes: record.bytes, failureKind: record.error?.kind, milliseconds: record.timings.total,
+            httpProtocol: record.httpProtocol)
     }
 
     /// Counts one finished URL from what its record would say (`FetchRecord`): the status
     /// (nil without a response), the body bytes, the error's kind (nil on success), the total
-    /// time. For runs that write no record.
-    mutating func add(status: Int?, bytes: Int, failureKind: String?, milliseconds: Double) {
+    /// time, the protocol its response came over. For runs that write no record.
+    mutating func add(status: Int?, bytes: Int, failureKind: String?, milliseconds: Double, httpProtocol: String? = nil) {
+        if let httpProtocol { protocols[httpProtocol, default: 0] += 1 }
         if failureKind == nil, let status, (200..<300).contains(status) { succeeded += 1 } else { failed += 1 }
         self.bytes += bytes
         let statusClass = status.map { $0 / 100 } ?? Self.noStatus

@@ -158,6 +158,13 @@ public class SessionTask: @unchecked Sendable {
             return snapshot.response
         }
     }
+    /// The protocol the response came over, in ALPN's names as
+    /// `TransactionMetrics.networkProtocolName` has them: "h2" or "http/1.1"; nil until a
+    /// response head arrived. For a caller that wants only this, it costs a lock, not the
+    /// collection of the task's metrics.
+    public var networkProtocolName: String? {
+        snapshot.withLock { $0.head.map { $0.versionMajor == 2 ? "h2" : "http/1.1" } }
+    }
     /// The error the task ended with, if it failed.
     public var error: (any Error & Sendable)? { snapshot.withLock { $0.error } }
     /// Body bytes received so far (after decoding the transfer coding).

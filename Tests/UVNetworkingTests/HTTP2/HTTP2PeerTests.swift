@@ -236,3 +236,28 @@ extension EndToEnd {
         }
     }
 }
+
+extension EndToEnd.HTTP2PeerTests {
+    /// A task names the protocol its response came over without collecting metrics.
+    @Test func aTaskNamesItsProtocol() throws {
+        let server = try TestServers.nghttpd()
+        let harness = ClientHarness { $0.httpVersion = .http2PriorKnowledge }
+        defer { harness.finish() }
+        let h2 = harness.makeTask(ClientHarness.request(server.url("/hello.txt").absoluteString))
+        #expect(h2.task.networkProtocolName == nil, "no response yet")
+        h2.task.resume()
+        #expect(h2.wait(10)?.status == 200)
+        #expect(h2.task.networkProtocolName == "h2")
+    }
+
+    /// Plain http without prior knowledge speaks HTTP/1.1, and the task says so.
+    @Test func aTaskOverHTTP11NamesItsProtocol() throws {
+        let nginx = try TestServers.nginx()
+        let plain = ClientHarness()
+        defer { plain.finish() }
+        let http1 = plain.makeTask(ClientHarness.request(nginx.baseURL + "/hello"))
+        http1.task.resume()
+        #expect(http1.wait(10)?.status == 200)
+        #expect(http1.task.networkProtocolName == "http/1.1")
+    }
+}

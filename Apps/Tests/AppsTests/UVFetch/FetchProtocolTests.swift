@@ -16,6 +16,22 @@ import UVNetworking
         #expect(outcome.statistics.summary(seconds: 1).contains("protocols: h2 20"))
     }
 
+    /// `--quiet` writes no record and collects no metrics: the summary still counts protocols.
+    @Test(arguments: [(["--http2-prior-knowledge"], "h2"), (["--http1.1"], "http/1.1")])
+    func quietRunsCountProtocolsToo(_ options: [String], _ spoken: String) throws {
+        let server = try TestServers.nghttpd()
+        let nginx = try TestServers.nginx().baseURL
+        let urls = (0..<12).map { _ in spoken == "h2" ? server.url("/hello.txt").absoluteString : "\(nginx)/hello" }
+        var settings = FetchRunner.Settings()
+        settings.concurrency = 4
+        settings.printsLines = false
+        let runner = FetchRunner(options: try RequestOptions.parse(options), settings: settings, writer: nil, outputDirectory: nil) { _ in }
+        let outcome = try runner.run(try URLInput(arguments: urls + ["http://127.0.0.1:\(try TestServers.freeLoopbackPort())/"], inputPath: nil))
+        #expect(outcome.statistics.succeeded == 12)
+        #expect(outcome.statistics.protocols == [spoken: 12], "a failure without a response counts for no protocol")
+        #expect(outcome.statistics.summary(seconds: 1).contains("protocols: \(spoken) 12"))
+    }
+
     @Test func plainHTTPIsHTTP11ByDefaultAndAFailureHasNoProtocol() throws {
         let base = try TestServers.nginx().baseURL
         let port = try TestServers.freeLoopbackPort()
