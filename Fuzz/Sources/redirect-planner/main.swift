@@ -1,4 +1,4 @@
-// Fuzzes the redirect planner (RFC 9110 §15.4, Sources/UVNetworking/Session/Redirects/
+// Fuzzes the redirect planner (RFC 9110 §15.4, Sources/UVNetworking/Engine/Redirects/
 // RedirectPlanner.swift): the request that follows a redirect response, or why there is none.
 //
 // Input: 4 option bytes, then the request URL, LF, the Location value (any bytes; invalid UTF-8

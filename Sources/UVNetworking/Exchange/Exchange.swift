@@ -45,7 +45,7 @@ protocol Exchange: AnyObject {
     var exchangeBytesWritten: Int64 { get }
     var exchangeBytesRead: Int64 { get }
     /// What a session that logs or measures keeps on the connection.
-    var connectionObservation: ConnectionObservation? { get }
+    var connectionObservation: (any ConnectionObserver)? { get }
 }
 
 /// What an exchange reports to the task running it. Loop thread only; after `exchangeFinished`

@@ -9,7 +9,7 @@ protocol PooledConnection: AnyObject {
     /// The TLS layer, for https.
     var tlsTransport: TLSTransport? { get }
     /// For a session that logs or measures: its state as counted and why it closes.
-    var observation: ConnectionObservation? { get set }
+    var observation: (any ConnectionObserver)? { get set }
     var isClosed: Bool { get }
     /// No exchange runs: start the idle timer (`timeout` seconds), after which it closes.
     func parkIdle(timeout: Double)

@@ -68,9 +68,9 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private(set) var timings: ConnectTimings
     /// The remote address as text ("127.0.0.1"), made once per connection.
     var remoteAddressText: String? { timings.remoteAddressText() }
-    /// For a session that logs or measures: its state as counted and why it closes
-    /// (PoolObservation.swift); nil otherwise.
-    @exclusivity(unchecked) var observation: ConnectionObservation?
+    /// For a session that logs or measures: who is told why it closes (ConnectionObserver.swift);
+    /// nil otherwise.
+    @exclusivity(unchecked) var observation: (any ConnectionObserver)?
     /// Bytes written and read for the exchange in flight (or the last one).
     @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
     @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
@@ -507,5 +507,5 @@ extension HTTP1Connection: TransportDelegate {
 extension HTTP1Connection: PooledConnection, Exchange {
     var protocolName: String { "http/1.1" }
     var connectionID: Int { id }
-    var connectionObservation: ConnectionObservation? { observation }
+    var connectionObservation: (any ConnectionObserver)? { observation }
 }

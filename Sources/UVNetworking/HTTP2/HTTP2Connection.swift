@@ -35,8 +35,9 @@ final class HTTP2Connection {
     /// Streams opened so far.
     @exclusivity(unchecked) private(set) var streamsOpened = 0
     @exclusivity(unchecked) private(set) var timings: ConnectTimings
-    /// For a session that logs or measures.
-    @exclusivity(unchecked) var observation: ConnectionObservation?
+    /// For a session that logs or measures: who is told why it closes (ConnectionObserver.swift);
+    /// nil otherwise.
+    @exclusivity(unchecked) var observation: (any ConnectionObserver)?
     /// The last final head of this connection that had no template: the next head with the
     /// same status and bytes (Date's value aside) names it as its template, and shares its
     /// swift-http-types response (`ResponseHead.httpResponse`), as over HTTP/1.1.

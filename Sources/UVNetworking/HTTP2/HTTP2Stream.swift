@@ -327,7 +327,7 @@ extension HTTP2Stream: Exchange {
     var timings: ConnectTimings { connection.timings }
     var remoteAddressText: String? { connection.remoteAddressText }
     var tlsTransport: TLSTransport? { connection.tlsTransport }
-    var connectionObservation: ConnectionObservation? { connection.observation }
+    var connectionObservation: (any ConnectionObserver)? { connection.observation }
 }
 
 /// RFC 9110 §15's reason phrases for the common statuses, for HTTP/1.1-form captures of HTTP/2

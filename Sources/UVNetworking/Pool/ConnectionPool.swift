@@ -5,8 +5,6 @@ import UVHTTP1
 protocol PoolRequest: AnyObject {
     /// The pool's number for this request (the task identifier).
     var poolRequestID: Int { get }
-    /// The task that wants the connection (the one a TLS trust challenge is raised for).
-    var poolTask: SessionTask { get }
     /// A connection has room for the request: run it on this exchange.
     func poolAssigned(_ connection: Exchange)
     /// No connection could be opened for the request.
@@ -53,9 +51,9 @@ final class ConnectionPool {
     /// For a session with a per-origin rate or delay: who says when a request may start
     /// (PoolPacing.swift). Set once, right after init; nil costs a request one check.
     @exclusivity(unchecked) var pacing: PoolPacing?
-    /// For a session that logs or measures: what the pool reports (PoolObservation.swift). Set
+    /// For a session that logs or measures: who hears what the pool reports (PoolObserver.swift). Set
     /// once, right after init; nil costs an event one check.
-    @exclusivity(unchecked) var observation: PoolObservation?
+    @exclusivity(unchecked) var observation: (any PoolObserver)?
     private let loop: EventLoop
     private let resolver: DNSResolver
     private let settings: Settings
@@ -106,10 +104,10 @@ final class ConnectionPool {
     /// No connection (open, opening or waiting to open) and no waiter (paced ones included).
     var isEmpty: Bool { machine.isEmpty && waiting.isEmpty }
 
-    /// The longest-waiting request's task: a new connection is opened on behalf of the queue,
-    /// and the head of the queue is who a TLS trust challenge is asked about.
-    var oldestWaitingTask: SessionTask? {
-        waiting.min { $0.poolRequestID < $1.poolRequestID }?.poolTask
+    /// The longest-waiting request: a new connection is opened on behalf of the queue, and the
+    /// head of the queue is whom a TLS trust challenge is asked about.
+    var oldestWaitingRequest: PoolRequest? {
+        waiting.min { $0.poolRequestID < $1.poolRequestID }
     }
 
     /// The entry numbered `id`, if it is still in its slot.
@@ -515,7 +513,7 @@ extension ConnectionPool: HTTP1ConnectionOwner {
 /// either protocol.
 enum PoolEntry {
     /// With what the session observes of it while it opens, if it observes.
-    case connecting(TransportConnector, ConnectionObservation?)
+    case connecting(TransportConnector, (any ConnectionObserver)?)
     case http1(HTTP1Connection)
     case http2(HTTP2Connection)
 

@@ -85,7 +85,7 @@ public class SessionTask: @unchecked Sendable {
     /// What few tasks have (SessionTask+Extras.swift): nil for most, so that making and
     /// destroying a task stores and releases one nil reference, not one per field.
     let extras: Extras?
-    /// The task's span, when its session has a tracer (Session/Tracing); nil otherwise.
+    /// The task's span, when its session has a tracer (Observability/Tracing); nil otherwise.
     let trace: TaskTrace?
 
     /// The async API's seams. Each is set at most once, right after the task is made and before
@@ -112,7 +112,7 @@ public class SessionTask: @unchecked Sendable {
         // With a tracer, the span starts here, on the caller's thread, under its ServiceContext,
         // and the request sent is the caller's with the span's context in its fields
         // (`trace.request(from:)`, `sentRequest`); `originalRequest` stays as given. Without one,
-        // a nil check, nothing more (Session/Tracing).
+        // a nil check, nothing more (Observability/Tracing).
         let trace: TaskTrace?
         if let tracing = manager.tracing {
             trace = TaskTrace(tracer: tracing.tracer, request: request, template: tracing.template(for: request))
@@ -340,7 +340,7 @@ public class SessionTask: @unchecked Sendable {
             snapshot.error = error
             return true
         }
-        // The span ends with the task, once (Session/Tracing).
+        // The span ends with the task, once (Observability/Tracing).
         if claimed, let trace { endSpan(trace, error: error) }
         return claimed
     }

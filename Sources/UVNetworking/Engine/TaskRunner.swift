@@ -307,7 +307,6 @@ final class TaskRunner {
 
 extension TaskRunner: PoolRequest {
     var poolRequestID: Int { task.taskIdentifier }
-    var poolTask: SessionTask { task }
 
     func poolAssigned(_ connection: Exchange) {
         self.connection = connection

@@ -35,14 +35,14 @@ final class PoolObservation {
 
 /// What a connection's reports need to remember: its state as counted in
 /// `http.client.open_connections`, when it opened, and why it closes. Loop-confined.
-final class ConnectionObservation {
+final class ConnectionObservation: ConnectionObserver {
     enum State { case opening, idle, active, closed }
     private(set) var state = State.opening
     private let meters: ConnectionMeters?
     /// When it was established, uptime nanoseconds.
     private var openedAt: UInt64 = 0
     /// Why it closes, noted by whoever closes it; the first reason given wins.
-    var closeReason: String?
+    private(set) var closeReason: String?
 
     init(meters: ConnectionMeters?) {
         self.meters = meters
@@ -52,7 +52,8 @@ final class ConnectionObservation {
         if closeReason == nil { closeReason = reason() }
     }
 
-    /// `noteCloseReason` with an exchange's failure, in the library's words.
+    /// `noteCloseReason` with an exchange's failure, in the library's words: the connection hands
+    /// on its own error, the session says how it reads.
     func noteCloseReason(_ error: ExchangeError) {
         if closeReason == nil { closeReason = "\(NetworkingError(error))" }
     }

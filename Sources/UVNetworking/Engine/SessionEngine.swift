@@ -160,7 +160,9 @@ final class SessionEngine {
         if let security = request.security {
             pool.tls = TLSRoute(context: security.context, host: origin.host, sessions: TLSSessionCache(connectionLimit: settings.maximumConnections)) {
                 [unowned self, unowned pool] trust, verdict in
-                self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: pool.oldestWaitingTask, verdict: verdict)
+                // The pool's waiters are this engine's runners: the pool names no task.
+                let task = (pool.oldestWaitingRequest as? TaskRunner)?.task
+                self.evaluateTrust(trust, policy: security.policy, port: origin.port, task: task, verdict: verdict)
             }
         }
         pool.origin = origin

@@ -1,10 +1,10 @@
 import Logging
 
-/// The pool's side of logging and metrics (PoolObservation): called only where the pool holds
-/// an observation, so a session that reports nothing pays one nil check per event.
-extension PoolObservation {
+/// What a pool's events become in the session's logs and metrics: called only where the pool
+/// holds an observer, so a session that reports nothing pays one nil check per event.
+extension PoolObservation: PoolObserver {
     /// A connection is being opened; its observation, to keep on it.
-    func opening(connection id: Int, waiting: Int) -> ConnectionObservation {
+    func opening(connection id: Int, waiting: Int) -> (any ConnectionObserver)? {
         log(.debug, "opening connection", connection: id, ["waiting": "\(waiting)"])
         return ConnectionObservation(meters: meters)
     }
@@ -32,7 +32,7 @@ extension PoolObservation {
     /// Resolving, connecting or the handshake failed (DNS failures and timeouts, refused
     /// connects, TLS and pinning refusals). The reason is the library's error text, which
     /// carries no credential or key.
-    func failedToConnect(connection id: Int, _ observation: ConnectionObservation?, _ error: ExchangeError) {
+    func failedToConnect(connection id: Int, _ observation: (any ConnectionObserver)?, _ error: ExchangeError) {
         observation?.closed()
         log(.debug, "connection failed to open", connection: id, [LogKey.error: "\(NetworkingError(error))"])
     }
