@@ -24,8 +24,10 @@ public final class NGHTTPDServer: @unchecked Sendable {
     public var url: URL { URL(string: "\(certificates == nil ? "http" : "https")://127.0.0.1:\(port)/")! }
     public var pid: pid_t { process.processIdentifier }
 
+    /// `echoUpload`: nghttpd's `--echo-upload`, a POST or PUT answered with its own body once
+    /// that body has ended.
     public init(executable: String = "/usr/sbin/nghttpd", tls: Bool = false, maximumStreams: Int = 100,
-                body: String = NginxServer.defaultBody) throws {
+                body: String = NginxServer.defaultBody, echoUpload: Bool = false) throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchError("nghttpd not found at \(executable) (apt-get install nghttp2-server)")
         }
@@ -41,6 +43,7 @@ public final class NGHTTPDServer: @unchecked Sendable {
         certificates = tls ? try BenchCertificates(directory: directory) : nil
 
         var arguments = ["-n", "1", "-m", String(maximumStreams), "-d", "\(directory)/htdocs", "--address=127.0.0.1"]
+        if echoUpload { arguments.append("--echo-upload") }
         if let certificates {
             arguments += [String(port), certificates.keyFile, certificates.certificateFile]
         } else {

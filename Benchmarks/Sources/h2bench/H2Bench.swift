@@ -10,8 +10,9 @@ import Glibc
 
 /// HTTP/2 side by side (issue #36): h2load and UVNetworking's task API take turns against one
 /// private nghttpd with the same connections and streams, over h2c and over TLS; then what an
-/// HTTP/2 request costs the client beside an HTTP/1.1 one, what an idle HTTP/2 connection holds,
-/// and whether 10,000 streams in sequence on one connection leave anything behind.
+/// HTTP/2 request costs the client beside an HTTP/1.1 one, what an idle HTTP/2 connection and an
+/// open stream hold, and whether 10,000 streams in sequence on one connection leave anything
+/// behind.
 @main
 struct H2Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,6 +51,9 @@ struct H2Bench: ParsableCommand {
 
     @Option(help: "Idle HTTP/2 connections opened to measure the heap one costs (0 skips it).")
     var idleConnections: Int = 200
+
+    @Option(help: "Streams held open at once on one connection to measure the heap one costs (0 skips it).")
+    var openStreams: Int = 100
 
     @Option(help: "Streams run one after another on one connection to look for growth (0 skips it).")
     var sequentialStreams: Int = 10_000
@@ -93,6 +97,7 @@ struct H2Bench: ParsableCommand {
         // being freed when it returns, which would blur a reading taken after it.
         if sequentialStreams > 0 { report.sequential = try measureSequential() }
         if idleConnections > 0 { report.idle = try measureIdle() }
+        if openStreams > 0 { report.open = try measureOpenStreams() }
         let text = report.markdown()
         print("")
         print(text)
@@ -218,6 +223,50 @@ struct H2Bench: ParsableCommand {
         let after = settledHeapInUse()
         let opened = load.manager.openConnectionCount - 1
         return IdleResult(connections: opened, heapBytes: after - before, valid: result.isValid ? nil : result.firstError)
+    }
+
+    /// The heap one open stream holds, task included: `openStreams` POSTs on one connection whose
+    /// bodies send one byte and then wait. nghttpd (`--echo-upload`, no early response) answers a
+    /// request only once its body has ended, so every stream stays open, its task waiting, until
+    /// the bodies are let go.
+    private func measureOpenStreams() throws -> OpenStreamsResult {
+        let server = try NGHTTPDServer(executable: nghttpd, maximumStreams: openStreams, echoUpload: true)
+        defer { server.stop() }
+        let manager = SessionManager(configuration: configuration(server, connections: 1))
+        manager.completionQueue = DispatchQueue(label: "h2bench.open-streams")
+        defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
+        let done = DispatchSemaphore(value: 0)
+        let failures = FailureLog()
+        // One request first, so that the loop, the pool and the connection exist before the baseline.
+        manager.dataTask(with: Request(url: server.url)) { _, _, error in
+            if let error { failures.note(error) }
+            done.signal()
+        }.resume()
+        done.wait()
+        Thread.sleep(forTimeInterval: 0.2)
+        let before = settledHeapInUse()
+        let gates = (0..<openStreams).map { _ in AsyncStream<[UInt8]>.makeStream() }
+        var tasks: [DataTask] = []
+        for gate in gates {
+            var request = Request(url: server.url.appendingPathComponent("upload"), method: .post, timeoutInterval: 120)
+            gate.continuation.yield([0x61])
+            request.bodyStream = StreamedBody(length: nil, oneShot: gate.stream)
+            let task = manager.dataTask(with: request) { _, _, error in
+                if let error { failures.note(error) }
+                done.signal()
+            }
+            tasks.append(task)
+            task.resume()
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while tasks.contains(where: { $0.countOfBytesSent < 1 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let opened = tasks.filter { $0.countOfBytesSent >= 1 && $0.state == .running }.count
+        let after = settledHeapInUse()
+        let connections = manager.openConnectionCount
+        for gate in gates { gate.continuation.finish() }
+        for _ in tasks { _ = done.wait(timeout: .now() + 30) }
+        let invalid = opened < openStreams ? "only \(opened) of \(openStreams) streams were open at once" : failures.first
+        return OpenStreamsResult(streams: opened, connections: connections, heapBytes: after - before, valid: invalid)
     }
 
     /// `sequentialStreams` GETs one after another on one connection (streams 1, 3, 5, ... up to

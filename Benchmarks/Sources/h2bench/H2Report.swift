@@ -51,6 +51,30 @@ struct IdleResult {
     var bytesPerConnection: Double { Double(heapBytes) / Double(max(1, connections)) }
 }
 
+struct OpenStreamsResult {
+    var streams: Int
+    var connections: Int
+    var heapBytes: Int
+    var valid: String?
+    var bytesPerStream: Double { Double(heapBytes) / Double(max(1, streams)) }
+}
+
+/// The first error of the tasks of a measure, kept from any thread.
+final class FailureLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var firstError: String?
+    func note(_ error: any Error) {
+        lock.lock()
+        if firstError == nil { firstError = "\(error)" }
+        lock.unlock()
+    }
+    var first: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return firstError
+    }
+}
+
 struct SequentialResult {
     var streams: Int
     var connections: Int
@@ -66,12 +90,13 @@ struct H2Report {
     var shapes: [ShapeResult] = []
     var http1: HTTP1Reference?
     var idle: IdleResult?
+    var open: OpenStreamsResult?
     var sequential: SequentialResult?
 
     var firstInvalid: String? {
         shapes.lazy.compactMap(\.invalid).first
             ?? http1?.runs.first { !$0.0.isValid }.map { "HTTP/1.1 reference: \($0.0.firstError ?? "errors")" }
-            ?? idle?.valid ?? sequential?.valid
+            ?? idle?.valid ?? open?.valid ?? sequential?.valid
     }
 
     func markdown() -> String {
@@ -118,6 +143,16 @@ struct H2Report {
             allowing one stream each): \(String(format: "%.0f", idle.bytesPerConnection)) bytes of client heap \
             per connection (glibc `mallinfo2`, nghttp2's session and our connection included; kernel \
             buffers not counted).
+
+            """
+        }
+        if let open {
+            text += """
+
+            **An open stream** (h2c, \(open.streams) POSTs at once on \(open.connections) connection(s), each \
+            body sent one byte and waiting, so no response yet): \(String(format: "%.0f", open.bytesPerStream)) \
+            bytes of client heap per stream, its task, runner and request body pump included (and the \
+            caller's AsyncStream that feeds the body).
 
             """
         }

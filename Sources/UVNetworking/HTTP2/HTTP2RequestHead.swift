@@ -23,6 +23,7 @@ enum HTTP2RequestHead {
     /// fields with lowercase names, less those HTTP/2 forbids. Returns where the body starts.
     static func translate(_ request: [UInt8], scheme: String, into block: inout HTTP2HeaderBlock) throws(HTTP2Error) -> Int {
         block.removeAll()
+        // String.withUTF8 rethrows untyped errors: the Result carries the typed one across it.
         let outcome: Result<Int, HTTP2Error> = request.withUnsafeBufferPointer { head in
             var scheme = scheme
             return scheme.withUTF8 { scheme in

@@ -71,9 +71,9 @@ final class HTTP2Session {
     @exclusivity(unchecked) private var lastInvalidFrame: String?
     /// Streams the client reset (RST_STREAM sent), until they close.
     @exclusivity(unchecked) private var resetByClient: Set<Int32> = []
-    /// Streams whose response our glue found malformed, with the code we reset them with. Nothing
-    /// more is reported for them, and their close carries that code whatever closed them first.
-    @exclusivity(unchecked) private var rejected: [Int32: UInt32] = [:]
+    /// Streams whose response our glue found malformed, reset with PROTOCOL_ERROR. Nothing more is
+    /// reported for them, and their close carries that code whatever closed them first.
+    @exclusivity(unchecked) private var rejected: Set<Int32> = []
     /// Marks a stream that had a head (interim or final): the server processed it. Kept as the
     /// stream's user data inside nghttp2, which drops it with the stream; no table of ours.
     private static var answeredMark: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
@@ -381,8 +381,8 @@ final class HTTP2Session {
         let wasAnswered = nghttp2_session_get_stream_user_data(session.session, stream) == HTTP2Session.answeredMark
         // A rejected stream may close before our RST_STREAM goes out (the server ended it):
         // the task still hears that its response was malformed.
-        if let code = session.rejected.removeValue(forKey: stream) {
-            session.delegate.session(stream: stream, closedWith: code, byClient: true)
+        if !session.rejected.isEmpty, session.rejected.remove(stream) != nil {
+            session.delegate.session(stream: stream, closedWith: NGHTTP2_PROTOCOL_ERROR.rawValue, byClient: true)
             return 0
         }
         // REFUSED_STREAM, or nghttp2 closing a stream above a GOAWAY's last stream id, says the
@@ -399,14 +399,14 @@ final class HTTP2Session {
     /// Resets `stream` with PROTOCOL_ERROR over a response RFC 9113 §8.1.1 calls malformed that
     /// nghttp2 let through, and stops reporting its frames.
     private func reject(_ stream: Int32) {
-        rejected[stream] = NGHTTP2_PROTOCOL_ERROR.rawValue
+        rejected.insert(stream)
         if blockStream == stream { blockStream = 0 }
         // Fails only for a stream already closed or out of memory; the close is reported either way.
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, NGHTTP2_PROTOCOL_ERROR.rawValue)
     }
 
     /// Whether our glue reset `stream` over a malformed response (almost never: no lookup then).
-    private func isRejected(_ stream: Int32) -> Bool { !rejected.isEmpty && rejected[stream] != nil }
+    private func isRejected(_ stream: Int32) -> Bool { !rejected.isEmpty && rejected.contains(stream) }
 
     private static let readBody: nghttp2_data_source_read_callback = { _, stream, buffer, length, flags, _, userData in
         let session = this(userData)

@@ -17,6 +17,7 @@ final class HTTPClientMetrics {
     private struct DurationKey: Hashable {
         var method: String
         var status: Int
+        var protocolVersion: String?
         var host: String
         var port: Int
         var errorType: String?
@@ -41,9 +42,12 @@ final class HTTPClientMetrics {
     /// Handles held in the caches (for tests).
     var cachedHandleCount: Int { durations.count + requests.count }
 
-    /// `http.client.request.duration` (seconds) for these dimensions; `status` 0 for none.
-    func requestDuration(method: String, status: Int, host: String, port: Int, errorType: String?) -> Timer {
-        let key = DurationKey(method: method, status: status, host: host, port: port, errorType: errorType)
+    /// `http.client.request.duration` (seconds) for these dimensions; `status` 0 and
+    /// `protocolVersion` nil when no response came.
+    func requestDuration(method: String, status: Int, protocolVersion: String? = nil, host: String, port: Int,
+                         errorType: String?) -> Timer {
+        let key = DurationKey(method: method, status: status, protocolVersion: protocolVersion, host: host, port: port,
+                              errorType: errorType)
         if let last = lastDuration, last.key == key { return last.timer }
         if let timer = durations[key] {
             lastDuration = (key, timer)
@@ -54,6 +58,9 @@ final class HTTPClientMetrics {
         dimensions.append(("server.address", host))
         dimensions.append(("server.port", String(port)))
         if let errorType { dimensions.append(("error.type", errorType)) }
+        // OpenTelemetry's name for what TransactionMetrics.networkProtocolName says in ALPN's
+        // words: a dashboard splits HTTP/2 from HTTP/1.1 by it.
+        if let protocolVersion { dimensions.append(("network.protocol.version", protocolVersion)) }
         let timer = Timer(label: Self.requestDuration, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
         if durations.count >= Self.cacheLimit { durations.removeAll() }
         durations[key] = timer
@@ -88,6 +95,13 @@ final class HTTPClientMetrics {
             idle: Meter(label: Self.openConnections, dimensions: [("http.connection.state", "idle")] + origin, factory: factory),
             active: Meter(label: Self.openConnections, dimensions: [("http.connection.state", "active")] + origin, factory: factory),
             duration: Timer(label: Self.connectionDuration, dimensions: origin, preferredDisplayUnit: .seconds, factory: factory))
+    }
+
+    /// The OpenTelemetry `network.protocol.version` of a response's HTTP version: "2", "1.1" or
+    /// "1.0" (literals, so a request's lookup allocates nothing).
+    static func protocolVersion(major: Int, minor: Int) -> String {
+        if major == 2 { return "2" }
+        return minor == 0 ? "1.0" : "1.1"
     }
 
     /// The OpenTelemetry `error.type` of a finished request: the library's error code's name

@@ -14,6 +14,7 @@ final class RequestMetrics {
     /// Whose duration timers these are; it keeps this object, so not a strong reference.
     private unowned let metrics: HTTPClientMetrics
     private var lastStatus = -1
+    private var lastProtocolVersion: String?
     private var lastErrorType: String?
     private var lastTimer: Timer?
 
@@ -27,12 +28,14 @@ final class RequestMetrics {
                        factory: metrics.factory)
     }
 
-    /// `http.client.request.duration` for a request that ended with `status` (0 for none) and
-    /// `errorType`.
-    func duration(status: Int, errorType: String?) -> Timer {
-        if status == lastStatus, errorType == lastErrorType, let lastTimer { return lastTimer }
-        let timer = metrics.requestDuration(method: method, status: status, host: host, port: port, errorType: errorType)
+    /// `http.client.request.duration` for a request that ended with `status` (0 for none) over
+    /// `protocolVersion` (nil for no response) and `errorType`.
+    func duration(status: Int, protocolVersion: String?, errorType: String?) -> Timer {
+        if status == lastStatus, protocolVersion == lastProtocolVersion, errorType == lastErrorType, let lastTimer { return lastTimer }
+        let timer = metrics.requestDuration(method: method, status: status, protocolVersion: protocolVersion, host: host,
+                                            port: port, errorType: errorType)
         lastStatus = status
+        lastProtocolVersion = protocolVersion
         lastErrorType = errorType
         lastTimer = timer
         return timer

@@ -47,12 +47,12 @@ struct TaskObservation {
         logger.log(level: level, message(), metadata: all)
     }
 
-    /// The task ended (`status` 0 without a response): its duration is recorded, it no longer
-    /// counts as active.
-    func finished(status: Int, error: NetworkingError?) {
+    /// The task ended (`status` 0 and `protocolVersion` nil without a response): its duration
+    /// is recorded, it no longer counts as active.
+    func finished(status: Int, protocolVersion: String?, error: NetworkingError?) {
         if let metrics {
             let elapsed = Self.now() &- startedAt
-            metrics.duration(status: status, errorType: HTTPClientMetrics.errorType(error, status: status))
+            metrics.duration(status: status, protocolVersion: protocolVersion, errorType: HTTPClientMetrics.errorType(error, status: status))
                 .recordNanoseconds(Int64(clamping: elapsed))
             metrics.active.decrement()
         }

@@ -65,7 +65,9 @@ extension TaskRunner {
 
     /// The task ended (SessionEngine.runnerFinished).
     func observeFinished(error: NetworkingError?) {
-        observation?.finished(status: head?.status ?? 0, error: error)
+        guard let observation else { return }
+        let version = head.map { HTTPClientMetrics.protocolVersion(major: $0.versionMajor, minor: $0.versionMinor) }
+        observation.finished(status: head?.status ?? 0, protocolVersion: version, error: error)
     }
 
     /// The request is sent again on a new connection (its reused one failed before any answer).

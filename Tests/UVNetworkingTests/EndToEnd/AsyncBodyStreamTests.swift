@@ -98,12 +98,12 @@ extension EndToEnd {
             harness.finish()
         }
 
-        @Test func theHeadArrivesBeforeTheBody() async throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func theHeadArrivesBeforeTheBody(_ wire: Wire) async throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let started = monotonicSeconds()
             let (response, stream) = try await harness.manager.bytes(
-                for: ClientHarness.request(httpbin.baseURL + "/drip?duration=2&numbytes=4&delay=0"))
+                for: ClientHarness.request(base + "/drip?duration=2&numbytes=4&delay=0"))
             let headAt = monotonicSeconds() - started
             #expect(response.status.code == 200)
             #expect(headAt < 1, "the head waited for the body (\(headAt) s)")
@@ -114,12 +114,12 @@ extension EndToEnd {
             harness.finish()
         }
 
-        @Test func cancellingTheConsumerTaskThrowsCancelled() async throws {
-            let httpbin = try TestServers.httpbin()
+        @Test(arguments: Wire.allCases) func cancellingTheConsumerTaskThrowsCancelled(_ wire: Wire) async throws {
+            let base = try wire.httpbinBaseURL()
             try await Task.sleep(for: .milliseconds(1))  // the runtime's timer descriptor, before the baseline
-            let harness = ClientHarness()
+            let harness = wire.harness()
             let (_, stream) = try await harness.manager.bytes(
-                for: ClientHarness.request(httpbin.baseURL + "/drip?duration=5&numbytes=5&delay=0"))
+                for: ClientHarness.request(base + "/drip?duration=5&numbytes=5&delay=0"))
             let consumer = Task {
                 var count = 0
                 for try await chunk in stream { count += chunk.count }

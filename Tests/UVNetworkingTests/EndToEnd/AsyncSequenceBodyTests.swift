@@ -27,12 +27,12 @@ extension EndToEnd {
             return (Array(try #require(Data(base64Encoded: String(text.dropFirst(prefix.count))))), headers)
         }
 
-        @Test func knownLengthBodyArrivesIntactAtHTTPBin() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func knownLengthBodyArrivesIntactAtHTTPBin(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let log = GeneratedBytesLog()
             let body = GeneratedBytes.body(.init(produce: 300_000, elementSize: 7_001), declaredLength: 300_000, log: log)
-            let outcome = harness.fetch(request(httpbin.baseURL + "/post", body: body))
+            let outcome = harness.fetch(request(base + "/post", body: body))
             #expect(outcome.status == 200)
             let echo = try echoed(outcome.data)
             #expect(echo.body == GeneratedBody.expected(300_000))
@@ -43,14 +43,14 @@ extension EndToEnd {
         }
 
         /// The completion-handler upload API, with `Data` elements from a mapped sequence.
-        @Test func uploadTaskWithStreamedRequestSendsDataElements() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func uploadTaskWithStreamedRequestSendsDataElements(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let log = GeneratedBytesLog()
             let body = StreamedBody(length: 50_000) { GeneratedBytes(.init(produce: 50_000, elementSize: 999), log: log).map { Data($0) } }
             let done = DispatchSemaphore(value: 0)
             let result = Mutex<(Data?, (any Error)?)>((nil, nil))
-            let task = harness.manager.uploadTask(withStreamedRequest: request(httpbin.baseURL + "/post", body: body), completionHandler: { _, object, error in
+            let task = harness.manager.uploadTask(withStreamedRequest: request(base + "/post", body: body), completionHandler: { _, object, error in
                 result.withLock { $0 = (object as? Data, error) }
                 done.signal()
             })
@@ -478,10 +478,10 @@ extension EndToEnd {
             }
         }
 
-        @Test func a307SendsAFactoryBodyAgainAndFailsAOneShotOneClearly() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
-            let url = httpbin.baseURL + "/redirect-to?url=/post&status_code=307"
+        @Test(arguments: Wire.allCases) func a307SendsAFactoryBodyAgainAndFailsAOneShotOneClearly(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
+            let url = base + "/redirect-to?url=/post&status_code=307"
             let log = GeneratedBytesLog()
             let replayable = harness.fetch(request(url, body: GeneratedBytes.body(.init(produce: 5_000, elementSize: 999), declaredLength: 5_000, log: log)))
             #expect(replayable.status == 200)
@@ -523,12 +523,12 @@ extension EndToEnd {
 
         /// A 303 turns the request into a GET without a body: the sequence is made for the POST
         /// only, never for the GET that follows.
-        @Test func a303DropsTheBodyAndNeverMakesTheSequenceAgain() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func a303DropsTheBodyAndNeverMakesTheSequenceAgain(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let log = GeneratedBytesLog()
             let body = GeneratedBytes.body(.init(produce: 5_000, elementSize: 999), declaredLength: 5_000, log: log)
-            let outcome = harness.fetch(request(httpbin.baseURL + "/redirect-to?url=/get&status_code=303", body: body))
+            let outcome = harness.fetch(request(base + "/redirect-to?url=/get&status_code=303", body: body))
             #expect(outcome.status == 200)
             #expect(outcome.text?.contains("\"/get\"") == true || outcome.text?.contains("/get") == true)
             #expect(log.sequencesMade <= 1, "the GET after the 303 made the sequence again")

@@ -16,16 +16,20 @@ extension EndToEnd {
 
         /// An HTTPSessionManager on httpbin with the JSON serializer, in a leak-checking harness.
         private func makeHarness(_ httpbin: HTTPBinServer) -> (ClientHarness, HTTPSessionManager) {
-            let harness = ClientHarness(makeManager: { configuration in
-                HTTPSessionManager(baseURL: URL(string: httpbin.baseURL), configuration: configuration)
+            makeHarness(httpbin.baseURL, wire: .http1_1)
+        }
+
+        private func makeHarness(_ base: String, wire: Wire) -> (ClientHarness, HTTPSessionManager) {
+            let harness = wire.harness(makeManager: { configuration in
+                HTTPSessionManager(baseURL: URL(string: base), configuration: configuration)
             })
             let manager = harness.manager as! HTTPSessionManager
             manager.responseSerializer = JSONResponseSerializer()
             return (harness, manager)
         }
 
-        @Test func getReturnsObjectResponseAndData() async throws {
-            let (harness, manager) = makeHarness(try TestServers.httpbin())
+        @Test(arguments: Wire.allCases) func getReturnsObjectResponseAndData(_ wire: Wire) async throws {
+            let (harness, manager) = makeHarness(try wire.httpbinBaseURL(), wire: wire)
             let response = try await manager.get("get", parameters: ["a": "1"], headers: ["X-Test": "yes"])
             #expect(response.statusCode == 200)
             let json = try #require(response.value(as: [String: Any].self))
@@ -39,8 +43,8 @@ extension EndToEnd {
             harness.finish()
         }
 
-        @Test func postSendsParametersInTheBody() async throws {
-            let (harness, manager) = makeHarness(try TestServers.httpbin())
+        @Test(arguments: Wire.allCases) func postSendsParametersInTheBody(_ wire: Wire) async throws {
+            let (harness, manager) = makeHarness(try wire.httpbinBaseURL(), wire: wire)
             let response = try await manager.post("post", parameters: ["k": "v w"])
             let json = try #require(response.value as? [String: Any])
             #expect((json["form"] as? [String: Any])?["k"] as? String == "v w")

@@ -3,33 +3,34 @@ import Testing
 @testable import UVNetworking
 
 extension EndToEnd {
-    /// Content-Encoding end to end: httpbin's /gzip and /deflate, nginx's gzip, and scripted bodies
-    /// that are corrupt, cut short or bombs.
+    /// Content-Encoding end to end: httpbin's /gzip and /deflate over each protocol, nginx's gzip,
+    /// and scripted bodies that are corrupt, cut short or bombs.
     @Suite(.tags(.nginx)) struct ContentDecodingTests {
         private func json(_ outcome: Outcome) -> [String: Any]? {
             outcome.data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
         }
 
-        @Test(arguments: ["/gzip", "/deflate"])
-        func httpbinBodiesAreDecodedAndAcceptEncodingIsSent(path: String) throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases, ["/gzip", "/deflate"])
+        func httpbinBodiesAreDecodedAndAcceptEncodingIsSent(_ wire: Wire, path: String) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
-            let outcome = harness.fetch(httpbin.baseURL + path)
+            let outcome = harness.fetch(base + path)
             #expect(outcome.status == 200)
+            wire.expectSpoken(outcome)
             let body = try #require(json(outcome), "\(outcome.text ?? "no body")")
             #expect(body[path == "/gzip" ? "gzipped" : "deflated"] as? Bool == true)
             #expect((body["headers"] as? [String: Any])?["Accept-Encoding"] as? String == "gzip, deflate")
         }
 
-        @Test func decodingCanBeTurnedOff() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness { $0.decompressesResponses = false }
+        @Test(arguments: Wire.allCases) func decodingCanBeTurnedOff(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness { $0.decompressesResponses = false }
             defer { harness.finish() }
-            let outcome = harness.fetch(httpbin.baseURL + "/gzip", fields: [("Accept-Encoding", "gzip")])
+            let outcome = harness.fetch(base + "/gzip", fields: [("Accept-Encoding", "gzip")])
             // The raw gzip member: magic bytes 1f 8b.
             #expect(outcome.data?.prefix(2) == Data([0x1f, 0x8b]))
-            let plain = harness.fetch(httpbin.baseURL + "/headers")
+            let plain = harness.fetch(base + "/headers")
             #expect((json(plain)?["headers"] as? [String: Any])?["Accept-Encoding"] == nil)
         }
 

@@ -37,8 +37,9 @@ extension EndToEnd {
         }
 
         /// A harness whose completion queue is marked with `key`.
-        private func harness(key: DispatchSpecificKey<Int>, _ configure: (inout SessionConfiguration) -> Void = { _ in }) -> ClientHarness {
-            let harness = ClientHarness(configure)
+        private func harness(key: DispatchSpecificKey<Int>, wire: Wire = .http1_1,
+                             _ configure: (inout SessionConfiguration) -> Void = { _ in }) -> ClientHarness {
+            let harness = wire.harness(configure)
             harness.queue.setSpecific(key: key, value: 1)
             return harness
         }
@@ -100,16 +101,16 @@ extension EndToEnd {
             #expect(CompoundResponseSerializer([HTTPResponseSerializer(), JSONResponseSerializer()]).needsWorkerThread)
         }
 
-        @Test func cookiesAreStoredOnAWorkerBeforeTheCompletionRuns() throws {
-            let httpbin = try TestServers.httpbin()
+        @Test(arguments: Wire.allCases) func cookiesAreStoredOnAWorkerBeforeTheCompletionRuns(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
             let key = DispatchSpecificKey<Int>()
             let store = CookieStore()
-            let harness = harness(key: key) { $0.cookieStore = store }
+            let harness = harness(key: key, wire: wire) { $0.cookieStore = store }
             let places = PlaceLog()
             harness.manager.responseSerializer = RecordingSerializer(needsWorkerThread: false, key: key, places: places)
             let seenInHandler = Mutex<[String]?>(nil)
             let done = DispatchSemaphore(value: 0)
-            let url = httpbin.baseURL + "/response-headers?Set-Cookie=flavor%3Dmint%3B%20Path%3D%2F"
+            let url = base + "/response-headers?Set-Cookie=flavor%3Dmint%3B%20Path%3D%2F"
             harness.manager.dataTask(with: ClientHarness.request(url), completionHandler: { response, _, _ in
                 seenInHandler.withLock { $0 = store.allCookies.map(\.description) }
                 done.signal()
@@ -119,7 +120,7 @@ extension EndToEnd {
             // The Set-Cookie line was parsed off the completion queue: the batch went to a worker.
             #expect(places.all == [Place(onCompletionQueue: false, onLoopThread: false)])
             // Without Set-Cookie, the same session skips the worker.
-            #expect(harness.fetch(httpbin.baseURL + "/get").status == 200)
+            #expect(harness.fetch(base + "/get").status == 200)
             #expect(places.all.last == Place(onCompletionQueue: true, onLoopThread: false))
             harness.finish()
         }

@@ -31,13 +31,13 @@ extension EndToEnd {
             #expect(harness.fetch(nginx.baseURL + "/large").data?.count == NginxServer.largeSize)
         }
 
-        @Test func theCountIsOfDecodedBytesAndOfTheFinalResponseOnly() throws {
-            let httpbin = try TestServers.httpbin()
+        @Test(arguments: Wire.allCases) func theCountIsOfDecodedBytesAndOfTheFinalResponseOnly(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
             let nginx = try TestServers.nginx()
-            let harness = ClientHarness()
+            let harness = wire.harness()
             defer { harness.finish() }
-            let kept = try #require(harness.fetch(httpbin.baseURL + "/gzip").data)
-            let (gzip, gzipCount, _) = fetchDiscarding(httpbin.baseURL + "/gzip", in: harness)
+            let kept = try #require(harness.fetch(base + "/gzip").data)
+            let (gzip, gzipCount, _) = fetchDiscarding(base + "/gzip", in: harness)
             #expect(gzip?.status == 200)
             // httpbin's echo differs only in header values of equal length, so sizes match.
             #expect(gzipCount == Int64(kept.count))

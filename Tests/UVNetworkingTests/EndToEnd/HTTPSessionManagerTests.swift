@@ -20,8 +20,12 @@ extension EndToEnd {
 
         /// A manager on httpbin's base URL inside a harness that checks for leaks at the end.
         private func makeHarness(_ httpbin: HTTPBinServer) -> (ClientHarness, HTTPSessionManager) {
-            let harness = ClientHarness(makeManager: { configuration in
-                HTTPSessionManager(baseURL: URL(string: httpbin.baseURL + "/anything/../"), configuration: configuration)
+            makeHarness(httpbin.baseURL, wire: .http1_1)
+        }
+
+        private func makeHarness(_ base: String, wire: Wire) -> (ClientHarness, HTTPSessionManager) {
+            let harness = wire.harness(makeManager: { configuration in
+                HTTPSessionManager(baseURL: URL(string: base + "/anything/../"), configuration: configuration)
             })
             let manager = harness.manager as! HTTPSessionManager
             manager.responseSerializer = JSONResponseSerializer()
@@ -127,8 +131,8 @@ extension EndToEnd {
             harness.finish()
         }
 
-        @Test func basicAuthorizationFromTheSerializer() throws {
-            let (harness, manager) = makeHarness(try TestServers.httpbin())
+        @Test(arguments: Wire.allCases) func basicAuthorizationFromTheSerializer(_ wire: Wire) throws {
+            let (harness, manager) = makeHarness(try wire.httpbinBaseURL(), wire: wire)
             let unauthorized = call { manager.get("basic-auth/user/passwd", success: $0, failure: $1) }
             #expect(unauthorized.code == .unacceptableStatusCode)
             #expect(unauthorized.task != nil)

@@ -234,25 +234,26 @@ extension EndToEnd {
 
         // MARK: did send body data
 
-        @Test func bodySentReachesTheTotal() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func bodySentReachesTheTotal(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             markCompletionQueue(harness)
             let calls = Recorder<(sent: Int64, total: Int64, expected: Int64, onQueue: Bool)>()
             harness.manager.taskDidSendBodyData = { _, sent, total, expected in
                 calls.append((sent, total, expected, onCompletionQueue))
             }
             let body = String(repeating: "0123456789abcdef", count: 16 * 1024)
-            let outcome = harness.fetch(httpbin.baseURL + "/post", method: .post,
+            let outcome = harness.fetch(base + "/post", method: .post,
                                         fields: [("Content-Type", "application/octet-stream")], body: body)
             #expect(outcome.status == 200)
+            wire.expectSpoken(outcome)
             #expect(waitUntil(timeout: 5) { calls.count > 0 })
             let seen = calls.all
             #expect(seen.map(\.sent).reduce(0, +) == Int64(body.utf8.count))
             #expect(seen.last?.total == Int64(body.utf8.count))
             #expect(seen.allSatisfy { $0.expected == Int64(body.utf8.count) && $0.onQueue })
             // A GET has no body: no call.
-            #expect(harness.fetch(httpbin.baseURL + "/get").status == 200)
+            #expect(harness.fetch(base + "/get").status == 200)
             Thread.sleep(forTimeInterval: 0.1)
             #expect(calls.count == seen.count)
             harness.finish()

@@ -4,12 +4,13 @@ import Testing
 @testable import UVNetworking
 
 extension EndToEnd {
-    /// Multipart POSTs through HTTPSessionManager: echoed by httpbin, and a 2 GiB file streamed
-    /// from disk in bounded memory.
+    /// Multipart POSTs through HTTPSessionManager: echoed by httpbin over each protocol, and a
+    /// 2 GiB file streamed from disk in bounded memory.
     @Suite(.tags(.nginx)) struct MultipartUploads {
         /// A manager on `baseURL` in a leak-checking harness, with `serializer`.
-        private func makeHarness(_ baseURL: String, _ serializer: any ResponseSerializer) -> (ClientHarness, HTTPSessionManager) {
-            let harness = ClientHarness(makeManager: { HTTPSessionManager(baseURL: URL(string: baseURL), configuration: $0) })
+        private func makeHarness(_ baseURL: String, _ serializer: any ResponseSerializer,
+                                 wire: Wire = .http1_1) -> (ClientHarness, HTTPSessionManager) {
+            let harness = wire.harness(makeManager: { HTTPSessionManager(baseURL: URL(string: baseURL), configuration: $0) })
             let manager = harness.manager as! HTTPSessionManager
             manager.responseSerializer = serializer
             return (harness, manager)
@@ -41,9 +42,8 @@ extension EndToEnd {
             return (posted.task, posted.object, posted.error)
         }
 
-        @Test func httpbinEchoesFieldsAndFiles() throws {
-            let httpbin = try TestServers.httpbin()
-            let (harness, manager) = makeHarness(httpbin.baseURL, JSONResponseSerializer())
+        @Test(arguments: Wire.allCases) func httpbinEchoesFieldsAndFiles(_ wire: Wire) throws {
+            let (harness, manager) = makeHarness(try wire.httpbinBaseURL(), JSONResponseSerializer(), wire: wire)
             let file = temporaryFile("notes.txt")
             try Data("file contents\n".utf8).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
@@ -62,6 +62,7 @@ extension EndToEnd {
             #expect(files?["blob"] != nil)
             #expect((json?["headers"] as? [String: Any])?["Content-Type"].map { "\($0)" }?.hasPrefix("multipart/form-data; boundary=Boundary+") == true)
             #expect(task?.countOfBytesSent == task?.countOfBytesExpectedToSend)
+            #expect(task?.networkProtocolName == wire.rawValue)
             harness.finish()
         }
 

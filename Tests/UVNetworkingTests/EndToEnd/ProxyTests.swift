@@ -3,7 +3,8 @@ import Testing
 @testable import UVNetworking
 
 extension EndToEnd {
-    /// Through tinyproxy: http in absolute form, https in a CONNECT tunnel, proxy credentials.
+    /// Through tinyproxy: http in absolute form, https in a CONNECT tunnel (HTTP/2 inside it where
+    /// the origin agrees), proxy credentials.
     @Suite(.tags(.nginx)) struct ProxyTests {
         private func harness(_ proxy: TinyProxyServer, withCredentials: Bool = true, tls: Bool = false) -> ClientHarness {
             let configure: (inout SessionConfiguration) -> Void = {
@@ -37,6 +38,24 @@ extension EndToEnd {
             #expect(proxy.log().contains("CONNECT localhost:\(nginx.ports[.valid]!)"))
             // Certificates are still checked end to end, through the tunnel.
             #expect(harness.fetch(nginx.url(.expired)).code == .serverCertificateUntrusted)
+        }
+
+        /// ALPN runs inside the tunnel, with the origin: an h2 origin behind the proxy is spoken
+        /// to in HTTP/2, and concurrent requests share the one tunnelled connection.
+        @Test func anH2OriginIsSpokenToInHTTP2InsideTheTunnel() throws {
+            let front = try TestServers.httpbinH2()
+            let proxy = try TestServers.tinyproxy()
+            let harness = harness(proxy, tls: true)
+            defer { harness.finish() }
+            let first = harness.fetch(front.baseURL + "/get")
+            #expect(first.status == 200)
+            #expect(first.networkProtocolName == "h2")
+            let tasks = (0..<8).map { _ in harness.makeTask(ClientHarness.request(front.baseURL + "/get")) }
+            for task in tasks { task.task.resume() }
+            for task in tasks { #expect(task.wait(30)?.networkProtocolName == "h2") }
+            #expect(harness.manager.openConnectionCount == 1)
+            #expect(proxy.log().components(separatedBy: "CONNECT localhost:\(front.tlsPort)").count - 1 == 1,
+                    "one tunnel: \(proxy.log().suffix(500))")
         }
 
         @Test func proxyCredentialsAreSentAndMissingOnesAreAClearError() throws {

@@ -5,8 +5,9 @@ import Testing
 @testable import UVNetworking
 
 extension EndToEnd {
-    /// Redirects end to end: httpbin's redirect endpoints, and scripted servers for cycles, origins
-    /// and the https-to-http refusal.
+    /// Redirects end to end: httpbin's redirect endpoints over each protocol, redirects from an
+    /// origin of one protocol to one of the other, and scripted servers for cycles, origins and
+    /// the https-to-http refusal.
     @Suite(.tags(.nginx)) struct RedirectTests {
         let httpbin: HTTPBinServer
         init() throws { httpbin = try TestServers.httpbin() }
@@ -15,53 +16,58 @@ extension EndToEnd {
             outcome.data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
         }
 
-        @Test(arguments: ["/redirect/3", "/relative-redirect/3", "/absolute-redirect/3"])
-        func followsChainsToTheFinalResponse(path: String) async throws {
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases, ["/redirect/3", "/relative-redirect/3", "/absolute-redirect/3"])
+        func followsChainsToTheFinalResponse(_ wire: Wire, path: String) async throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
-            let response = try await harness.manager.data(for: Request(url: URL(string: httpbin.baseURL + path)!))
+            let response = try await harness.manager.data(for: Request(url: URL(string: base + path)!))
             #expect(response.response.status.code == 200)
             #expect(response.metrics?.redirectCount == 3)
             let body = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
             #expect((body?["url"] as? String)?.hasSuffix("/get") == true)
         }
 
-        @Test func currentRequestIsWhereTheRedirectsLed() {
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func currentRequestIsWhereTheRedirectsLed(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
-            let (task, wait) = harness.makeTask(ClientHarness.request(httpbin.baseURL + "/redirect/2"))
+            let (task, wait) = harness.makeTask(ClientHarness.request(base + "/redirect/2"))
             task.resume()
             #expect(wait(30)?.status == 200)
             #expect(task.originalRequest.url.path == "/redirect/2")
             #expect(task.currentRequest.url.path == "/get")
         }
 
-        @Test func status307And308KeepMethodAndBody() {
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func status307And308KeepMethodAndBody(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
             for status in [307, 308] {
-                let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/post&status_code=\(status)", method: .post,
+                let outcome = harness.fetch(base + "/redirect-to?url=/post&status_code=\(status)", method: .post,
                                             fields: [("Content-Type", "application/x-www-form-urlencoded")], body: "a=1")
                 #expect(outcome.status == 200, "\(status)")
                 #expect((json(outcome)?["form"] as? [String: Any])?["a"] as? String == "1", "\(status)")
             }
         }
 
-        @Test func status302And303TurnAPostIntoAGet() {
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func status302And303TurnAPostIntoAGet(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
             for status in [301, 302, 303] {
                 // /get answers 405 to anything but GET (and HEAD, OPTIONS).
-                let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get&status_code=\(status)", method: .post, body: "a=1")
+                let outcome = harness.fetch(base + "/redirect-to?url=/get&status_code=\(status)", method: .post, body: "a=1")
                 #expect(outcome.status == 200, "\(status)")
             }
         }
 
-        @Test func streamedBodyIsSentAgainOn307() {
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func streamedBodyIsSentAgainOn307(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
             let made = Mutex(0)
-            var request = ClientHarness.request(httpbin.baseURL + "/redirect-to?url=/post&status_code=307", method: .post)
+            var request = ClientHarness.request(base + "/redirect-to?url=/post&status_code=307", method: .post)
             request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
             request.bodyStream = StreamedBody(length: 5, inputStream: {
                 made.withLock { $0 += 1 }
@@ -73,26 +79,29 @@ extension EndToEnd {
             #expect(made.withLock { $0 } == 2)
         }
 
-        @Test func limitFailsWithTheLastRedirectInTheError() throws {
-            let harness = ClientHarness { $0.maximumRedirects = 2 }
+        @Test(arguments: Wire.allCases) func limitFailsWithTheLastRedirectInTheError(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness { $0.maximumRedirects = 2 }
             defer { harness.finish() }
-            let outcome = harness.fetch(httpbin.baseURL + "/redirect/3")
+            let outcome = harness.fetch(base + "/redirect/3")
             let error = try #require(outcome.error as? NetworkingError)
             #expect(error.code == .tooManyRedirects)
             #expect(error.nsError.code == NSURLErrorHTTPTooManyRedirects)
             #expect(error.response?.status.code == 302)
         }
 
-        @Test func zeroRedirectsDeliversTheRedirectItself() {
-            let harness = ClientHarness { $0.maximumRedirects = 0 }
+        @Test(arguments: Wire.allCases) func zeroRedirectsDeliversTheRedirectItself(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness { $0.maximumRedirects = 0 }
             defer { harness.finish() }
-            let outcome = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get")
+            let outcome = harness.fetch(base + "/redirect-to?url=/get")
             #expect(outcome.status == 302)
             #expect(outcome.response?.headerFields[.location] == "/get")
         }
 
-        @Test func hookCanStopOrChangeTheRedirect() {
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func hookCanStopOrChangeTheRedirect(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
             let seen = Mutex<[Int]>([])
             harness.manager.taskWillPerformHTTPRedirection = { _, response, request in
@@ -104,12 +113,38 @@ extension EndToEnd {
                 }
                 return nil
             }
-            let changed = harness.fetch(httpbin.baseURL + "/redirect-to?url=/get")
+            let changed = harness.fetch(base + "/redirect-to?url=/get")
             #expect(changed.status == 200)
             #expect((json(changed)?["headers"] as? [String: Any])?["X-Changed"] as? String == "yes")
-            let stopped = harness.fetch(httpbin.baseURL + "/redirect-to?url=/anything&status_code=307")
+            let stopped = harness.fetch(base + "/redirect-to?url=/anything&status_code=307")
             #expect(stopped.status == 307)
             #expect(seen.withLock { $0 } == [302, 307])
+        }
+
+        /// A redirect may lead to an origin that speaks the other protocol: each hop speaks what
+        /// its origin speaks, and the transaction metrics name it hop by hop. (From https the
+        /// HTTP/1.1 origin is the front's HTTP/1.1-only TLS port: https to http is refused.)
+        @Test func redirectsCrossBetweenHTTP2AndHTTP11Origins() async throws {
+            let front = try TestServers.httpbinH2()
+            let harness = Wire.h2.harness()
+            defer { harness.finish() }
+            func redirect(from origin: String, to target: String) -> Request {
+                let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target
+                return Request(url: URL(string: origin + "/redirect-to?url=" + encoded)!)
+            }
+            let chains: [(Request, [String])] = [
+                (redirect(from: httpbin.baseURL, to: front.baseURL + "/get"), ["http/1.1", "h2"]),
+                (redirect(from: front.baseURL, to: front.http1TLSBaseURL + "/get"), ["h2", "http/1.1"]),
+                (redirect(from: front.http1TLSBaseURL, to: front.baseURL + "/get"), ["http/1.1", "h2"]),
+            ]
+            for (request, spoken) in chains {
+                let response = try await harness.manager.data(for: request)
+                #expect(response.response.status.code == 200)
+                #expect(response.metrics?.redirectCount == 1)
+                #expect(response.metrics?.transactions.map(\.networkProtocolName) == spoken, "\(request.url)")
+                let body = try JSONSerialization.jsonObject(with: response.data) as? [String: Any]
+                #expect((body?["url"] as? String)?.hasSuffix("/get") == true)
+            }
         }
 
         /// Only the redirect limit ends a loop: a URL already visited is requested again.

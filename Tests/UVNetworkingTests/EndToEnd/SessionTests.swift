@@ -186,33 +186,34 @@ extension EndToEnd {
             harness.finish()
         }
 
-        @Test func httpbinJSONWithTheDefaultSerializer() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func httpbinJSONWithTheDefaultSerializer(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             harness.manager.responseSerializer = JSONResponseSerializer()
-            let outcome = harness.fetch(httpbin.baseURL + "/get?x=1", fields: [("X-Test", "yes")])
+            let outcome = harness.fetch(base + "/get?x=1", fields: [("X-Test", "yes")])
             let json = outcome.object as? [String: Any]
             #expect((json?["args"] as? [String: Any])?["x"] as? String == "1")
             #expect((json?["headers"] as? [String: Any])?["X-Test"] as? String == "yes")
 
-            let posted = harness.fetch(httpbin.baseURL + "/post", method: .post, fields: [("Content-Type", "text/plain")], body: "payload")
+            let posted = harness.fetch(base + "/post", method: .post, fields: [("Content-Type", "text/plain")], body: "payload")
             #expect((posted.object as? [String: Any])?["data"] as? String == "payload")
 
-            let missing = harness.fetch(httpbin.baseURL + "/status/418")
+            let missing = harness.fetch(base + "/status/418")
             #expect(missing.code == .unacceptableStatusCode)
             #expect((missing.error as? NetworkingError)?.response?.status.code == 418)
             #expect((missing.error as? NetworkingError)?.responseData?.isEmpty == false)
             harness.finish()
         }
 
-        @Test(arguments: ["GET", "POST", "PUT", "PATCH", "DELETE"])
-        func httpbinMethods(method: String) throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases, ["GET", "POST", "PUT", "PATCH", "DELETE"])
+        func httpbinMethods(_ wire: Wire, method: String) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             harness.manager.responseSerializer = JSONResponseSerializer()
-            let outcome = harness.fetch(httpbin.baseURL + "/" + method.lowercased(), method: .init(method)!,
+            let outcome = harness.fetch(base + "/" + method.lowercased(), method: .init(method)!,
                                         body: method == "GET" || method == "DELETE" ? nil : "b=1")
             #expect(outcome.status == 200)
+            wire.expectSpoken(outcome)
             #expect(outcome.object is [String: Any])
             harness.finish()
         }

@@ -33,11 +33,11 @@ extension EndToEnd {
             return json["headers"] as? [String: String] ?? [:]
         }
 
-        @Test func knownLengthBodyArrivesIntactAtHTTPBin() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func knownLengthBodyArrivesIntactAtHTTPBin(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let log = GeneratedBodyLog()
-            let outcome = harness.fetch(request(httpbin.baseURL + "/post",
+            let outcome = harness.fetch(request(base + "/post",
                                                 body: GeneratedBody.body(.init(produce: 200_000), declaredLength: 200_000, log: log)))
             #expect(outcome.status == 200)
             #expect(try echoedData(outcome) == GeneratedBody.expected(200_000))

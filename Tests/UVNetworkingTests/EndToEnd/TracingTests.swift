@@ -280,14 +280,14 @@ extension EndToEnd {
             #expect(resent.endCount == 1)
         }
 
-        @Test func httpbinSeesTheSpanAsParentOfTheCallersSpan() throws {
-            let httpbin = try TestServers.httpbin()
+        @Test(arguments: Wire.allCases) func httpbinSeesTheSpanAsParentOfTheCallersSpan(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
             let tracer = RecordingTracer()
-            let harness = ClientHarness { $0.tracer = tracer }
+            let harness = wire.harness { $0.tracer = tracer }
             defer { harness.finish() }
             // The task is made inside the caller's span; it runs after the span's scope is over.
             let (task, wait) = tracer.withSpan("handler", ofKind: .server) { _ in
-                harness.makeTask(ClientHarness.request(httpbin.baseURL + "/headers"))
+                harness.makeTask(ClientHarness.request(base + "/headers"))
             }
             task.resume()
             let outcome = try #require(wait(30))
@@ -299,6 +299,7 @@ extension EndToEnd {
             let ids = try #require(RecordedSpanIDs(traceparent: echoed))
             #expect(ids.traceID == parent.ids.traceID)
             #expect(ids.spanID == client.ids.spanID)
+            #expect(client.string("network.protocol.version") == (wire == .h2 ? "2" : "1.1"))
             #expect(client.endCount == 1)
         }
 

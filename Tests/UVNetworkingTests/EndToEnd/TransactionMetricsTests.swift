@@ -15,25 +15,34 @@ extension EndToEnd {
             #expect(dates == dates.sorted(), "\(transaction)", sourceLocation: sourceLocation)
         }
 
-        @Test func redirectsGiveOneTransactionEach() async throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func redirectsGiveOneTransactionEach(_ wire: Wire) async throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             defer { harness.finish() }
-            let response = try await harness.manager.data(for: Request(url: URL(string: httpbin.baseURL + "/redirect/2")!))
+            let response = try await harness.manager.data(for: Request(url: URL(string: base + "/redirect/2")!))
             let transactions = try #require(response.metrics?.transactions)
             #expect(transactions.map(\.statusCode) == [302, 302, 200])
             #expect(transactions.map(\.url.path) == ["/redirect/2", "/relative-redirect/1", "/get"])
+            #expect(transactions.allSatisfy { $0.networkProtocolName == wire.rawValue })
             for transaction in transactions {
                 expectOrdered(transaction)
                 #expect(transaction.remoteAddress == "127.0.0.1")
-                #expect(transaction.remotePort == httpbin.port)
+                #expect(transaction.remotePort == URLComponents(string: base)?.port)
                 #expect(transaction.requestBytesSent > 0)
                 #expect(transaction.responseBytesReceived > 0)
                 #expect(transaction.responseEndDate != nil)
             }
-            // httpbin closes after every response, so each exchange opened a connection.
-            #expect(transactions.allSatisfy { !$0.isReusedConnection && $0.connectEndDate != nil })
-            #expect(transactions.allSatisfy { $0.secureConnectionStartDate == nil })
+            switch wire {
+            case .http1_1:
+                // httpbin closes after every response, so each exchange opened a connection.
+                #expect(transactions.allSatisfy { !$0.isReusedConnection && $0.connectEndDate != nil })
+                #expect(transactions.allSatisfy { $0.secureConnectionStartDate == nil })
+            case .h2:
+                // One TLS connection carries the three streams: only the first paid for it.
+                #expect(transactions.map(\.isReusedConnection) == [false, true, true])
+                #expect(transactions[0].secureConnectionEndDate != nil)
+                #expect(transactions.dropFirst().allSatisfy { $0.connectStartDate == nil && $0.secureConnectionStartDate == nil })
+            }
         }
 
         @Test func tlsPhaseOnANewConnectionOnlyAndBytesOnTheWire() async throws {

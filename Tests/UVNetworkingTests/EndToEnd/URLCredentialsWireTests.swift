@@ -13,15 +13,18 @@ extension EndToEnd {
             }
         }
 
-        @Test func httpbinAcceptsTheURLsCredentials() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func httpbinAcceptsTheURLsCredentials(_ wire: Wire) throws {
+            let base = try #require(URLComponents(string: try wire.httpbinBaseURL()))
+            let harness = wire.harness()
             defer { harness.finish() }
-            let base = httpbin.baseURL.replacingOccurrences(of: "http://", with: "")
-            #expect(harness.fetch("http://user:pass@\(base)/basic-auth/user/pass").status == 200)
-            #expect(harness.fetch("http://user:wrong@\(base)/basic-auth/user/pass").status == 401)
+            let origin = "\(base.scheme!)://%@\(base.host!):\(base.port!)"
+            func url(_ userinfo: String, _ path: String) -> String { origin.replacingOccurrences(of: "%@", with: userinfo + "@") + path }
+            let accepted = harness.fetch(url("user:pass", "/basic-auth/user/pass"))
+            #expect(accepted.status == 200)
+            wire.expectSpoken(accepted)
+            #expect(harness.fetch(url("user:wrong", "/basic-auth/user/pass")).status == 401)
             // Escaped in the URL, decoded on the wire: "p@ss word".
-            #expect(harness.fetch("http://user:p%40ss%20word@\(base)/basic-auth/user/p@ss%20word").status == 200)
+            #expect(harness.fetch(url("user:p%40ss%20word", "/basic-auth/user/p@ss%20word")).status == 200)
         }
 
         @Test func theHeadCarriesBasicAndNoUserinfo() throws {

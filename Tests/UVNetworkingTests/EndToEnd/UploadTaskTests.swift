@@ -6,8 +6,8 @@ import Testing
 @testable import UVNetworking
 
 extension EndToEnd {
-    /// Upload tasks: from memory, from a file, from a stream; progress, length faults, a
-    /// missing file, and a 2 GiB file in bounded memory.
+    /// Upload tasks: from memory and from a file over each protocol, from a stream; progress,
+    /// length faults, a missing file, and a 2 GiB file in bounded memory.
     @Suite(.tags(.nginx)) struct UploadTasks {
         /// Records an upload's last progress fraction and its completion.
         final class Run: Sendable {
@@ -55,12 +55,12 @@ extension EndToEnd {
             }
         }
 
-        @Test func fromDataIsEchoedAndProgressReachesOne() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func fromDataIsEchoedAndProgressReachesOne(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let body = Data(GeneratedBody.expected(300_000))
             let run = Run()
-            let request = Request(url: URL(string: httpbin.baseURL + "/post")!, method: .post, body: Data("ignored".utf8))
+            let request = Request(url: URL(string: base + "/post")!, method: .post, body: Data("ignored".utf8))
             let task = harness.manager.uploadTask(with: request, from: body, progress: run.progress, completionHandler: run.completion)
             #expect(harness.manager.uploadTasks.map(\.taskIdentifier) == [task.taskIdentifier])
             #expect(harness.manager.dataTasks.isEmpty)
@@ -70,20 +70,21 @@ extension EndToEnd {
             #expect(try echoedData(outcome) == Array(body))
             #expect(task.countOfBytesSent == Int64(body.count))
             #expect(task.countOfBytesExpectedToSend == Int64(body.count))
+            #expect(task.networkProtocolName == wire.rawValue)
             #expect(waitUntil(timeout: 5) { run.lastFraction.withLock { $0 } == 1.0 })
             #expect(harness.manager.uploadTasks.isEmpty)
             harness.finish()
         }
 
-        @Test func fromFileIsEchoedAndProgressReachesOne() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func fromFileIsEchoedAndProgressReachesOne(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
             let file = temporaryFile("upload.bin")
             let body = Data(GeneratedBody.expected(200_001))
             try body.write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let run = Run()
-            let task = harness.manager.uploadTask(with: Request(url: URL(string: httpbin.baseURL + "/put")!, method: .put),
+            let task = harness.manager.uploadTask(with: Request(url: URL(string: base + "/put")!, method: .put),
                                                   fromFile: file, progress: run.progress, completionHandler: run.completion)
             #expect(task.countOfBytesExpectedToSend == 200_001)
             task.resume()
@@ -92,6 +93,24 @@ extension EndToEnd {
             #expect(outcome?.calls == 1)
             #expect(try echoedData(outcome) == Array(body))
             #expect(waitUntil(timeout: 5) { run.lastFraction.withLock { $0 } == 1.0 })
+            harness.finish()
+        }
+
+        /// Over HTTP/2 a body of unknown length needs no chunked coding: DATA frames, the last
+        /// with END_STREAM. (nginx reads it whole and hands httpbin a Content-Length.)
+        @Test func fromAStreamOfUnknownLengthOverHTTP2() throws {
+            let base = try Wire.h2.httpbinBaseURL()
+            let harness = Wire.h2.harness()
+            var request = Request(url: URL(string: base + "/post")!, method: .post)
+            request.bodyStream = GeneratedBody.body(.init(produce: 150_000), declaredLength: nil, log: GeneratedBodyLog())
+            let run = Run()
+            let task = harness.manager.uploadTask(withStreamedRequest: request, progress: run.progress, completionHandler: run.completion)
+            task.resume()
+            let outcome = run.wait()
+            #expect(outcome?.status == 200)
+            #expect(try echoedData(outcome) == GeneratedBody.expected(150_000))
+            #expect(task.countOfBytesSent == 150_000)
+            #expect(task.networkProtocolName == "h2")
             harness.finish()
         }
 

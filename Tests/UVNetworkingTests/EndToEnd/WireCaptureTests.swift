@@ -15,10 +15,10 @@ extension EndToEnd {
             return (outcome, capture.exchanges)
         }
 
-        @Test func gzipBodyStaysCompressedWhileTheTaskGetsItDecoded() throws {
-            let httpbin = try TestServers.httpbin()
-            let harness = ClientHarness()
-            let (outcome, exchanges) = captured(httpbin.baseURL + "/gzip", harness: harness)
+        @Test(arguments: Wire.allCases) func gzipBodyStaysCompressedWhileTheTaskGetsItDecoded(_ wire: Wire) throws {
+            let base = try wire.httpbinBaseURL()
+            let harness = wire.harness()
+            let (outcome, exchanges) = captured(base + "/gzip", harness: harness)
             // Checked before gzip runs below: the first Foundation `Process` of a test process
             // starts libdispatch's event manager (an epoll, an eventfd and a timerfd, kept for
             // good), which the descriptor check would take for a leak of the session's.
@@ -26,7 +26,7 @@ extension EndToEnd {
             #expect(outcome.status == 200)
             let exchange = try #require(exchanges.first)
             #expect(exchanges.count == 1)
-            #expect(exchange.url.absoluteString == httpbin.baseURL + "/gzip")
+            #expect(exchange.url.absoluteString == base + "/gzip")
             #expect(exchange.remoteAddress == "127.0.0.1")
             #expect(exchange.isComplete && !exchange.isResponseTruncated && !exchange.isRequestTruncated)
             let request = try CapturedMessage(exchange.request)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MetricsTestKit
 import Synchronization
 import Testing
 @testable import UVNetworking
@@ -259,5 +260,25 @@ extension EndToEnd.HTTP2PeerTests {
         http1.task.resume()
         #expect(http1.wait(10)?.status == 200)
         #expect(http1.task.networkProtocolName == "http/1.1")
+    }
+}
+
+extension EndToEnd.HTTP2PeerTests {
+    /// swift-metrics keeps HTTP/2 apart from HTTP/1.1: `http.client.request.duration` carries
+    /// OpenTelemetry's `network.protocol.version`, "2" here.
+    @Test func requestDurationsNameTheProtocolVersion() throws {
+        let server = try TestServers.nghttpd()
+        let metrics = TestMetrics()
+        let harness = ClientHarness {
+            $0.httpVersion = .http2PriorKnowledge
+            $0.metricsFactory = metrics
+        }
+        #expect(harness.fetch(server.url("/hello.txt").absoluteString).status == 200)
+        harness.finish()
+        let port = String(server.url("/").port!)
+        let timer = try metrics.expectTimer("http.client.request.duration",
+                                            [("http.request.method", "GET"), ("http.response.status_code", "200"),
+                                             ("server.address", "127.0.0.1"), ("server.port", port), ("network.protocol.version", "2")])
+        #expect(timer.values.count == 1)
     }
 }

@@ -24,12 +24,13 @@ import Testing
         #expect(harness.fetch("http://127.0.0.1:\(port)/items/2", method: .post, body: "x").status == 200)
 
         let ok = try metrics.expectTimer("http.client.request.duration",
-                                         [("http.request.method", "GET"), ("http.response.status_code", "200")] + origin(port))
+                                         [("http.request.method", "GET"), ("http.response.status_code", "200")] + origin(port)
+                                            + [("network.protocol.version", "1.1")])
         #expect(ok.values.count == 1 && ok.values[0] > 0)
         #expect(ok.displayUnit == .seconds)
         let failed = try metrics.expectTimer("http.client.request.duration",
                                              [("http.request.method", "GET"), ("http.response.status_code", "503")] + origin(port)
-                                                + [("error.type", "503")])
+                                                + [("error.type", "503"), ("network.protocol.version", "1.1")])
         #expect(failed.values.count == 1 && failed.values[0] > 0)
         #expect(metrics.timers(label: "http.client.request.duration").count == 3)
 

@@ -14,6 +14,8 @@ struct Outcome: @unchecked Sendable {
     var error: (any Error)?
     /// How many times the completion handler ran (must be exactly 1).
     var calls = 1
+    /// The protocol the response came over ("h2", "http/1.1"; `SessionTask.networkProtocolName`).
+    var networkProtocolName: String?
 
     var status: Int? { response?.status.code }
     var data: Data? { object as? Data }
@@ -134,7 +136,9 @@ final class ClientHarness: @unchecked Sendable {
         let wait: (Double) -> Outcome? = { seconds in
             guard done.wait(timeout: .now() + seconds) == .success else { return nil }
             // Give a second, wrong call of the handler a moment to show itself.
-            return result.withLock { $0 }
+            var outcome = result.withLock { $0 }
+            outcome?.networkProtocolName = task.networkProtocolName
+            return outcome
         }
         return (task, wait)
     }

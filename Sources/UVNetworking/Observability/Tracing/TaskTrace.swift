@@ -91,10 +91,10 @@ final class TaskTrace: Sendable {
         span.addEvent(SpanEvent(name: "http.resend", attributes: attributes))
     }
 
-    /// Ends the span, the first time only: with `status` (the final response's, if one came)
-    /// and `error` (why the task failed, if it did). A status of 400 or more is an error for a
+    /// Ends the span, the first time only: with `status` and `protocolVersion` (the final
+    /// response's, if one came: "1.1", "2") and `error` (why the task failed, if it did). A status of 400 or more is an error for a
     /// client span, as the conventions say, even when the task itself succeeded.
-    func end(status: Int?, error: (any Error)?) {
+    func end(status: Int?, protocolVersion: String?, error: (any Error)?) {
         guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let resends = self.resends.load(ordering: .relaxed)
         var errorType: String?
@@ -107,11 +107,12 @@ final class TaskTrace: Sendable {
         span.updateAttributes { attributes in
             // A span that ends as most do, with only the template's attributes and a status,
             // takes the template's finished dictionary whole; any other is updated in place.
-            if let status, resends == 0, errorType == nil, attributes == template.start {
-                attributes = template.finished(status: status)
+            if let status, let protocolVersion, resends == 0, errorType == nil, attributes == template.start {
+                attributes = template.finished(status: status, protocolVersion: protocolVersion)
                 return
             }
             if let status { attributes["http.response.status_code"] = status }
+            if let protocolVersion { attributes["network.protocol.version"] = protocolVersion }
             if resends > 0 { attributes["http.request.resend_count"] = resends }
             if let errorType { attributes["error.type"] = errorType }
         }
@@ -129,9 +130,12 @@ extension SessionTask {
         return trace.request(from: originalRequest)
     }
 
-    /// Ends the task's span with its final response's status, if one came (`recordCompletion`).
+    /// Ends the task's span with its final response's status and protocol version, if one came
+    /// (`recordCompletion`).
     func endSpan(_ trace: TaskTrace, error: (any Error)?) {
-        let status = snapshot.withLock { $0.head?.status }
-        trace.end(status: status, error: error)
+        let head = snapshot.withLock { $0.head }
+        trace.end(status: head?.status,
+                  protocolVersion: head.map { HTTPClientMetrics.protocolVersion(major: $0.versionMajor, minor: $0.versionMinor) },
+                  error: error)
     }
 }
