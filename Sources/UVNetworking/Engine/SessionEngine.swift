@@ -44,7 +44,7 @@ final class SessionEngine {
     /// The last batch's size: the next batch's array is made that large at once, not grown.
     @exclusivity(unchecked) private var lastBatchCount = 0
     @exclusivity(unchecked) private var flushScheduled = false
-    /// Whether a flush waits one iteration for more finished tasks (FlushDeferral.swift).
+    /// Whether a flush waits one iteration for more finished tasks (`FlushDeferral`, below).
     @exclusivity(unchecked) private var deferral = FlushDeferral()
     /// Where batches for the completion queue go (`completionMailbox(for:)`).
     @exclusivity(unchecked) private var mailbox: (queue: DispatchQueue, box: DrainMailbox<CompletionDelivery.Batch>)?
@@ -432,4 +432,54 @@ final class SessionEngine {
 
     /// The most connections open or opening at once so far, across origins (for tests).
     var peakConnectionCount: Int { poolSet.budget.peakUnits }
+}
+
+/// Which of a session's engines this is, out of how many (one per loop of its group): the seam
+/// for limits that hold for the session as a whole, such as a connection budget, which each
+/// engine enforces on its own loop for its share (`of(_:)`), so that the shares add up to the
+/// total without any engine asking another.
+struct EngineShare: Sendable, Equatable {
+    /// The engine's loop's position in the group.
+    let index: Int
+    /// The number of engines (loops) of the session.
+    let count: Int
+
+    /// The only engine of a single-loop session.
+    static let whole = EngineShare(index: 0, count: 1)
+
+    /// This engine's part of `total`: the total divided evenly, the first engines taking one
+    /// more each until the remainder is spent, so the parts add up to `total` exactly. A part is
+    /// never below one when `total` is at least the number of engines; below that, engines past
+    /// the total get zero (callers that need one at least say so).
+    func of(_ total: Int) -> Int {
+        guard count > 1 else { return total }
+        guard total > 0 else { return total }
+        return total / count + (index < total % count ? 1 : 0)
+    }
+}
+
+/// Whether the tasks finished in one loop iteration wait for the next iteration's before they go
+/// to the completion queue (`SessionEngine.flushFinished`).
+///
+/// Posting to an idle serial queue wakes the thread that runs it: a futex call on each side and a
+/// context switch. The queue drains a batch faster than the loop fills one, so it is idle at
+/// almost every post, and each post then costs a wake-up. Putting the batch off by one iteration
+/// (whose poll does not block: `EventLoop.runAfterIO`) lets the next iteration's finished tasks
+/// join it, for one wake-up instead of two. Only once in a row, only when a post would wake the
+/// queue, only while other tasks run (so more may finish), and never while the session or the
+/// loop is ending (what runs after the flush then counts on its tasks being in the group).
+struct FlushDeferral {
+    /// The pending flush was put off already: it goes now.
+    private(set) var deferred = false
+
+    /// Called at each flush: true when this one should wait for the next iteration.
+    mutating func shouldDefer(queueIdle: Bool, othersRunning: Bool, ending: Bool) -> Bool {
+        if deferred {
+            deferred = false
+            return false
+        }
+        guard queueIdle, othersRunning, !ending else { return false }
+        deferred = true
+        return true
+    }
 }

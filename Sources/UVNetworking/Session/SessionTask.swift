@@ -82,7 +82,7 @@ public class SessionTask: @unchecked Sendable {
     var registryIncomingNext: Unmanaged<SessionTask>?
     var registryMembership = TaskRegistry.Membership.none
 
-    /// What few tasks have (SessionTask+Extras.swift): nil for most, so that making and
+    /// What few tasks have (`Extras`, below): nil for most, so that making and
     /// destroying a task stores and releases one nil reference, not one per field.
     let extras: Extras?
     /// The task's span, when its session has a tracer (Observability/Tracing); nil otherwise.
@@ -354,3 +354,27 @@ public final class DataTask: SessionTask, @unchecked Sendable {}
 /// and serialized, as a data task's; the manager's data-task hooks (`dataTaskDidReceiveResponse`,
 /// `dataTaskDidReceiveData`) are not called for it.
 public final class UploadTask: SessionTask, @unchecked Sendable {}
+
+extension SessionTask {
+    /// A task's rarely set fields, boxed (`SessionTask.extras`): a preparation failure and the
+    /// progress handlers. Most tasks have none of them and make no box. (A trace is the task's
+    /// own field: every task of a traced session has one, and a box for it alone would be one
+    /// more allocation per task.)
+    final class Extras: Sendable {
+        /// Why the task cannot be sent (an upload's unreadable file, a request that does not encode).
+        let preparationFailure: NetworkingError?
+        let uploadProgressHandler: (@Sendable (Progress) -> Void)?
+        let downloadProgressHandler: (@Sendable (Progress) -> Void)?
+
+        init(preparationFailure: NetworkingError?, uploadProgressHandler: (@Sendable (Progress) -> Void)?,
+             downloadProgressHandler: (@Sendable (Progress) -> Void)?) {
+            self.preparationFailure = preparationFailure
+            self.uploadProgressHandler = uploadProgressHandler
+            self.downloadProgressHandler = downloadProgressHandler
+        }
+    }
+
+    /// Whether the task is a DownloadTask: a comparison of class metadata (DownloadTask is
+    /// final), not a dynamic cast, which walks the class chain to find that most tasks are not.
+    var isDownload: Bool { type(of: self) == DownloadTask.self }
+}
