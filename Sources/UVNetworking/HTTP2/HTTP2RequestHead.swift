@@ -14,21 +14,21 @@ enum HTTP2RequestHead {
 
     /// Translates `request`'s head for a stream to `scheme` (tests; streams use `translate(_:scheme:into:)`).
     static func translate(_ request: [UInt8], scheme: String) throws(HTTP2Error) -> Translated {
-        var block = HTTP2HeaderBlock()
-        let bodyStart = try translate(request, scheme: scheme, into: &block)
+        let block = HTTP2HeaderBlock()
+        let bodyStart = try translate(request, scheme: scheme, into: block)
         return Translated(fields: block.fields, bodyStart: bodyStart)
     }
 
     /// Translates `request`'s head into `block` (emptied first): the pseudo-fields, then the
     /// fields with lowercase names, less those HTTP/2 forbids. Returns where the body starts.
-    static func translate(_ request: [UInt8], scheme: String, into block: inout HTTP2HeaderBlock) throws(HTTP2Error) -> Int {
+    static func translate(_ request: [UInt8], scheme: String, into block: HTTP2HeaderBlock) throws(HTTP2Error) -> Int {
         block.removeAll()
         // String.withUTF8 rethrows untyped errors: the Result carries the typed one across it.
         let outcome: Result<Int, HTTP2Error> = request.withUnsafeBufferPointer { head in
             var scheme = scheme
             return scheme.withUTF8 { scheme in
                 do throws(HTTP2Error) {
-                    return .success(try translate(head, scheme: scheme, into: &block))
+                    return .success(try translate(head, scheme: scheme, into: block))
                 } catch {
                     return .failure(error)
                 }
@@ -38,7 +38,7 @@ enum HTTP2RequestHead {
     }
 
     private static func translate(_ request: UnsafeBufferPointer<UInt8>, scheme: UnsafeBufferPointer<UInt8>,
-                                  into block: inout HTTP2HeaderBlock) throws(HTTP2Error) -> Int {
+                                  into block: HTTP2HeaderBlock) throws(HTTP2Error) -> Int {
         guard let lineEnd = lineEnd(request, from: 0) else { throw .unsupportedRequest("the request has no complete head") }
         // METHOD SP TARGET SP VERSION
         guard let firstSpace = index(of: 0x20, in: request, from: 0, to: lineEnd),

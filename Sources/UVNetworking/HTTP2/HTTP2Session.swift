@@ -60,9 +60,18 @@ final class HTTP2Session {
     /// counts it, and its regular fields.
     @exclusivity(unchecked) private var blockStatus = 0
     @exclusivity(unchecked) private var blockSize = 0
-    @exclusivity(unchecked) private var block = HTTP2HeaderBlock()
+    private let block = HTTP2HeaderBlock()
     /// A request's header block, reused from request to request.
-    @exclusivity(unchecked) private var requestBlock = HTTP2HeaderBlock()
+    private let requestBlock = HTTP2HeaderBlock()
+    /// The request `requestBlock` was translated from, and where its body starts. A batch sends
+    /// the same request over and over, and the session's prepared-request cache hands out one
+    /// array for equal requests: the same storage again is the same bytes (it is kept here, so
+    /// it cannot be freed and reused for others, and a writer would copy it first), and skips
+    /// the translation. Only small requests are kept, so no large body stays alive for it.
+    @exclusivity(unchecked) private var requestBlockSource: [UInt8] = []
+    @exclusivity(unchecked) private var requestBlockBodyStart = 0
+    @exclusivity(unchecked) private var requestBlockScheme = ""
+    static let translationCacheLimit = 4096
     /// The last SETTINGS_MAX_CONCURRENT_STREAMS reported.
     @exclusivity(unchecked) private var reportedStreamLimit = -1
     /// Set when a callback decided the connection must end (our limits); `receive` then fails.
@@ -140,8 +149,22 @@ final class HTTP2Session {
     /// sends as DATA (nil: none); `body.isOpen` means more will be appended. Returns the
     /// stream's id.
     func submit(request: [UInt8], scheme: String, body: (_ bodyStart: Int) -> BodySource?) throws(HTTP2Error) -> Int32 {
-        let bodyStart = try HTTP2RequestHead.translate(request, scheme: scheme, into: &requestBlock)
-        return try submit(requestBlock, body: body(bodyStart))
+        if !Self.sameStorage(request, requestBlockSource) || scheme != requestBlockScheme {
+            // Forgotten first: a translation that fails leaves the block half made.
+            requestBlockSource = []
+            requestBlockBodyStart = try HTTP2RequestHead.translate(request, scheme: scheme, into: requestBlock)
+            if request.count <= Self.translationCacheLimit {
+                requestBlockSource = request
+                requestBlockScheme = scheme
+            }
+        }
+        return try submit(requestBlock, body: body(requestBlockBodyStart))
+    }
+
+    /// Whether two arrays share their storage (and so their bytes); never for empty ones.
+    private static func sameStorage(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard !a.isEmpty, a.count == b.count else { return false }
+        return a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
     }
 
     /// Opens a stream whose header block has these fields (pseudo-fields first, names lowercase).
@@ -151,22 +174,21 @@ final class HTTP2Session {
 
     private func submit(_ block: HTTP2HeaderBlock, body: BodySource?) throws(HTTP2Error) -> Int32 {
         // nghttp2 copies the block: pointers into ours, valid for the call, are enough.
-        let stream = block.bytes.withUnsafeBufferPointer { bytes in
-            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: block.count) { nva -> Int32 in
-                let base = UnsafeMutablePointer(mutating: bytes.baseAddress!)
-                for (index, bound) in block.bounds.enumerated() {
-                    nva.initializeElement(at: index, to: nghttp2_nv(
-                        name: base + Int(bound.nameStart), value: base + Int(bound.valueStart),
-                        namelen: Int(bound.nameEnd - bound.nameStart), valuelen: Int(bound.valueEnd - bound.valueStart),
-                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
-                }
-                defer { nva.deinitialize() }
-                if body != nil {
-                    var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
-                    return nghttp2_submit_request(session, nil, nva.baseAddress, block.count, &provider, nil)
-                }
-                return nghttp2_submit_request(session, nil, nva.baseAddress, block.count, nil, nil)
+        let bytes = block.bytes
+        let stream = withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: block.count) { nva -> Int32 in
+            let base = UnsafeMutablePointer(mutating: bytes.baseAddress!)
+            for (index, bound) in block.bounds.enumerated() {
+                nva.initializeElement(at: index, to: nghttp2_nv(
+                    name: base + Int(bound.nameStart), value: base + Int(bound.valueStart),
+                    namelen: Int(bound.nameEnd - bound.nameStart), valuelen: Int(bound.valueEnd - bound.valueStart),
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
+            defer { nva.deinitialize() }
+            if body != nil {
+                var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: Self.readBody)
+                return nghttp2_submit_request(session, nil, nva.baseAddress, block.count, &provider, nil)
+            }
+            return nghttp2_submit_request(session, nil, nva.baseAddress, block.count, nil, nil)
         }
         guard stream > 0 else { throw .engine("nghttp2_submit_request: \(String(cString: nghttp2_strerror(stream)))") }
         if let body { bodies[stream] = body }

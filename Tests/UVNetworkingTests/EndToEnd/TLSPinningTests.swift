@@ -31,6 +31,25 @@ extension EndToEnd {
             }
         }
 
+        /// Pins are checked in the handshake, whatever ALPN then picks: an h2 origin passes with
+        /// the right pin and is refused with a wrong one, as over HTTP/1.1.
+        @Test func pinsHoldOverHTTP2() throws {
+            let front = try TestServers.httpbinH2()
+            let right = policy(.publicKey, [nginx.pki.leaf]), wrong = policy(.certificate, [nginx.extraCertificate])
+            for (pin, passes) in [(right, true), (wrong, false)] {
+                let harness = tlsHarness()
+                defer { harness.finish() }
+                try harness.manager.setSecurityPolicy(pin)
+                let outcome = harness.fetch(front.baseURL + "/get")
+                if passes {
+                    #expect(outcome.status == 200)
+                    #expect(outcome.networkProtocolName == "h2")
+                } else {
+                    #expect(outcome.code == .serverCertificateUntrusted)
+                }
+            }
+        }
+
         @Test func certificatePinMismatchIsRefused() throws {
             let outcome = try fetch(.valid, with: policy(.certificate, [nginx.extraCertificate]))
             #expect(outcome.code == .serverCertificateUntrusted)

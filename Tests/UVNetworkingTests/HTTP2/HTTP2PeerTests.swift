@@ -282,3 +282,23 @@ extension EndToEnd.HTTP2PeerTests {
         #expect(timer.values.count == 1)
     }
 }
+
+extension EndToEnd.HTTP2PeerTests {
+    /// A connection keeps the header block of the last request it translated and reuses it for
+    /// the same request bytes: requests that repeat, alternate and differ only in a field's
+    /// value, on one connection, each arrive as sent (httpbin echoes the fields).
+    @Test func alternatingRequestsOnOneConnectionArriveAsSent() throws {
+        let base = try Wire.h2.httpbinBaseURL()
+        let harness = Wire.h2.harness()
+        defer { harness.finish() }
+        let one = ClientHarness.request(base + "/headers", fields: [("X-Probe", "one")])
+        let two = ClientHarness.request(base + "/headers", fields: [("X-Probe", "two")])
+        for (request, probe) in [(one, "one"), (one, "one"), (two, "two"), (one, "one"), (two, "two"), (two, "two")] {
+            let outcome = harness.fetch(request)
+            #expect(outcome.status == 200)
+            let echoed = outcome.data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            #expect((echoed?["headers"] as? [String: Any])?["X-Probe"] as? String == probe)
+        }
+        #expect(harness.manager.openConnectionCount == 1)
+    }
+}
