@@ -35,13 +35,14 @@ private func markCompletionQueue(_ harness: ClientHarness) {
 private var onCompletionQueue: Bool { DispatchQueue.getSpecific(key: completionQueueKey) == true }
 
 extension EndToEnd {
-    /// The manager's closures (AFURLSessionManager's blocks) against nginx and httpbin.
+    /// The manager's closures (AFURLSessionManager's blocks) against nginx and httpbin; the ones
+    /// that need no HTTP/1.1 connection behaviour run over both protocols.
     @Suite(.tags(.nginx)) struct SessionHooks {
         // MARK: did complete
 
-        @Test func didCompleteRunsOncePerTaskBeforeTheCompletionHandler() throws {
-            let nginx = try TestServers.nginx()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func didCompleteRunsOncePerTaskBeforeTheCompletionHandler(_ wire: Wire) throws {
+            let base = try wire.nginxURL("")
+            let harness = wire.harness()
             markCompletionQueue(harness)
             let events = Recorder<(id: Int, event: String, code: NetworkingError.Code?, onQueue: Bool)>()
             harness.manager.taskDidComplete = { task, error in
@@ -53,7 +54,7 @@ extension EndToEnd {
             var ids: [Int] = []
             let done = DispatchSemaphore(value: 0)
             for path in ["/hello", "/hello", "/missing"] {
-                let task = harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + path), completionHandler: { _, _, error in
+                let task = harness.manager.dataTask(with: ClientHarness.request(base + path), completionHandler: { _, _, error in
                     events.append((-1, "handler", (error as? NetworkingError)?.code, onCompletionQueue))
                     done.signal()
                 })
@@ -74,9 +75,9 @@ extension EndToEnd {
 
         // MARK: did receive response
 
-        @Test func allowContinuesAfterTheClosureAnswers() throws {
-            let nginx = try TestServers.nginx()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func allowContinuesAfterTheClosureAnswers(_ wire: Wire) throws {
+            let base = try wire.nginxURL("")
+            let harness = wire.harness()
             markCompletionQueue(harness)
             let answered = Mutex(false)
             let asked = Recorder<(status: Int, onQueue: Bool)>()
@@ -89,7 +90,7 @@ extension EndToEnd {
             }
             let answeredFirst = Mutex<[Bool]>([])
             for path in ["/hello", "/large", "/no-content"] {
-                let (task, wait) = harness.makeTask(ClientHarness.request(nginx.baseURL + path))
+                let (task, wait) = harness.makeTask(ClientHarness.request(base + path))
                 answered.withLock { $0 = false }
                 task.resume()
                 let outcome = try #require(wait(10))
@@ -105,7 +106,7 @@ extension EndToEnd {
             #expect(asked.all.map(\.status) == [200, 200, 204])
             #expect(asked.all.allSatisfy { $0.onQueue })
             // The hold left the pooled connection readable: it serves the next request.
-            #expect(harness.fetch(nginx.baseURL + "/hello").text == NginxServer.helloBody)
+            #expect(harness.fetch(base + "/hello").text == NginxServer.helloBody)
             #expect(harness.manager.openConnectionCount == 1)
             harness.finish()
         }
@@ -176,9 +177,9 @@ extension EndToEnd {
 
         // MARK: did receive data
 
-        @Test func dataChunksArriveInOrderAndMakeTheBody() throws {
-            let nginx = try TestServers.nginx()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func dataChunksArriveInOrderAndMakeTheBody(_ wire: Wire) throws {
+            let base = try wire.nginxURL("")
+            let harness = wire.harness()
             markCompletionQueue(harness)
             let received = Mutex(Data())
             let chunkCount = Mutex(0)
@@ -194,7 +195,7 @@ extension EndToEnd {
                 chunkCount.withLock { $0 = 0 }
                 let seenAtCompletion = Mutex(Data())
                 let done = DispatchSemaphore(value: 0)
-                harness.manager.dataTask(with: ClientHarness.request(nginx.baseURL + path), completionHandler: { _, object, _ in
+                harness.manager.dataTask(with: ClientHarness.request(base + path), completionHandler: { _, object, _ in
                     // Every chunk was delivered before the completion handler.
                     seenAtCompletion.withLock { $0 = received.withLock { $0 } }
                     #expect(object as? Data == expected)
@@ -208,10 +209,10 @@ extension EndToEnd {
             harness.finish()
         }
 
-        @Test func chunksHeldForTheDispositionFollowIt() throws {
-            let nginx = try TestServers.nginx()
+        @Test(arguments: Wire.allCases) func chunksHeldForTheDispositionFollowIt(_ wire: Wire) throws {
+            let base = try wire.nginxURL("")
             // A concurrent completion queue: the per-task channel must still keep order.
-            let harness = ClientHarness()
+            let harness = wire.harness()
             harness.manager.completionQueue = DispatchQueue(label: "uvnetworking.tests.concurrent", attributes: .concurrent)
             let events = Recorder<String>()
             let received = Mutex(Data())
@@ -225,7 +226,7 @@ extension EndToEnd {
                 received.withLock { $0.append(data) }
             }
             harness.manager.taskDidComplete = { _, _ in events.append("complete") }
-            let outcome = harness.fetch(nginx.baseURL + "/large")
+            let outcome = harness.fetch(base + "/large")
             #expect(outcome.error == nil)
             #expect(received.withLock { $0 } == Data(NginxServer.largeBody(count: NginxServer.largeSize)))
             #expect(events.all == ["response", "data", "complete"])
@@ -261,9 +262,9 @@ extension EndToEnd {
 
         // MARK: metrics
 
-        @Test func metricsArriveOncePerTaskBeforeDidComplete() throws {
-            let nginx = try TestServers.nginx()
-            let harness = ClientHarness()
+        @Test(arguments: Wire.allCases) func metricsArriveOncePerTaskBeforeDidComplete(_ wire: Wire) throws {
+            let base = try wire.nginxURL("")
+            let harness = wire.harness()
             let order = Recorder<(id: Int, event: String)>()
             let metrics = Recorder<(id: Int, metrics: TaskMetrics)>()
             harness.manager.taskDidFinishCollectingMetrics = { task, value in
@@ -274,7 +275,7 @@ extension EndToEnd {
             let before = Date()
             var ids: [Int] = []
             for _ in 0..<3 {
-                let (task, wait) = harness.makeTask(ClientHarness.request(nginx.baseURL + "/hello"))
+                let (task, wait) = harness.makeTask(ClientHarness.request(base + "/hello"))
                 ids.append(task.taskIdentifier)
                 task.resume()
                 #expect(wait(10)?.status == 200)

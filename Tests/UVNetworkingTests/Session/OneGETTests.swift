@@ -10,7 +10,7 @@ import UVNetworking
 /// a 200 with a small body, a serializer that only validates. Besides checking that path, it is
 /// what scripts/files-a-get-crosses.sh runs alone under coverage to count the library's files a
 /// request passes through (docs/architecture.md, "Folders").
-@Suite struct OneGET {
+@Suite(.tags(.loopback)) struct OneGET {
     @Test func aDefaultSessionGetsOnePage() throws {
         let server = LoopbackHTTPServer()
         let port = try server.start()

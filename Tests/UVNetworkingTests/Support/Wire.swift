@@ -25,6 +25,16 @@ enum Wire: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// The URL of one of nginx's own locations over this protocol: the plain nginx
+    /// (`TestServers.nginx()`) for HTTP/1.1, the HTTP/2 front for h2, which serves the same
+    /// bodies at `/hello`, `/large`, `/large-chunked` and `/no-content`.
+    func nginxURL(_ path: String) throws -> String {
+        switch self {
+        case .http1_1: try TestServers.nginx().baseURL + path
+        case .h2: try TestServers.httpbinH2().baseURL + path
+        }
+    }
+
     /// A session that reaches httpbin over either protocol: both sessions trust the test PKI
     /// (and nothing else), so a redirect from one origin to the other works from both.
     static func configure(_ configuration: inout SessionConfiguration) {
@@ -66,7 +76,9 @@ extension TestServers {
     /// nginx in front of `httpbin()`: every path goes to httpbin over HTTP/1.1, unbuffered so
     /// that streamed and slow bodies (/stream-bytes, /drip, /range?duration=) stay streamed, and
     /// httpbin's absolute redirects to itself are rewritten to the front's own paths. Request
-    /// bodies are read whole first (nginx's default), so httpbin sees a Content-Length.
+    /// bodies are read whole first (nginx's default), so httpbin sees a Content-Length. A few
+    /// locations are nginx's own, as `nginx()` has them: `/hello`, `/large` (1 MiB),
+    /// `/large-chunked` (the same with no length) and `/no-content` (204).
     static func httpbinH2() throws -> HTTPBinH2Front { try sharedHTTPBinH2.get() }
 
     private static let sharedHTTPBinH2 = Result { try startHTTPBinH2() }
@@ -81,7 +93,16 @@ extension TestServers {
             TestPKI.writePEM(pki.sentChain, to: directory + "/chain.pem")
             TestPKI.writePEM(pki.leaf.key, to: directory + "/key.pem")
             let upstream = "http://127.0.0.1:\(httpbin.port)"
+            try FileManager.default.createDirectory(atPath: directory + "/www", withIntermediateDirectories: true)
+            try Data(NginxServer.largeBody(count: NginxServer.largeSize)).write(to: URL(fileURLWithPath: directory + "/www/large.bin"))
             let location = """
+                    location = /hello { default_type text/plain; return 200 "hello world\\n"; }
+                    location = /large { alias \(directory)/www/large.bin; }
+                    location = /large-chunked {
+                        alias \(directory)/www/large.bin;
+                        sub_filter_types *; sub_filter "no-such-text" "";
+                    }
+                    location = /no-content { return 204; }
                     location / {
                         proxy_pass \(upstream);
                         proxy_http_version 1.1;
