@@ -194,7 +194,15 @@ final class ClientHarness: @unchecked Sendable {
         if !descriptorsClosed {
             let now = fileDescriptorTargets()
             let new = now.filter { baselineDescriptorTargets[$0.key] != $0.value }.sorted { $0.key < $1.key }
-            Issue.record("file descriptors leaked: \(new.map { "\($0.key) -> \($0.value)" })", sourceLocation: sourceLocation)
+            // libdispatch keeps one timer descriptor per clock for the process's life; the warm-up
+            // opens them before the baseline, but with tiers running side by side one can still
+            // come late. The library never opens one (libuv times with epoll's timeout), so a
+            // timer descriptor within dispatch's count is the runtime's, not a leak.
+            let onlyRuntimeTimers = new.allSatisfy { $0.value == "anon_inode:[timerfd]" }
+                && DispatchTimerWarmUp.timerDescriptorCount() <= DispatchTimerWarmUp.clockCount
+            if !onlyRuntimeTimers {
+                Issue.record("file descriptors leaked: \(new.map { "\($0.key) -> \($0.value)" })", sourceLocation: sourceLocation)
+            }
         }
     }
 

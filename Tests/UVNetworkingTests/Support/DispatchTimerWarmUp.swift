@@ -31,6 +31,9 @@ enum DispatchTimerWarmUp {
         return timerDescriptorCount()
     }()
 
+    /// The most timer descriptors libdispatch keeps: one per clock (uptime, monotonic, wall).
+    static let clockCount = 3
+
     /// Timer descriptors open in this process.
     static func timerDescriptorCount() -> Int {
         fileDescriptorTargets().values.filter { $0 == "anon_inode:[timerfd]" }.count
