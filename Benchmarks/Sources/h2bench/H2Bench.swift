@@ -234,6 +234,8 @@ struct H2Bench: ParsableCommand {
         defer { server.stop() }
         let manager = SessionManager(configuration: configuration(server, connections: 1))
         manager.completionQueue = DispatchQueue(label: "h2bench.open-streams")
+        // Bytes as they come: nghttpd names its file text/html, which JSON's serializer refuses.
+        manager.responseSerializer = HTTPResponseSerializer()
         defer { manager.invalidateSessionCancelingTasks(true, resetSession: false) }
         let done = DispatchSemaphore(value: 0)
         let failures = FailureLog()

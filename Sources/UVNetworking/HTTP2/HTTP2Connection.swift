@@ -34,6 +34,14 @@ final class HTTP2Connection {
     @exclusivity(unchecked) var madeProgress = false
     /// Streams opened so far.
     @exclusivity(unchecked) private(set) var streamsOpened = 0
+    /// Bytes read on the connection so far: a stream's share is what was read while it ran.
+    @exclusivity(unchecked) private(set) var bytesRead: Int64 = 0
+    /// Streams whose request has not all been handed to the transport: told at each write.
+    /// Kept apart from `streams` so that a write costs nothing per stream that is only waiting
+    /// for its response, the common case with many streams open.
+    @exclusivity(unchecked) private var streamsWriting: [HTTP2Stream] = []
+    /// Streams whose body a reader streams in, told when output was taken (they may read on).
+    @exclusivity(unchecked) private var streamsReadingBodies: [HTTP2Stream] = []
     @exclusivity(unchecked) private(set) var timings: ConnectTimings
     /// For a session that logs or measures: who is told why it closes (ConnectionObserver.swift);
     /// nil otherwise.
@@ -82,6 +90,7 @@ final class HTTP2Connection {
         guard let session, !isClosed else { throw .engine("the connection is closed") }
         let id = try session.submit(request: request, scheme: scheme, body: body)
         streams[id] = stream
+        streamsWriting.append(stream)
         streamsOpened += 1
         idleDeadline = .max
         scheduleFlush()
@@ -93,6 +102,15 @@ final class HTTP2Connection {
         guard let id = stream.streamID, streams[id] === stream else { return }
         session?.reset(id)
         scheduleFlush()
+    }
+
+    /// `stream`'s body comes from a reader: it hears when output was taken, until `bodyEnded`.
+    func bodyStreams(_ stream: HTTP2Stream) {
+        streamsReadingBodies.append(stream)
+    }
+
+    func bodyEnded(_ stream: HTTP2Stream) {
+        streamsReadingBodies.removeAll { $0 === stream }
     }
 
     func bodyAppended(_ stream: HTTP2Stream) {
@@ -140,6 +158,7 @@ final class HTTP2Connection {
 
     /// No stream runs: close after `timeout` seconds unless one opens.
     func parkIdle(timeout: Double) {
+        session?.trimMemory()
         idleDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: LoopDuration.clamped(timeout))
         armTimer(noLaterThan: idleDeadline)
     }
@@ -189,14 +208,22 @@ final class HTTP2Connection {
             fail(.http2(error))
             return
         }
-        for stream in Array(streams.values) { stream.outputTaken() }
+        if !streamsReadingBodies.isEmpty {
+            // A copy: a stream may end (and leave the list) while it reads.
+            for stream in streamsReadingBodies { stream.outputTaken() }
+        }
         guard !output.isEmpty else {
             if let fatal = session.fatal { fail(.http2(fatal)) }
             return
         }
         let bytes = output
         output.removeAll(keepingCapacity: true)
-        for stream in streams.values { stream.countWritten() }
+        if !streamsWriting.isEmpty {
+            // Reporting may open or end streams: the list is rebuilt, keeping those still writing.
+            let writing = streamsWriting
+            streamsWriting.removeAll(keepingCapacity: true)
+            for stream in writing where stream.countWritten() { streamsWriting.append(stream) }
+        }
         switch transport.write(bytes) {
         case .written:
             // nghttp2 ended the connection over the server's frames: its GOAWAY is out.
@@ -232,6 +259,8 @@ final class HTTP2Connection {
         if !wasDraining { owner.connectionDraining(self) }
         let running = streams.values.sorted { ($0.streamID ?? 0) < ($1.streamID ?? 0) }
         streams.removeAll()
+        streamsWriting.removeAll()
+        streamsReadingBodies.removeAll()
         for stream in running { stream.connectionFailed(error) }
         session = nil
         owner.connectionClosed(self)
@@ -291,7 +320,7 @@ extension HTTP2Connection: TransportDelegate {
 
     func transport(_ transport: StreamTransport, didRead bytes: UnsafeRawBufferPointer) {
         guard let session else { return }
-        for stream in streams.values { stream.countRead(bytes.count) }
+        bytesRead &+= Int64(bytes.count)
         do {
             try session.receive(bytes)
         } catch {

@@ -48,6 +48,8 @@ final class HTTP2Session {
     }
 
     private let session: OpaquePointer
+    /// nghttp2's memory for this session; outlives it (`deinit` deletes the session first).
+    let memory = HTTP2SessionMemory()
     /// Who hears of frames. Unowned: the connection that owns the session is the delegate.
     unowned(unsafe) let delegate: HTTP2SessionDelegate
     let settings: Settings
@@ -125,8 +127,9 @@ final class HTTP2Session {
         nghttp2_option_set_max_settings(options, 32)
         nghttp2_option_set_max_continuations(options, 16)
         var made: OpaquePointer?
-        let status = nghttp2_session_client_new2(&made, callbacks, nil, options)
-        guard status == 0, let made else { throw .engine("nghttp2_session_client_new2: \(String(cString: nghttp2_strerror(status)))") }
+        var allocator = memory.nghttp2Allocator
+        let status = nghttp2_session_client_new3(&made, callbacks, nil, options, &allocator)
+        guard status == 0, let made else { throw .engine("nghttp2_session_client_new3: \(String(cString: nghttp2_strerror(status)))") }
         session = made
         nghttp2_session_set_user_data(session, Unmanaged.passUnretained(self).toOpaque())
         var entries = [
@@ -217,6 +220,12 @@ final class HTTP2Session {
         nghttp2_session_consume_stream(session, stream, count)
     }
 
+    /// Frees the memory nghttp2 gave back and this session kept for its next streams: the
+    /// connection went idle.
+    func trimMemory() {
+        memory.trim()
+    }
+
     /// Says GOAWAY (NO_ERROR) with the last stream the server started (none: we take no push).
     func goAway() {
         nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
@@ -272,83 +281,94 @@ final class HTTP2Session {
         Unmanaged<HTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
     }
 
+    /// Runs `body` with the session, neither retained nor released: nghttp2 calls back only
+    /// from inside the session's own calls, so it is alive throughout. The callbacks that run
+    /// for every frame and header use this; each retain and release is an atomic operation.
+    @inline(__always)
+    private static func withSession(_ userData: UnsafeMutableRawPointer?, _ body: (HTTP2Session) -> Int32) -> Int32 {
+        Unmanaged<HTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
+    }
+
     private static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
         guard let frame else { return 0 }
-        let session = this(userData)
-        let stream = frame.pointee.hd.stream_id
-        if frame.pointee.hd.type == UInt8(NGHTTP2_PUSH_PROMISE.rawValue) {
-            session.fatal = .protocolViolation("the server sent PUSH_PROMISE, which the client's SETTINGS_ENABLE_PUSH=0 forbids (RFC 9113 §6.6)")
-            return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+        return withSession(userData) { session -> Int32 in
+            let stream = frame.pointee.hd.stream_id
+            if frame.pointee.hd.type == UInt8(NGHTTP2_PUSH_PROMISE.rawValue) {
+                session.fatal = .protocolViolation("the server sent PUSH_PROMISE, which the client's SETTINGS_ENABLE_PUSH=0 forbids (RFC 9113 §6.6)")
+                return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+            }
+            session.blockStream = stream
+            session.blockStatus = 0
+            session.blockSize = 0
+            session.block.removeAll()
+            return 0
         }
-        session.blockStream = stream
-        session.blockStatus = 0
-        session.blockSize = 0
-        session.block.removeAll()
-        return 0
     }
 
     private static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
         guard let frame, let name, let value else { return 0 }
-        let session = this(userData)
-        // Not the block begun (a rejected stream's rest, or a PUSH_PROMISE's): nothing to keep.
-        guard frame.pointee.hd.stream_id == session.blockStream else { return 0 }
-        // RFC 9113 §6.5.2 counts each field as name + value + 32.
-        session.blockSize += nameLength + valueLength + 32
-        if session.blockSize > session.settings.maximumHeaderListBytes {
-            session.fatal = .headerListTooLarge(limit: session.settings.maximumHeaderListBytes)
-            return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
-        }
-        guard nameLength > 0, name[0] == 0x3A else {
-            session.block.append(name: UnsafeBufferPointer(start: name, count: nameLength),
-                                 value: UnsafeBufferPointer(start: value, count: valueLength))
+        return withSession(userData) { session -> Int32 in
+            // Not the block begun (a rejected stream's rest, or a PUSH_PROMISE's): nothing to keep.
+            guard frame.pointee.hd.stream_id == session.blockStream else { return 0 }
+            // RFC 9113 §6.5.2 counts each field as name + value + 32.
+            session.blockSize += nameLength + valueLength + 32
+            if session.blockSize > session.settings.maximumHeaderListBytes {
+                session.fatal = .headerListTooLarge(limit: session.settings.maximumHeaderListBytes)
+                return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+            }
+            guard nameLength > 0, name[0] == 0x3A else {
+                session.block.append(name: UnsafeBufferPointer(start: name, count: nameLength),
+                                     value: UnsafeBufferPointer(start: value, count: valueLength))
+                return 0
+            }
+            // nghttp2 lets through only the pseudo-fields of a response, :status with three digits
+            // but not 101. Below 100 is ours to refuse, as the HTTP/1.1 parser does (RFC 9110 §15:
+            // the first digit is the class, 1 to 5).
+            guard nameLength == 7, name[1] == 0x73 /* s */, name[6] == 0x73 /* s */ else { return 0 }
+            var status = 0
+            for offset in 0..<valueLength { status = status &* 10 &+ Int(value[offset] &- 0x30) }
+            guard valueLength == 3, status >= 100 else {
+                session.reject(frame.pointee.hd.stream_id)
+                return 0
+            }
+            session.blockStatus = status
             return 0
         }
-        // nghttp2 lets through only the pseudo-fields of a response, :status with three digits
-        // but not 101. Below 100 is ours to refuse, as the HTTP/1.1 parser does (RFC 9110 §15:
-        // the first digit is the class, 1 to 5).
-        guard nameLength == 7, name[1] == 0x73 /* s */, name[6] == 0x73 /* s */ else { return 0 }
-        var status = 0
-        for offset in 0..<valueLength { status = status &* 10 &+ Int(value[offset] &- 0x30) }
-        guard valueLength == 3, status >= 100 else {
-            session.reject(frame.pointee.hd.stream_id)
-            return 0
-        }
-        session.blockStatus = status
-        return 0
     }
 
     private static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
         guard let frame else { return 0 }
-        let session = this(userData)
-        let stream = frame.pointee.hd.stream_id
-        let endsStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-        switch UInt32(frame.pointee.hd.type) {
-        case NGHTTP2_HEADERS.rawValue:
-            if session.isRejected(stream) { return 0 }
-            if session.blockStream == stream {
-                session.blockStream = 0
-                // A trailer section has no :status: its fields are not a head.
-                let status = session.blockStatus
-                if status != 0 {
-                    nghttp2_session_set_stream_user_data(session.session, stream, HTTP2Session.answeredMark)
-                    session.delegate.session(stream: stream, receivedHead: status, fields: session.block.receivedFields, isFinal: status >= 200)
+        return withSession(userData) { session -> Int32 in
+            let stream = frame.pointee.hd.stream_id
+            let endsStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            switch UInt32(frame.pointee.hd.type) {
+            case NGHTTP2_HEADERS.rawValue:
+                if session.isRejected(stream) { return 0 }
+                if session.blockStream == stream {
+                    session.blockStream = 0
+                    // A trailer section has no :status: its fields are not a head.
+                    let status = session.blockStatus
+                    if status != 0 {
+                        nghttp2_session_set_stream_user_data(session.session, stream, HTTP2Session.answeredMark)
+                        session.delegate.session(stream: stream, receivedHead: status, fields: session.block.receivedFields, isFinal: status >= 200)
+                    }
                 }
+                if endsStream { session.delegate.session(streamEnded: stream) }
+            case NGHTTP2_DATA.rawValue:
+                if endsStream && !session.isRejected(stream) { session.delegate.session(streamEnded: stream) }
+            case NGHTTP2_SETTINGS.rawValue:
+                let limit = session.streamLimit
+                if limit != session.reportedStreamLimit {
+                    session.reportedStreamLimit = limit
+                    session.delegate.sessionChangedStreamLimit(limit)
+                }
+            case NGHTTP2_GOAWAY.rawValue:
+                session.delegate.sessionReceivedGoAway(lastStreamID: frame.pointee.goaway.last_stream_id, errorCode: frame.pointee.goaway.error_code)
+            default:
+                break
             }
-            if endsStream { session.delegate.session(streamEnded: stream) }
-        case NGHTTP2_DATA.rawValue:
-            if endsStream && !session.isRejected(stream) { session.delegate.session(streamEnded: stream) }
-        case NGHTTP2_SETTINGS.rawValue:
-            let limit = session.streamLimit
-            if limit != session.reportedStreamLimit {
-                session.reportedStreamLimit = limit
-                session.delegate.sessionChangedStreamLimit(limit)
-            }
-        case NGHTTP2_GOAWAY.rawValue:
-            session.delegate.sessionReceivedGoAway(lastStreamID: frame.pointee.goaway.last_stream_id, errorCode: frame.pointee.goaway.error_code)
-        default:
-            break
+            return 0
         }
-        return 0
     }
 
     private static let onInvalidFrame: nghttp2_on_invalid_frame_recv_callback = { _, frame, errorCode, userData in
@@ -362,18 +382,19 @@ final class HTTP2Session {
 
     private static let onFrameSent: nghttp2_on_frame_send_callback = { _, frame, userData in
         guard let frame else { return 0 }
-        let session = this(userData)
-        if UInt32(frame.pointee.hd.type) == NGHTTP2_RST_STREAM.rawValue {
-            session.resetByClient.insert(frame.pointee.hd.stream_id)
+        return withSession(userData) { session -> Int32 in
+            if UInt32(frame.pointee.hd.type) == NGHTTP2_RST_STREAM.rawValue {
+                session.resetByClient.insert(frame.pointee.hd.stream_id)
+                return 0
+            }
+            guard UInt32(frame.pointee.hd.type) == NGHTTP2_GOAWAY.rawValue else { return 0 }
+            let code = frame.pointee.goaway.error_code
+            // A GOAWAY with an error is nghttp2 ending the connection over the server's frames.
+            if code != NGHTTP2_NO_ERROR.rawValue && session.fatal == nil {
+                session.fatal = .protocolViolation(session.lastInvalidFrame ?? "the connection ended with \(HTTP2Error.name(of: code))")
+            }
             return 0
         }
-        guard UInt32(frame.pointee.hd.type) == NGHTTP2_GOAWAY.rawValue else { return 0 }
-        let code = frame.pointee.goaway.error_code
-        // A GOAWAY with an error is nghttp2 ending the connection over the server's frames.
-        if code != NGHTTP2_NO_ERROR.rawValue && session.fatal == nil {
-            session.fatal = .protocolViolation(session.lastInvalidFrame ?? "the connection ended with \(HTTP2Error.name(of: code))")
-        }
-        return 0
     }
 
     /// A request's HEADERS that could not go out (the server said GOAWAY before they were sent):
@@ -389,33 +410,35 @@ final class HTTP2Session {
 
     private static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
         guard let data, length > 0 else { return 0 }
-        let session = this(userData)
-        if session.isRejected(stream) { return 0 }
-        session.delegate.session(stream: stream, receivedData: UnsafeRawBufferPointer(start: data, count: length))
-        return 0
+        return withSession(userData) { session -> Int32 in
+            if session.isRejected(stream) { return 0 }
+            session.delegate.session(stream: stream, receivedData: UnsafeRawBufferPointer(start: data, count: length))
+            return 0
+        }
     }
 
     private static let onStreamClose: nghttp2_on_stream_close_callback = { _, stream, errorCode, userData in
-        let session = this(userData)
-        if !session.bodies.isEmpty { session.bodies[stream] = nil }
-        if session.blockStream == stream { session.blockStream = 0 }
-        let byClient = !session.resetByClient.isEmpty && session.resetByClient.remove(stream) != nil
-        let wasAnswered = nghttp2_session_get_stream_user_data(session.session, stream) == HTTP2Session.answeredMark
-        // A rejected stream may close before our RST_STREAM goes out (the server ended it):
-        // the task still hears that its response was malformed.
-        if !session.rejected.isEmpty, session.rejected.remove(stream) != nil {
-            session.delegate.session(stream: stream, closedWith: NGHTTP2_PROTOCOL_ERROR.rawValue, byClient: true)
+        return withSession(userData) { session -> Int32 in
+            if !session.bodies.isEmpty { session.bodies[stream] = nil }
+            if session.blockStream == stream { session.blockStream = 0 }
+            let byClient = !session.resetByClient.isEmpty && session.resetByClient.remove(stream) != nil
+            let wasAnswered = nghttp2_session_get_stream_user_data(session.session, stream) == HTTP2Session.answeredMark
+            // A rejected stream may close before our RST_STREAM goes out (the server ended it):
+            // the task still hears that its response was malformed.
+            if !session.rejected.isEmpty, session.rejected.remove(stream) != nil {
+                session.delegate.session(stream: stream, closedWith: NGHTTP2_PROTOCOL_ERROR.rawValue, byClient: true)
+                return 0
+            }
+            // REFUSED_STREAM, or nghttp2 closing a stream above a GOAWAY's last stream id, says the
+            // request was never processed (RFC 9113 §8.7, §6.8). After a head that is a lie that
+            // would have the request sent twice: it is the server's protocol error.
+            if errorCode == NGHTTP2_REFUSED_STREAM.rawValue && !byClient && wasAnswered {
+                session.delegate.session(stream: stream, closedWith: NGHTTP2_PROTOCOL_ERROR.rawValue, byClient: false)
+                return 0
+            }
+            session.delegate.session(stream: stream, closedWith: errorCode, byClient: byClient)
             return 0
         }
-        // REFUSED_STREAM, or nghttp2 closing a stream above a GOAWAY's last stream id, says the
-        // request was never processed (RFC 9113 §8.7, §6.8). After a head that is a lie that
-        // would have the request sent twice: it is the server's protocol error.
-        if errorCode == NGHTTP2_REFUSED_STREAM.rawValue && !byClient && wasAnswered {
-            session.delegate.session(stream: stream, closedWith: NGHTTP2_PROTOCOL_ERROR.rawValue, byClient: false)
-            return 0
-        }
-        session.delegate.session(stream: stream, closedWith: errorCode, byClient: byClient)
-        return 0
     }
 
     /// Resets `stream` with PROTOCOL_ERROR over a response RFC 9113 §8.1.1 calls malformed that

@@ -39,7 +39,12 @@ final class HTTP2Stream {
     @exclusivity(unchecked) private var bodyBytesReported: Int64 = 0
     @exclusivity(unchecked) private var requestWrittenReported = false
     @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
-    @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
+    /// The connection's `bytesRead` when the stream opened, and when it ended (nil: running).
+    @exclusivity(unchecked) private var bytesReadAtOpen: Int64 = 0
+    @exclusivity(unchecked) private var bytesReadAtEnd: Int64?
+    /// Bytes the connection read while the stream ran (the frames of other streams too, as
+    /// URLSession counts a multiplexed transaction's).
+    var exchangeBytesRead: Int64 { (bytesReadAtEnd ?? connection.bytesRead) - bytesReadAtOpen }
 
     /// A stream's body is read ahead at most this far beyond what was sent.
     static let bodyReadAhead = 256 << 10
@@ -117,6 +122,7 @@ final class HTTP2Stream {
             return
         }
         ended = true
+        bytesReadAtEnd = connection.bytesRead
         self.delegate = nil
         reportRequestWritten()
         endBody()
@@ -167,16 +173,16 @@ final class HTTP2Stream {
         readBodyIfRoom()
     }
 
-    func countWritten() {
+    /// The connection handed its output to the transport. Returns whether the stream still
+    /// has request bytes to send (and so wants to hear of the next write).
+    func countWritten() -> Bool {
         reportRequestWritten()
-    }
-
-    func countRead(_ count: Int) {
-        exchangeBytesRead &+= Int64(count)
+        return !requestWrittenReported && !ended
     }
 
     private func finishFailed(_ error: ExchangeError, neverProcessed: Bool = false) {
         ended = true
+        bytesReadAtEnd = bytesReadAtEnd ?? connection.bytesRead
         let delegate = self.delegate
         self.delegate = nil
         endBody()
@@ -249,7 +255,10 @@ final class HTTP2Stream {
     }
 
     private func endBody() {
-        bodyReader?.cancel()
+        if let bodyReader {
+            bodyReader.cancel()
+            connection.bodyEnded(self)
+        }
         bodyReader = nil
         bodySource = nil
     }
@@ -265,6 +274,7 @@ extension HTTP2Stream: Exchange {
             body.onChunk = { [unowned self] chunk in self.bodyChunkArrived(chunk, chunked: chunked) }
         }
         exchangeBytesWritten = Int64(request.count)
+        bytesReadAtOpen = connection.bytesRead
         do {
             streamID = try connection.open(self, request: request) { bodyStart in
                 if body != nil {
@@ -285,6 +295,7 @@ extension HTTP2Stream: Exchange {
             return
         }
         recorder?.wrote(request)
+        if body != nil { connection.bodyStreams(self) }
         readBodyIfRoom()
     }
 
@@ -309,6 +320,7 @@ extension HTTP2Stream: Exchange {
     func abort() {
         guard !ended else { return }
         ended = true
+        bytesReadAtEnd = connection.bytesRead
         delegate = nil
         endBody()
         recorder = nil
