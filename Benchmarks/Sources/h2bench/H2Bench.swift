@@ -165,7 +165,7 @@ struct H2Bench: ParsableCommand {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = shape.0
         configuration.httpVersion = .http2PriorKnowledge
-        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration)
+        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: ProcessInfo.processInfo.environment["H2BENCH_ON_LOOP"] != nil)
         defer { load.shutdown() }
         let before = CPUTime.ofSelf()
         let result = load.run(concurrency: shape.0 * shape.1, requests: requests, recordLatency: false)

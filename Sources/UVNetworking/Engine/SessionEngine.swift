@@ -427,6 +427,9 @@ final class SessionEngine {
     /// Open or opening connections across every pool (for tests and metrics).
     var connectionCount: Int { pools.values.reduce(0) { $0 + $1.connectionCount } }
 
+    /// Bytes the HTTP/2 sessions keep for their next streams, across origins (for tests).
+    var http2CachedBytes: Int { pools.values.reduce(0) { $0 + $1.http2CachedBytes } }
+
     /// Pools the engine holds (for tests: empty ones are dropped after the idle timeout).
     var poolCount: Int { poolSet.poolCount }
 

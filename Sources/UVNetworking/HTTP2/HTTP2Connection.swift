@@ -23,6 +23,10 @@ final class HTTP2Connection {
     @exclusivity(unchecked) private var streams: [Int32: HTTP2Stream] = [:]
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
+    /// When an idle connection gives back the memory nghttp2 freed (`HTTP2SessionMemory`): a
+    /// while after it went idle, not at once, since a busy connection goes idle between bursts.
+    @exclusivity(unchecked) private var trimDeadline: UInt64 = .max
+    static let trimDelayMilliseconds: UInt64 = 1_000
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var writePending = false
@@ -76,6 +80,8 @@ final class HTTP2Connection {
     var remoteAddressText: String? { timings.remoteAddressText() }
     /// Streams running now.
     var activeStreamCount: Int { streams.count }
+    /// What the session keeps of nghttp2's freed memory (`HTTP2SessionMemory`).
+    var cachedSessionBytes: Int { session?.memory.cachedBytes ?? 0 }
 
     // MARK: Streams
 
@@ -93,6 +99,7 @@ final class HTTP2Connection {
         streamsWriting.append(stream)
         streamsOpened += 1
         idleDeadline = .max
+        trimDeadline = .max
         scheduleFlush()
         return id
     }
@@ -145,12 +152,16 @@ final class HTTP2Connection {
             close()
             return
         }
+        if streams.isEmpty && now >= trimDeadline {
+            trimDeadline = .max
+            session?.trimMemory()
+        }
         // Each stream re-checks its own deadlines and re-arms for the next.
         for stream in Array(streams.values) where stream.deadline <= now {
             stream.deadline = .max
             stream.timerFired()
         }
-        let next = min(streams.values.map(\.deadline).min() ?? .max, streams.isEmpty ? idleDeadline : .max)
+        let next = min(streams.values.map(\.deadline).min() ?? .max, streams.isEmpty ? min(idleDeadline, trimDeadline) : .max)
         if next != .max { timer?.arm(at: next) }
     }
 
@@ -158,9 +169,10 @@ final class HTTP2Connection {
 
     /// No stream runs: close after `timeout` seconds unless one opens.
     func parkIdle(timeout: Double) {
-        session?.trimMemory()
-        idleDeadline = LoopDuration.deadline(LoopTimer.now(loop), plus: LoopDuration.clamped(timeout))
-        armTimer(noLaterThan: idleDeadline)
+        let now = LoopTimer.now(loop)
+        idleDeadline = LoopDuration.deadline(now, plus: LoopDuration.clamped(timeout))
+        trimDeadline = LoopDuration.deadline(now, plus: Self.trimDelayMilliseconds)
+        armTimer(noLaterThan: min(idleDeadline, trimDeadline))
     }
 
     /// Says GOAWAY and closes once the running streams end (session invalidation, shutdown).

@@ -101,6 +101,14 @@ final class ConnectionPool {
 
     /// Open or opening connections (not those still waiting for a unit of the budget).
     var connectionCount: Int { machine.connectionCount - pendingOpens.count }
+    /// Bytes the HTTP/2 connections' sessions keep for their next streams (for tests: an idle
+    /// connection gives them back, `HTTP2Connection.parkIdle`).
+    var http2CachedBytes: Int {
+        connections.reduce(0) { total, entry in
+            guard case .http2(let connection)? = entry else { return total }
+            return total + connection.cachedSessionBytes
+        }
+    }
     /// No connection (open, opening or waiting to open) and no waiter (paced ones included).
     var isEmpty: Bool { machine.isEmpty && waiting.isEmpty }
 

@@ -91,6 +91,22 @@ extension EndToEnd {
             #expect(harness.manager.openConnectionCount == 1)
         }
 
+        /// nghttp2's freed blocks stay with the connection while it is busy and go back once it
+        /// has been idle a while, so that thousands of idle connections keep none.
+        @Test func anIdleConnectionGivesBackNghttp2sMemory() throws {
+            let server = try TestServers.nghttpd()
+            let harness = h2c()
+            defer { harness.finish() }
+            let tasks = (0..<16).map { _ in harness.makeTask(ClientHarness.request(server.url("/hello.txt").absoluteString)) }
+            for task in tasks { task.task.resume() }
+            #expect(tasks.allSatisfy { $0.wait(10)?.status == 200 })
+            let cached = { harness.manager.fromEachEngine { $0.http2CachedBytes }.compactMap { $0 }.reduce(0, +) }
+            #expect(cached() > 0, "a connection that just ran streams keeps their blocks")
+            let delay = Double(HTTP2Connection.trimDelayMilliseconds) / 1000
+            #expect(waitUntil(timeout: delay + 5) { cached() == 0 })
+            #expect(harness.manager.openConnectionCount == 1)
+        }
+
         @Test func http1OnlySessionsNeverSpeakH2() throws {
             // nghttpd over TLS speaks only h2: a session restricted to HTTP/1.1 cannot agree.
             let server = try TestServers.nghttpdTLS()
