@@ -209,6 +209,9 @@ struct H2Bench: ParsableCommand {
         return Double(uvbench_alloc_counter_read().allocations) / Double(max(1, result.completed))
     }
 
+    /// Longer than an idle connection waits before it gives nghttp2's freed memory back.
+    private static let idleTrimWait = 1.5
+
     /// The heap one idle HTTP/2 connection holds: nghttpd allows one stream per connection, so
     /// `idleConnections` tasks resumed at once open that many connections, which then sit idle.
     private func measureIdle() throws -> IdleResult {
@@ -218,8 +221,12 @@ struct H2Bench: ParsableCommand {
         defer { load.shutdown() }
         // One request first, so that the loop, the pool and their buffers exist before the baseline.
         _ = load.run(concurrency: 1, requests: 1, recordLatency: false)
+        // A connection keeps the blocks nghttp2 freed until it has been idle a second
+        // (HTTP2Connection.trimDelayMilliseconds): both readings come after that.
+        Thread.sleep(forTimeInterval: Self.idleTrimWait)
         let before = Int(uvbench_heap_in_use())
         let result = load.run(concurrency: idleConnections, requests: idleConnections, recordLatency: false)
+        Thread.sleep(forTimeInterval: Self.idleTrimWait)
         let after = settledHeapInUse()
         let opened = load.manager.openConnectionCount - 1
         return IdleResult(connections: opened, heapBytes: after - before, valid: result.isValid ? nil : result.firstError)

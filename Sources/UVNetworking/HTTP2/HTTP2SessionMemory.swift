@@ -18,10 +18,11 @@ import Musl
 /// lists hold at most `cacheLimit` bytes, and `trim()` empties them: the connection does so
 /// when it goes idle, so an idle connection keeps nothing here.
 final class HTTP2SessionMemory {
-    /// Class `i` holds blocks of `smallestBlock << i` bytes.
-    static let smallestBlock = 64
-    static let classCount = 6
-    static var largestBlock: Int { smallestBlock << (classCount - 1) }
+    /// Class `i` holds blocks of `(i + 1) * granularity` bytes: fine steps, so that rounding
+    /// wastes at most 31 bytes a block (an open stream holds several).
+    static let granularity = 32
+    static let classCount = 64
+    static var largestBlock: Int { classCount * granularity }
     /// Bytes kept on the free lists at most (more than one burst of 64 streams needs).
     static let cacheLimit = 128 << 10
     /// Before each block: its class (or -1 for a block above the classes) and, for those, its
@@ -64,10 +65,13 @@ final class HTTP2SessionMemory {
 
     // MARK: Blocks
 
-    /// The class for `size` bytes: the smallest whose blocks hold them.
+    /// The class for `size` bytes (at most `largestBlock`): the smallest whose blocks hold them.
     private static func sizeClass(_ size: Int) -> Int {
-        let bits = Int.bitWidth - (max(size, 1) - 1).leadingZeroBitCount
-        return max(0, bits - smallestBlock.trailingZeroBitCount)
+        (max(size, 1) - 1) / granularity
+    }
+
+    private static func blockSize(_ index: Int) -> Int {
+        (index + 1) * granularity
     }
 
     func allocate(_ size: Int) -> UnsafeMutableRawPointer? {
@@ -80,10 +84,10 @@ final class HTTP2SessionMemory {
         let index = Self.sizeClass(size)
         if let block = heads[index] {
             heads[index] = block.load(as: UnsafeMutableRawPointer?.self)
-            cachedBytes -= Self.smallestBlock << index
+            cachedBytes -= Self.blockSize(index)
             return block
         }
-        guard let raw = malloc(Self.headerSize + (Self.smallestBlock << index)) else { return nil }
+        guard let raw = malloc(Self.headerSize + Self.blockSize(index)) else { return nil }
         raw.storeBytes(of: index, as: Int.self)
         return raw + Self.headerSize
     }
@@ -91,19 +95,19 @@ final class HTTP2SessionMemory {
     func deallocate(_ block: UnsafeMutableRawPointer?) {
         guard let block else { return }
         let index = (block - Self.headerSize).load(as: Int.self)
-        guard index >= 0, cachedBytes + (Self.smallestBlock << index) <= Self.cacheLimit else {
+        guard index >= 0, cachedBytes + Self.blockSize(index) <= Self.cacheLimit else {
             free(block - Self.headerSize)
             return
         }
         block.storeBytes(of: heads[index], as: UnsafeMutableRawPointer?.self)
         heads[index] = block
-        cachedBytes += Self.smallestBlock << index
+        cachedBytes += Self.blockSize(index)
     }
 
     /// How many bytes `block` can hold.
     private static func capacity(of block: UnsafeMutableRawPointer) -> Int {
         let index = (block - headerSize).load(as: Int.self)
-        return index >= 0 ? smallestBlock << index : (block - headerSize).load(fromByteOffset: 8, as: Int.self)
+        return index >= 0 ? blockSize(index) : (block - headerSize).load(fromByteOffset: 8, as: Int.self)
     }
 
     func reallocate(_ block: UnsafeMutableRawPointer?, to size: Int) -> UnsafeMutableRawPointer? {
