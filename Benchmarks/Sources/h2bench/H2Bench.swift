@@ -76,6 +76,9 @@ struct H2Bench: ParsableCommand {
     @Option(help: "With --ours-only: this h2c server instead of a private nghttpd (valgrind cannot start one).")
     var url: String?
 
+    @Flag(help: "With --ours-only: completions on the loop thread (deliversOnEventLoop), to see the loop's own limit.")
+    var onLoop = false
+
     func run() throws {
         Cleanup.installSignalHandlers()
         defer { Cleanup.runNow() }
@@ -165,7 +168,7 @@ struct H2Bench: ParsableCommand {
         var configuration = SessionConfiguration()
         configuration.maximumConnectionsPerHost = shape.0
         configuration.httpVersion = .http2PriorKnowledge
-        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: ProcessInfo.processInfo.environment["H2BENCH_ON_LOOP"] != nil)
+        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
         defer { load.shutdown() }
         let before = CPUTime.ofSelf()
         let result = load.run(concurrency: shape.0 * shape.1, requests: requests, recordLatency: false)
