@@ -1,3 +1,5 @@
+@testable import UVNetworking
+
 /// HTTP/2 frames a test plays as the server (RFC 9113 §4.1 layout; header blocks in HPACK's
 /// literal forms without indexing, RFC 7541 §6.2.2, so no dynamic table is involved).
 enum HTTP2Frames {
@@ -60,4 +62,18 @@ enum HTTP2Frames {
     static func rstStream(stream: Int32, code: UInt32) -> [UInt8] {
         frame(rstStream, flags: 0, stream: stream, withUnsafeBytes(of: code.bigEndian, Array.init))
     }
+}
+
+/// Plays `bytes` (server frames) into `session`, as the connection does with what it reads.
+func feed(_ session: HTTP2Session, _ bytes: [UInt8]) throws {
+    var failure: HTTP2Error?
+    // A do/catch, not a typed-throws closure: that one crashes the compiler's IR generation.
+    bytes.withUnsafeBytes { raw in
+        do {
+            try session.receive(raw)
+        } catch {
+            failure = error as? HTTP2Error
+        }
+    }
+    if let failure { throw failure }
 }

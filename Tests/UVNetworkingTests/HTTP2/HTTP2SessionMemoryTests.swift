@@ -93,16 +93,4 @@ import Testing
         session.trimMemory()
         #expect(session.memory.cachedBytes == 0)
     }
-
-    private func feed(_ session: HTTP2Session, _ bytes: [UInt8]) throws {
-        var failure: HTTP2Error?
-        bytes.withUnsafeBytes { raw in
-            do {
-                try session.receive(raw)
-            } catch {
-                failure = error as? HTTP2Error
-            }
-        }
-        if let failure { throw failure }
-    }
 }

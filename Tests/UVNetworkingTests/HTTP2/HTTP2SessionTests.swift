@@ -34,18 +34,6 @@ import UVHTTP1
         return session
     }
 
-    private func feed(_ session: HTTP2Session, _ bytes: [UInt8]) throws {
-        var failure: HTTP2Error?
-        bytes.withUnsafeBytes { raw in
-            do {
-                try session.receive(raw)
-            } catch {
-                failure = error as? HTTP2Error
-            }
-        }
-        if let failure { throw failure }
-    }
-
     @Test func aResponseIsReportedHeadDataEndThenClose() throws {
         let recorder = Recorder()
         let session = try started(recorder)
