@@ -11,6 +11,7 @@
 // - A stream's DATA comes only after its final head, its end only once and before its close.
 // - At most one final head per stream, and its fields (decoded, counted as RFC 9113 §6.5.2
 //   counts them) fit the header-list limit: our bound holds whatever HPACK does.
+// - The content-length and date fields a head is read for are where the head's fields have them.
 // - Only streams the client opened are reported (no pushed stream: ENABLE_PUSH is 0).
 // - What the client sends back stays proportional to what it was sent (no amplification).
 // - A stream the session reports as never processed (above a GOAWAY's last stream id, or
@@ -39,8 +40,10 @@ final class Recorder: HTTP2SessionDelegate {
         fuzzCheck(limit >= 0, "a negative stream limit \(limit)")
     }
 
-    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool) {
+    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
         check(stream, "a head")
+        fuzzCheck(known.contentLength == fields.firstIndex(named: "content-length") ?? -1, "content-length noted at \(known.contentLength)")
+        fuzzCheck(known.date == fields.firstIndex(named: "date") ?? -1, "date noted at \(known.date)")
         let size = fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 } + 32 + 7
         fuzzCheck(size <= limit + 64, "a head of \(size) decoded bytes passed the limit \(limit)")
         guard isFinal else { return }

@@ -20,7 +20,7 @@ final class HTTP2Connection {
     private let settings: HTTP2Session.Settings
     @exclusivity(unchecked) private var session: HTTP2Session?
     /// The streams running, by id.
-    @exclusivity(unchecked) private var streams: [Int32: HTTP2Stream] = [:]
+    @exclusivity(unchecked) private var streams = HTTP2StreamTable<HTTP2Stream>()
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var idleDeadline: UInt64 = .max
     /// When an idle connection gives back the memory nghttp2 freed (`HTTP2SessionMemory`): a
@@ -95,7 +95,7 @@ final class HTTP2Connection {
     func open(_ stream: HTTP2Stream, request: [UInt8], body: (_ bodyStart: Int) -> HTTP2Session.BodySource?) throws(HTTP2Error) -> Int32 {
         guard let session, !isClosed else { throw .engine("the connection is closed") }
         let id = try session.submit(request: request, scheme: scheme, body: body)
-        streams[id] = stream
+        streams.insert(stream, id: id)
         streamsWriting.append(stream)
         streamsOpened += 1
         idleDeadline = .max
@@ -157,11 +157,12 @@ final class HTTP2Connection {
             session?.trimMemory()
         }
         // Each stream re-checks its own deadlines and re-arms for the next.
-        for stream in Array(streams.values) where stream.deadline <= now {
+        let running = streams.sortedByID
+        for stream in running where stream.deadline <= now {
             stream.deadline = .max
             stream.timerFired()
         }
-        let next = min(streams.values.map(\.deadline).min() ?? .max, streams.isEmpty ? min(idleDeadline, trimDeadline) : .max)
+        let next = min(streams.entries.map(\.stream.deadline).min() ?? .max, streams.isEmpty ? min(idleDeadline, trimDeadline) : .max)
         if next != .max { timer?.arm(at: next) }
     }
 
@@ -269,8 +270,7 @@ final class HTTP2Connection {
         transport.close(reset: reset)
         // The pool first, so that a stream replayed from below does not come back here.
         if !wasDraining { owner.connectionDraining(self) }
-        let running = streams.values.sorted { ($0.streamID ?? 0) < ($1.streamID ?? 0) }
-        streams.removeAll()
+        let running = streams.removeAll()
         streamsWriting.removeAll()
         streamsReadingBodies.removeAll()
         for stream in running { stream.connectionFailed(error) }
@@ -280,7 +280,7 @@ final class HTTP2Connection {
 
     /// `stream` is over: the pool hears that a stream is free.
     private func streamReleased(_ id: Int32) {
-        guard streams.removeValue(forKey: id) != nil else { return }
+        guard streams.remove(id) else { return }
         owner.connectionReleasedStream(self)
         if isDraining && streams.isEmpty && !isClosed { close() }
     }
@@ -291,8 +291,8 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         owner.connection(self, changedStreamLimit: limit)
     }
 
-    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool) {
-        streams[stream]?.receivedHead(status: status, fields: fields, isFinal: isFinal)
+    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
+        streams[stream]?.receivedHead(status: status, fields: fields, known: known, isFinal: isFinal)
     }
 
     func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer) {
@@ -311,10 +311,10 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {
         // Streams above the last one were never processed: they go elsewhere, whatever their
         // method (RFC 9113 §6.8). nghttp2 closes them, and `closed` replays them.
-        for (id, stream) in streams where id > lastStreamID { stream.neverProcessed = true }
+        for (id, stream) in streams.entries where id > lastStreamID { stream.neverProcessed = true }
         if lastStreamID > 0 { madeProgress = true }
         if errorCode != NGHTTP2_NO_ERROR.rawValue {
-            for (id, stream) in streams where id <= lastStreamID { stream.goAwayCode = errorCode }
+            for (id, stream) in streams.entries where id <= lastStreamID { stream.goAwayCode = errorCode }
         }
         if !isDraining {
             isDraining = true

@@ -12,6 +12,15 @@ final class HTTP2HeaderBlock {
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private var used = 0
     @exclusivity(unchecked) private(set) var bounds: [ReceivedFields.Bounds] = []
+    /// Where the first `content-length` and `date` fields are, noted as they are appended: a
+    /// response's stream needs both, and a search of the finished block cost more than the note.
+    @exclusivity(unchecked) private(set) var known = KnownFields()
+
+    /// Indices of fields a response head is read for (-1: absent).
+    struct KnownFields {
+        var contentLength = -1
+        var date = -1
+    }
 
     init() {
         capacity = 512
@@ -37,11 +46,18 @@ final class HTTP2HeaderBlock {
     func removeAll() {
         used = 0
         bounds.removeAll(keepingCapacity: true)
+        known = KnownFields()
     }
 
     var count: Int { bounds.count }
 
     func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        // Names as received: lowercase, or the stream is malformed (nghttp2 refuses it first).
+        if name.count == 14 && known.contentLength < 0 && Self.named(name, "content-length") {
+            known.contentLength = bounds.count
+        } else if name.count == 4 && known.date < 0 && Self.named(name, "date") {
+            known.date = bounds.count
+        }
         let nameStart = used
         appendBytes(name)
         appendValue(value, nameStart: nameStart)
@@ -82,10 +98,24 @@ final class HTTP2HeaderBlock {
         capacity = larger
     }
 
+    /// Whether `name` is `wanted`, byte for byte (as long: the caller checked).
+    @inline(__always)
+    private static func named(_ name: UnsafeBufferPointer<UInt8>, _ wanted: StaticString) -> Bool {
+        memcmpBytes(name.baseAddress!, wanted.utf8Start, wanted.utf8CodeUnitCount)
+    }
+
     /// Moves the last field to `index` (a pseudo-field known only after the fields).
     func moveLast(to index: Int) {
         guard let last = bounds.popLast() else { return }
         bounds.insert(last, at: index)
+        known.contentLength = Self.index(known.contentLength, afterMoving: bounds.count - 1, to: index)
+        known.date = Self.index(known.date, afterMoving: bounds.count - 1, to: index)
+    }
+
+    /// Where the field at `old` is once the field at `from` moved to `to` (`to` <= `from`).
+    private static func index(_ old: Int, afterMoving from: Int, to: Int) -> Int {
+        if old == from { return to }
+        return old >= to && old < from ? old + 1 : old
     }
 
     /// The fields as received fields (one array: the bytes, then the bounds).

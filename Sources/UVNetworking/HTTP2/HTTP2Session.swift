@@ -8,8 +8,9 @@ protocol HTTP2SessionDelegate: AnyObject {
     /// changes): how many streams the client may have open at once.
     func sessionChangedStreamLimit(_ limit: Int)
     /// A response head on `stream`: an interim one (1xx) or the final one. `fields` are the
-    /// regular fields, names lowercase, in order; pseudo-fields are gone.
-    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool)
+    /// regular fields, names lowercase, in order; pseudo-fields are gone. `known` says where
+    /// the fields a head is read for are.
+    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool)
     /// Body bytes of `stream`, valid only during the call.
     func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer)
     /// The server ended `stream` (END_STREAM): the response is complete.
@@ -350,7 +351,8 @@ final class HTTP2Session {
                     let status = session.blockStatus
                     if status != 0 {
                         nghttp2_session_set_stream_user_data(session.session, stream, HTTP2Session.answeredMark)
-                        session.delegate.session(stream: stream, receivedHead: status, fields: session.block.receivedFields, isFinal: status >= 200)
+                        session.delegate.session(stream: stream, receivedHead: status, fields: session.block.receivedFields, known: session.block.known,
+                                                 isFinal: status >= 200)
                     }
                 }
                 if endsStream { session.delegate.session(streamEnded: stream) }

@@ -56,18 +56,18 @@ final class HTTP2Stream {
 
     // MARK: From the connection
 
-    func receivedHead(status: Int, fields: ReceivedFields, isFinal: Bool) {
+    func receivedHead(status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
         answered = true
         guard isFinal, !headReceived, let delegate else { return }
         headReceived = true
         connection.madeProgress = true
-        let head = makeHead(status: status, fields: fields)
+        let head = makeHead(status: status, fields: fields, dateIndex: known.date)
         var length: Int64?
         if isHEAD || status == 204 || status == 304 {
             length = 0
-        } else if let index = fields.firstIndex(named: "content-length") {
+        } else if known.contentLength >= 0 {
             // nghttp2 has checked it is digits and matches the DATA (RFC 9113 §8.1.1).
-            length = fields.withField(at: index) { _, value in value.reduce(Int64(0)) { $0 &* 10 &+ Int64($1 &- 0x30) } }
+            length = fields.withField(at: known.contentLength) { _, value in value.reduce(Int64(0)) { $0 &* 10 &+ Int64($1 &- 0x30) } }
         }
         if let recorder { recorder.read(Self.http1Head(status: status, fields: fields)) }
         delegate.exchangeReceivedHead(head, bodyLength: length)
@@ -75,8 +75,7 @@ final class HTTP2Stream {
 
     /// The head, with the connection's template when it matches (same status, same bytes but
     /// Date's value); otherwise it becomes the template.
-    private func makeHead(status: Int, fields: ReceivedFields) -> ResponseHead {
-        let dateIndex = fields.firstIndex(named: "date") ?? -1
+    private func makeHead(status: Int, fields: ReceivedFields, dateIndex: Int) -> ResponseHead {
         if let candidate = connection.templateHead, candidate.status == status,
            ResponseHead.templateMatch(fields, dateIndex: dateIndex, candidate) != nil {
             return ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: fields, keepAlive: true,

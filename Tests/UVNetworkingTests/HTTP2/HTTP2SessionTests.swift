@@ -9,9 +9,15 @@ import UVHTTP1
     final class Recorder: HTTP2SessionDelegate {
         var events: [String] = []
         var body: [UInt8] = []
+        /// Where the session said each head's content-length and date are, and where a search finds them.
+        var knownFields: [HTTP2HeaderBlock.KnownFields] = []
+        var searchedFields: [HTTP2HeaderBlock.KnownFields] = []
         func sessionChangedStreamLimit(_ limit: Int) { events.append("limit \(limit)") }
-        func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, isFinal: Bool) {
+        func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
             events.append("head \(stream) \(status) \(fields.map { "\($0.name)=\($0.value)" }.joined(separator: ",")) final=\(isFinal)")
+            knownFields.append(known)
+            searchedFields.append(.init(contentLength: fields.firstIndex(named: "content-length") ?? -1,
+                                        date: fields.firstIndex(named: "date") ?? -1))
         }
         func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer) {
             body += bytes
@@ -45,6 +51,23 @@ import UVHTTP1
                  + HTTP2Frames.data(stream: 1, Array("hello".utf8), endStream: true))
         #expect(recorder.events == ["limit 100", "head 1 200 content-length=5 final=true", "data 1 5", "end 1", "closed 1 0"])
         #expect(recorder.body == Array("hello".utf8))
+    }
+
+    /// The stream reads content-length and date where the session noted them: the first of
+    /// each, wherever it comes, and none when absent; a second head starts afresh.
+    @Test func aHeadSaysWhereItsContentLengthAndDateAre() throws {
+        let recorder = Recorder()
+        let session = try started(recorder)
+        for _ in 0..<3 { _ = try session.submit(fields: request, body: nil) }
+        var output: [UInt8] = []
+        try session.takeOutput(into: &output)
+        try feed(session, HTTP2Frames.headers(stream: 1, status: 200, [("server", "s"), ("date", "Thu, 03 Dec 2026 06:30:54 GMT"),
+                                                                          ("content-length", "0"), ("dates", "x")],
+                                              endStream: true)
+                 + HTTP2Frames.headers(stream: 3, status: 204, [("x-date", "d")], endStream: true)
+                 + HTTP2Frames.headers(stream: 5, status: 200, [("content-length", "0"), ("date", "d"), ("date", "e")], endStream: true))
+        #expect(recorder.knownFields.map { [$0.contentLength, $0.date] } == [[2, 1], [-1, -1], [0, 1]])
+        #expect(recorder.knownFields.map { [$0.contentLength, $0.date] } == recorder.searchedFields.map { [$0.contentLength, $0.date] })
     }
 
     @Test func theStreamLimitIsReportedWhenItChanges() throws {
