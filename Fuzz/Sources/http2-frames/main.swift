@@ -11,7 +11,9 @@
 // - A stream's DATA comes only after its final head, its end only once and before its close.
 // - At most one final head per stream, and its fields (decoded, counted as RFC 9113 §6.5.2
 //   counts them) fit the header-list limit: our bound holds whatever HPACK does.
-// - The content-length and date fields a head is read for are where the head's fields have them.
+// - The content-length and date fields a head is read for are where the head's fields have them,
+//   and the head made from a block (a template, or a reused head with a new Date) has exactly
+//   the block's fields.
 // - Only streams the client opened are reported (no pushed stream: ENABLE_PUSH is 0).
 // - What the client sends back stays proportional to what it was sent (no amplification).
 // - A stream the session reports as never processed (above a GOAWAY's last stream id, or
@@ -28,6 +30,8 @@ final class Recorder: HTTP2SessionDelegate {
     var finalHead: Set<Int32> = []
     var goAwayLast: Int32?
     let limit: Int
+    /// Makes the heads as a connection does (a template, then reuse).
+    let heads = HTTP2ResponseHeads()
 
     init(limit: Int) { self.limit = limit }
 
@@ -40,13 +44,18 @@ final class Recorder: HTTP2SessionDelegate {
         fuzzCheck(limit >= 0, "a negative stream limit \(limit)")
     }
 
-    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
+    func session(stream: Int32, receivedHead status: Int, block: HTTP2HeaderBlock, isFinal: Bool) {
+        let fields = block.receivedFields
+        let known = block.known
         check(stream, "a head")
         fuzzCheck(known.contentLength == fields.firstIndex(named: "content-length") ?? -1, "content-length noted at \(known.contentLength)")
         fuzzCheck(known.date == fields.firstIndex(named: "date") ?? -1, "date noted at \(known.date)")
         let size = fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 } + 32 + 7
         fuzzCheck(size <= limit + 64, "a head of \(size) decoded bytes passed the limit \(limit)")
         guard isFinal else { return }
+        // The head the stream would hand on, made anew or reused: exactly the block's fields.
+        let head = heads.head(status: status, block: block)
+        fuzzCheck(head.status == status && head.headers == fields, "a head whose fields are not its block's")
         fuzzCheck(!finalHead.contains(stream), "two final heads on stream \(stream)")
         finalHead.insert(stream)
     }

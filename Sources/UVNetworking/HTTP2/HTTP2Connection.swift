@@ -50,10 +50,8 @@ final class HTTP2Connection {
     /// For a session that logs or measures: who is told why it closes (ConnectionObserver.swift);
     /// nil otherwise.
     @exclusivity(unchecked) var observation: (any ConnectionObserver)?
-    /// The last final head of this connection that had no template: the next head with the
-    /// same status and bytes (Date's value aside) names it as its template, and shares its
-    /// swift-http-types response (`ResponseHead.httpResponse`), as over HTTP/1.1.
-    @exclusivity(unchecked) var templateHead: ResponseHead?
+    /// Makes the response heads, reusing those the tasks are done with (HTTP2ResponseHeads.swift).
+    let heads = HTTP2ResponseHeads()
 
     init(id: Int, loop: EventLoop, owner: HTTP2ConnectionOwner, transport: StreamTransport, timings: ConnectTimings, scheme: String,
          settings: HTTP2Session.Settings) {
@@ -155,6 +153,7 @@ final class HTTP2Connection {
         if streams.isEmpty && now >= trimDeadline {
             trimDeadline = .max
             session?.trimMemory()
+            heads.trim()
         }
         // Each stream re-checks its own deadlines and re-arms for the next.
         let running = streams.sortedByID
@@ -291,8 +290,8 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         owner.connection(self, changedStreamLimit: limit)
     }
 
-    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
-        streams[stream]?.receivedHead(status: status, fields: fields, known: known, isFinal: isFinal)
+    func session(stream: Int32, receivedHead status: Int, block: HTTP2HeaderBlock, isFinal: Bool) {
+        streams[stream]?.receivedHead(status: status, block: block, isFinal: isFinal)
     }
 
     func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer) {

@@ -7,10 +7,10 @@ protocol HTTP2SessionDelegate: AnyObject {
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (at the first SETTINGS, and whenever it
     /// changes): how many streams the client may have open at once.
     func sessionChangedStreamLimit(_ limit: Int)
-    /// A response head on `stream`: an interim one (1xx) or the final one. `fields` are the
-    /// regular fields, names lowercase, in order; pseudo-fields are gone. `known` says where
-    /// the fields a head is read for are.
-    func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool)
+    /// A response head on `stream`: an interim one (1xx) or the final one. `block` has the
+    /// regular fields, names lowercase, in order (pseudo-fields are gone), and notes where
+    /// content-length and date are; it is the session's, valid only during the call.
+    func session(stream: Int32, receivedHead status: Int, block: HTTP2HeaderBlock, isFinal: Bool)
     /// Body bytes of `stream`, valid only during the call.
     func session(stream: Int32, receivedData bytes: UnsafeRawBufferPointer)
     /// The server ended `stream` (END_STREAM): the response is complete.
@@ -351,8 +351,7 @@ final class HTTP2Session {
                     let status = session.blockStatus
                     if status != 0 {
                         nghttp2_session_set_stream_user_data(session.session, stream, HTTP2Session.answeredMark)
-                        session.delegate.session(stream: stream, receivedHead: status, fields: session.block.receivedFields, known: session.block.known,
-                                                 isFinal: status >= 200)
+                        session.delegate.session(stream: stream, receivedHead: status, block: session.block, isFinal: status >= 200)
                     }
                 }
                 if endsStream { session.delegate.session(streamEnded: stream) }

@@ -56,34 +56,25 @@ final class HTTP2Stream {
 
     // MARK: From the connection
 
-    func receivedHead(status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
+    func receivedHead(status: Int, block: HTTP2HeaderBlock, isFinal: Bool) {
         answered = true
         guard isFinal, !headReceived, let delegate else { return }
         headReceived = true
         connection.madeProgress = true
-        let head = makeHead(status: status, fields: fields, dateIndex: known.date)
+        let head = connection.heads.head(status: status, block: block)
         var length: Int64?
         if isHEAD || status == 204 || status == 304 {
             length = 0
-        } else if known.contentLength >= 0 {
+        } else if block.known.contentLength >= 0 {
             // nghttp2 has checked it is digits and matches the DATA (RFC 9113 §8.1.1).
-            length = fields.withField(at: known.contentLength) { _, value in value.reduce(Int64(0)) { $0 &* 10 &+ Int64($1 &- 0x30) } }
+            length = head.headers.withField(at: block.known.contentLength) { _, value -> Int64 in
+                var length: Int64 = 0
+                for digit in value { length = length &* 10 &+ Int64(digit &- 0x30) }
+                return length
+            }
         }
-        if let recorder { recorder.read(Self.http1Head(status: status, fields: fields)) }
+        if let recorder { recorder.read(Self.http1Head(status: status, fields: head.headers)) }
         delegate.exchangeReceivedHead(head, bodyLength: length)
-    }
-
-    /// The head, with the connection's template when it matches (same status, same bytes but
-    /// Date's value); otherwise it becomes the template.
-    private func makeHead(status: Int, fields: ReceivedFields, dateIndex: Int) -> ResponseHead {
-        if let candidate = connection.templateHead, candidate.status == status,
-           ResponseHead.templateMatch(fields, dateIndex: dateIndex, candidate) != nil {
-            return ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: fields, keepAlive: true,
-                                template: candidate, dateIndex: dateIndex)
-        }
-        let head = ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: fields, keepAlive: true)
-        connection.templateHead = head
-        return head
     }
 
     /// A response head in HTTP/1.1 form, for a wire capture (web archives keep HTTP/2 exchanges

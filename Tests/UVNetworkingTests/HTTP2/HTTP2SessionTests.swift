@@ -13,7 +13,9 @@ import UVHTTP1
         var knownFields: [HTTP2HeaderBlock.KnownFields] = []
         var searchedFields: [HTTP2HeaderBlock.KnownFields] = []
         func sessionChangedStreamLimit(_ limit: Int) { events.append("limit \(limit)") }
-        func session(stream: Int32, receivedHead status: Int, fields: ReceivedFields, known: HTTP2HeaderBlock.KnownFields, isFinal: Bool) {
+        func session(stream: Int32, receivedHead status: Int, block: HTTP2HeaderBlock, isFinal: Bool) {
+            let fields = block.receivedFields
+            let known = block.known
             events.append("head \(stream) \(status) \(fields.map { "\($0.name)=\($0.value)" }.joined(separator: ",")) final=\(isFinal)")
             knownFields.append(known)
             searchedFields.append(.init(contentLength: fields.firstIndex(named: "content-length") ?? -1,
