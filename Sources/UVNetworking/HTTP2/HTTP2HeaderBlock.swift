@@ -11,7 +11,12 @@ final class HTTP2HeaderBlock {
     @exclusivity(unchecked) private var storage: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private var used = 0
-    @exclusivity(unchecked) private(set) var bounds: [ReceivedFields.Bounds] = []
+    // The fields' bounds, as `storage` our own buffer: an array's append checked its
+    // uniqueness and capacity through generic code, a third of a response's block.
+    @exclusivity(unchecked) private var fieldBounds: UnsafeMutablePointer<ReceivedFields.Bounds>
+    @exclusivity(unchecked) private var boundsCapacity: Int
+    /// How many fields the block has.
+    @exclusivity(unchecked) private(set) var count = 0
     /// Where the first `content-length` and `date` fields are, noted as they are appended: a
     /// response's stream needs both, and a search of the finished block cost more than the note.
     @exclusivity(unchecked) private(set) var known = KnownFields()
@@ -25,6 +30,8 @@ final class HTTP2HeaderBlock {
     init() {
         capacity = 512
         storage = .allocate(capacity: capacity)
+        boundsCapacity = 16
+        fieldBounds = .allocate(capacity: boundsCapacity)
     }
 
     /// A block of these fields, in order (tests, the fuzz harness).
@@ -37,26 +44,30 @@ final class HTTP2HeaderBlock {
         }
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        fieldBounds.deallocate()
+    }
 
     /// The names and values, back to back, valid until the block changes.
     var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage, count: used) }
 
+    /// Where each field's name and value lie in `bytes`, valid until the block changes.
+    var bounds: UnsafeBufferPointer<ReceivedFields.Bounds> { UnsafeBufferPointer(start: fieldBounds, count: count) }
+
     /// Empties the block, keeping its storage for the next one.
     func removeAll() {
         used = 0
-        bounds.removeAll(keepingCapacity: true)
+        count = 0
         known = KnownFields()
     }
-
-    var count: Int { bounds.count }
 
     func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         // Names as received: lowercase, or the stream is malformed (nghttp2 refuses it first).
         if name.count == 14 && known.contentLength < 0 && Self.named(name, "content-length") {
-            known.contentLength = bounds.count
+            known.contentLength = count
         } else if name.count == 4 && known.date < 0 && Self.named(name, "date") {
-            known.date = bounds.count
+            known.date = count
         }
         let nameStart = used
         appendBytes(name)
@@ -78,8 +89,10 @@ final class HTTP2HeaderBlock {
     private func appendValue(_ value: UnsafeBufferPointer<UInt8>, nameStart: Int) {
         let valueStart = Int32(truncatingIfNeeded: used)
         appendBytes(value)
-        bounds.append(.init(nameStart: Int32(truncatingIfNeeded: nameStart), nameEnd: valueStart, valueStart: valueStart,
-                            valueEnd: Int32(truncatingIfNeeded: used)))
+        if count == boundsCapacity { growBounds() }
+        fieldBounds[count] = ReceivedFields.Bounds(nameStart: Int32(truncatingIfNeeded: nameStart), nameEnd: valueStart,
+                                                   valueStart: valueStart, valueEnd: Int32(truncatingIfNeeded: used))
+        count += 1
     }
 
     private func appendBytes(_ source: UnsafeBufferPointer<UInt8>) {
@@ -87,6 +100,14 @@ final class HTTP2HeaderBlock {
         if used + source.count > capacity { grow(toAtLeast: used + source.count) }
         (storage + used).update(from: base, count: source.count)
         used += source.count
+    }
+
+    private func growBounds() {
+        let moved = UnsafeMutablePointer<ReceivedFields.Bounds>.allocate(capacity: boundsCapacity * 2)
+        moved.initialize(from: fieldBounds, count: count)
+        fieldBounds.deallocate()
+        fieldBounds = moved
+        boundsCapacity *= 2
     }
 
     private func grow(toAtLeast needed: Int) {
@@ -106,10 +127,13 @@ final class HTTP2HeaderBlock {
 
     /// Moves the last field to `index` (a pseudo-field known only after the fields).
     func moveLast(to index: Int) {
-        guard let last = bounds.popLast() else { return }
-        bounds.insert(last, at: index)
-        known.contentLength = Self.index(known.contentLength, afterMoving: bounds.count - 1, to: index)
-        known.date = Self.index(known.date, afterMoving: bounds.count - 1, to: index)
+        guard count > 0, index < count else { return }
+        let last = fieldBounds[count - 1]
+        // Overlapping: update(from:count:) moves like memmove.
+        (fieldBounds + index + 1).update(from: fieldBounds + index, count: count - 1 - index)
+        fieldBounds[index] = last
+        known.contentLength = Self.index(known.contentLength, afterMoving: count - 1, to: index)
+        known.date = Self.index(known.date, afterMoving: count - 1, to: index)
     }
 
     /// Where the field at `old` is once the field at `from` moved to `to` (`to` <= `from`).
@@ -120,7 +144,7 @@ final class HTTP2HeaderBlock {
 
     /// The fields as received fields (one array: the bytes, then the bounds).
     var receivedFields: ReceivedFields {
-        bounds.withUnsafeBufferPointer { ReceivedFields(section: bytes, extra: UnsafeBufferPointer(start: nil, count: 0), bounds: $0) }
+        ReceivedFields(section: bytes, extra: UnsafeBufferPointer(start: nil, count: 0), bounds: bounds)
     }
 
     /// The fields as strings (tests, diagnostics).

@@ -83,9 +83,8 @@ final class HTTP2ResponseHeads {
         guard fields.count > 0 else { return true }
         return fields.storage.withUnsafeBytes { stored in
             let ours = stored.baseAddress!
-            let boundsEqual = block.bounds.withUnsafeBytes { bounds in
-                bounds.isEmpty || memcmp(ours + fields.boundsOffset, bounds.baseAddress!, bounds.count) == 0
-            }
+            let bounds = UnsafeRawBufferPointer(block.bounds)
+            let boundsEqual = memcmp(ours + fields.boundsOffset, bounds.baseAddress!, bounds.count) == 0
             guard boundsEqual, let incoming = bytes.baseAddress else { return boundsEqual }
             guard dateIndex >= 0 else { return memcmp(ours, incoming, bytes.count) == 0 }
             let date = block.bounds[dateIndex]
