@@ -88,18 +88,19 @@ final class HTTP2Connection {
         HTTP2Stream(connection: self, isReused: streamsOpened > 0)
     }
 
-    /// Opens `stream` on the wire for `request` (a head in HTTP/1.1 form); `body` gets where
-    /// the body starts in `request` and gives what the stream sends (see `HTTP2Session.submit`).
-    func open(_ stream: HTTP2Stream, request: [UInt8], body: (_ bodyStart: Int) -> HTTP2Session.BodySource?) throws(HTTP2Error) -> Int32 {
+    /// Opens `stream` on the wire for `request` (a head in HTTP/1.1 form); returns its id and
+    /// what it sends as DATA (see `HTTP2Session.submit`).
+    func open(_ stream: HTTP2Stream, request: [UInt8], streamed: Bool) throws(HTTP2Error) -> (stream: Int32, body: HTTP2Session.BodySource?) {
         guard let session, !isClosed else { throw .engine("the connection is closed") }
-        let id = try session.submit(request: request, scheme: scheme, body: body)
+        let opened = try session.submit(request: request, scheme: scheme, streamed: streamed)
+        let id = opened.stream
         streams.insert(stream, id: id)
         streamsWriting.append(stream)
         streamsOpened += 1
         idleDeadline = .max
         trimDeadline = .max
         scheduleFlush()
-        return id
+        return opened
     }
 
     /// The task abandoned `stream`: RST_STREAM CANCEL; the others go on.

@@ -149,10 +149,9 @@ final class HTTP2Session {
     // MARK: Requests
 
     /// Opens a stream for `request`, a head in HTTP/1.1 form (see `HTTP2RequestHead`) to `scheme`.
-    /// `body` gets where the request's body starts in `request` and gives what the stream
-    /// sends as DATA (nil: none); `body.isOpen` means more will be appended. Returns the
-    /// stream's id.
-    func submit(request: [UInt8], scheme: String, body: (_ bodyStart: Int) -> BodySource?) throws(HTTP2Error) -> Int32 {
+    /// Returns the stream's id and what it sends as DATA: the bytes after the head, or, when
+    /// `streamed`, an open source the caller appends the body's chunks to (nil: no body).
+    func submit(request: [UInt8], scheme: String, streamed: Bool) throws(HTTP2Error) -> (stream: Int32, body: BodySource?) {
         if !Self.sameStorage(request, requestBlockSource) || scheme != requestBlockScheme {
             // Forgotten first: a translation that fails leaves the block half made.
             requestBlockSource = []
@@ -162,7 +161,15 @@ final class HTTP2Session {
                 requestBlockScheme = scheme
             }
         }
-        return try submit(requestBlock, body: body(requestBlockBodyStart))
+        let body: BodySource?
+        if streamed {
+            body = BodySource(bytes: [], isOpen: true)
+        } else if requestBlockBodyStart < request.count {
+            body = BodySource(bytes: Array(request[requestBlockBodyStart...]), isOpen: false)
+        } else {
+            body = nil
+        }
+        return (try submit(requestBlock, body: body), body)
     }
 
     /// Whether two arrays share their storage (and so their bytes); never for empty ones.

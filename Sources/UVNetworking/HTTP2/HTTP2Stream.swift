@@ -266,14 +266,9 @@ extension HTTP2Stream: Exchange {
         exchangeBytesWritten = Int64(request.count)
         bytesReadAtOpen = connection.bytesRead
         do {
-            streamID = try connection.open(self, request: request) { bodyStart in
-                if body != nil {
-                    bodySource = HTTP2Session.BodySource(bytes: [], isOpen: true)
-                } else if bodyStart < request.count {
-                    bodySource = HTTP2Session.BodySource(bytes: Array(request[bodyStart...]), isOpen: false)
-                }
-                return bodySource
-            }
+            let opened = try connection.open(self, request: request, streamed: body != nil)
+            streamID = opened.stream
+            bodySource = opened.body
         } catch {
             endBody()
             // A head HTTP/2 cannot carry was never sent: no replay would fare better.
