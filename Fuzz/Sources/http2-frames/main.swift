@@ -54,7 +54,7 @@ final class Recorder: HTTP2SessionDelegate {
         fuzzCheck(size <= limit + 64, "a head of \(size) decoded bytes passed the limit \(limit)")
         guard isFinal else { return }
         // The head the stream would hand on, made anew or reused: exactly the block's fields.
-        let head = heads.head(status: status, block: block)
+        let head = heads.head(status: status, block: block, streams: opened.count)
         fuzzCheck(head.status == status && head.headers == fields, "a head whose fields are not its block's")
         fuzzCheck(!finalHead.contains(stream), "two final heads on stream \(stream)")
         finalHead.insert(stream)

@@ -14,8 +14,10 @@ import UVHTTP1
 ///
 /// Unlike HTTP/1.1, where a connection's next head comes after its task is done, the streams of
 /// a connection are answered while the earlier ones' completions are still queued: the head
-/// handed out last is nearly always still held. So the heads are kept in a ring that grows (up
-/// to `maximumKept`) until the slot looked at next is usually free again.
+/// handed out last is nearly always still held. So the heads are kept in a ring that grows
+/// until the slot looked at next is usually free again, up to twice the streams running (and at
+/// most `maximumKept`): a connection that runs one stream at a time keeps a few heads, however
+/// often a completion happens to lag behind the next response.
 ///
 /// Loop-confined.
 final class HTTP2ResponseHeads {
@@ -32,8 +34,9 @@ final class HTTP2ResponseHeads {
     /// Heads kept for reuse (tests).
     var keptCount: Int { kept.count }
 
-    /// The head of a final response with `status` whose fields are `block`'s.
-    func head(status: Int, block: HTTP2HeaderBlock) -> ResponseHead {
+    /// The head of a final response with `status` whose fields are `block`'s, on a connection
+    /// running `streams` streams.
+    func head(status: Int, block: HTTP2HeaderBlock, streams: Int) -> ResponseHead {
         let dateIndex = block.known.date
         guard let template, template.status == status, Self.block(block, repeats: template, dateIndex: dateIndex) else {
             let head = ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: block.receivedFields,
@@ -56,7 +59,7 @@ final class HTTP2ResponseHeads {
         }
         let head = ResponseHead(versionMajor: 2, versionMinor: 0, status: status, reason: "", headers: block.receivedFields,
                                 keepAlive: true, template: template, dateIndex: dateIndex)
-        if kept.count < Self.maximumKept {
+        if kept.count < min(Self.maximumKept, 2 * streams + 2) {
             // The slot looked at is still held: one more slot, and the same one looked at next.
             kept.append(head)
         } else {

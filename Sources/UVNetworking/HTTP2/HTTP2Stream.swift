@@ -61,7 +61,7 @@ final class HTTP2Stream {
         guard isFinal, !headReceived, let delegate else { return }
         headReceived = true
         connection.madeProgress = true
-        let head = connection.heads.head(status: status, block: block)
+        let head = connection.heads.head(status: status, block: block, streams: connection.activeStreamCount)
         var length: Int64?
         if isHEAD || status == 204 || status == 304 {
             length = 0
