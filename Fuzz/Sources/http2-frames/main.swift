@@ -48,14 +48,14 @@ final class Recorder: HTTP2SessionDelegate {
         let fields = block.receivedFields
         let known = block.known
         check(stream, "a head")
-        fuzzCheck(known.contentLength == fields.firstIndex(named: "content-length") ?? -1, "content-length noted at \(known.contentLength)")
-        fuzzCheck(known.date == fields.firstIndex(named: "date") ?? -1, "date noted at \(known.date)")
+        fuzzCheck(known.contentLength == fields.firstIndex { $0.name == "content-length" } ?? -1, "content-length noted at \(known.contentLength)")
+        fuzzCheck(known.date == fields.firstIndex { $0.name == "date" } ?? -1, "date noted at \(known.date)")
         let size = fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 32 } + 32 + 7
         fuzzCheck(size <= limit + 64, "a head of \(size) decoded bytes passed the limit \(limit)")
         guard isFinal else { return }
         // The head the stream would hand on, made anew or reused: exactly the block's fields.
         let head = heads.head(status: status, block: block, streams: opened.count)
-        fuzzCheck(head.status == status && head.headers == fields, "a head whose fields are not its block's")
+        fuzzCheck(head.status == status && head.fields == fields, "a head whose fields are not its block's")
         fuzzCheck(!finalHead.contains(stream), "two final heads on stream \(stream)")
         finalHead.insert(stream)
     }
