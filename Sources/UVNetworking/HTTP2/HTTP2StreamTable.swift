@@ -113,12 +113,7 @@ struct HTTP2StreamTable<Stream> {
 
     /// The streams, lowest id first (for the rare walks: timers, GOAWAY, teardown).
     var sortedByID: [Stream] {
-        var running: [(Int32, Stream)] = []
-        running.reserveCapacity(count)
-        for index in ids.indices where ids[index] != 0 {
-            if let stream = streams[index] { running.append((ids[index], stream)) }
-        }
-        return running.sorted { $0.0 < $1.0 }.map(\.1)
+        entries.sorted { $0.id < $1.id }.map(\.stream)
     }
 
     /// The ids and streams, in no order.
