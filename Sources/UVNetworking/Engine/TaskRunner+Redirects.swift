@@ -74,7 +74,7 @@ extension TaskRunner {
             next = chosen
         }
         do {
-            let prepared = try PreparedRequest(next, defaults: manager.defaultRequestFields,
+            let prepared = try PreparedRequest(next, defaults: manager.defaultFields(for: next),
                                                cookies: manager.cookieStore,
                                                proxies: manager.proxies) { (host) throws(NetworkingError) in
                 try manager.securityBinding(forHost: host)

@@ -383,7 +383,10 @@ extension TaskRunner: ExchangeDelegate {
 
     /// A head whose response is the task's: a final response, or a redirect not followed.
     func acceptFinalHead(_ head: ResponseHead, bodyLength: Int64?) {
-        if let decodingLimits, bodyLength != 0, head.hasContentEncoding,
+        // A 206's body is a range of the encoded representation when it has a coding (RFC 9110
+        // §14.1.2): a slice no decoder can start in the middle of. Delivered as received, with
+        // its Content-Encoding and Content-Range, for the caller to join with the other ranges.
+        if let decodingLimits, bodyLength != 0, head.status != 206, head.hasContentEncoding,
            case .decode(let codings) = ContentDecoder.plan(for: head.headers) {
             contentDecoder = ContentDecoder(codings: codings, limits: decodingLimits)
         }

@@ -31,6 +31,9 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
     var entityTag: String?
     /// The response's Last-Modified, when it had one.
     var lastModified: String?
+    /// The response's Content-Encoding: the coding of the bytes in the file, which are kept as
+    /// sent (nil for none). A range in another coding would not continue them.
+    var contentEncoding: String?
     /// The partial file's size when the data was made.
     var bytesReceived: Int64
     /// The partial file, in the temporary directory.
@@ -41,7 +44,7 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
 
     /// A basis for resume data from `request` and the validators of a response being written to
     /// `temporaryFilePath`, or nil when nothing can validate a resumption.
-    init?(request: Request, entityTag: String?, lastModified: String?, temporaryFilePath: String) {
+    init?(request: Request, entityTag: String?, lastModified: String?, contentEncoding: String? = nil, temporaryFilePath: String) {
         let strongTag = entityTag.flatMap { $0.hasPrefix("W/") ? nil : $0 }
         guard strongTag != nil || lastModified != nil else { return nil }
         self.url = request.url
@@ -52,6 +55,7 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
         self.totalTimeoutInterval = request.totalTimeoutInterval.flatMap { $0.isFinite ? $0 : nil }
         self.entityTag = strongTag
         self.lastModified = lastModified
+        self.contentEncoding = contentEncoding
         self.bytesReceived = 0
         self.temporaryFilePath = temporaryFilePath
     }
@@ -100,13 +104,13 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
     }
 
     /// The request for the rest of the body from byte `offset`, valid only if the resource is
-    /// unchanged. Asks for identity coding: a range of a compressed body would not continue the
-    /// decoded bytes already in the file.
+    /// unchanged. Its Range keeps the session's Accept-Encoding off it (as curl's resumed
+    /// transfers send none), and a 206 is never decoded: only a file of the bytes as sent is
+    /// resumed (`captureResumeBasis`), so the range continues it byte for byte.
     func request(resumingAt offset: Int64) -> Request {
         var request = wholeRequest()
         request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         request.setValue(validator, forHTTPHeaderField: "If-Range")
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         return request
     }
 }

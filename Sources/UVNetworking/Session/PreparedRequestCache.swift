@@ -67,7 +67,7 @@ final class PreparedRequestCache: Sendable {
     func prepare(_ request: Request, tracedBy trace: TaskTrace, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
         let base = try prepare(request, for: manager)
         if request.value(forHTTPHeaderField: TaskTrace.tracestate) == nil,
-           let prepared = PreparedRequest.adding(trace.fields, to: base, of: request, defaults: manager.defaultRequestFields) {
+           let prepared = PreparedRequest.adding(trace.fields, to: base, of: request, defaults: manager.defaultFields(for: request)) {
             return prepared
         }
         return try Self.make(trace.request(from: request), for: manager)
@@ -75,7 +75,7 @@ final class PreparedRequestCache: Sendable {
 
     /// A new preparation of `request` with the session's fields, cookies, proxies and policies.
     private static func make(_ request: Request, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
-        try PreparedRequest(request, defaults: manager.defaultRequestFields, cookies: manager.cookieStore,
+        try PreparedRequest(request, defaults: manager.defaultFields(for: request), cookies: manager.cookieStore,
                             proxies: manager.proxies) { (host) throws(NetworkingError) in
             try manager.securityBinding(forHost: host)
         }

@@ -166,6 +166,12 @@ public struct SessionConfiguration: Sendable {
         return fields
     }
 
+    /// `defaultRequestFields` for a request that carries Range: only `httpAdditionalHeaders`.
+    /// A range of an encoded representation is a slice of the encoded bytes, which no decoder
+    /// can start in the middle of (RFC 9110 §14.1.2), so such a request asks for no coding of
+    /// ours, as curl and browsers do; the caller's own Accept-Encoding is kept.
+    var defaultRangeRequestFields: [(name: String, value: String)] { httpAdditionalHeaders }
+
     /// The defaults above.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 

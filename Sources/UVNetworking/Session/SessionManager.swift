@@ -46,6 +46,17 @@ public class SessionManager: @unchecked Sendable {
     /// `configuration.defaultRequestFields`, checked and encoded once: each request copies
     /// their bytes.
     let defaultRequestFields: EncodedFields
+    /// `configuration.defaultRangeRequestFields`, encoded once: for requests that carry Range.
+    let defaultRangeRequestFields: EncodedFields
+
+    /// The session's fields for `request`: without the Accept-Encoding of ours when it asks
+    /// for a range (SessionConfiguration.defaultRangeRequestFields says why).
+    func defaultFields(for request: Request) -> EncodedFields {
+        // Most sessions decode responses and most requests set few fields: one short walk.
+        guard configuration.decompressesResponses,
+              request.headerFields.contains(where: { RequestEncoder.sameName($0.name, "Range") }) else { return defaultRequestFields }
+        return defaultRangeRequestFields
+    }
     /// The last request prepared, reused by an equal one (`PreparedRequestCache`).
     let preparedRequests = PreparedRequestCache()
     /// `configuration.cookieStore` and `.proxy`, read per task without copying the configuration.
@@ -104,6 +115,7 @@ public class SessionManager: @unchecked Sendable {
     public init(configuration: SessionConfiguration = .default, loop: EventLoop = .shared, workers: WorkerPool = .shared) {
         self.configuration = configuration
         self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
+        self.defaultRangeRequestFields = EncodedFields(configuration.defaultRangeRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
         self.tracing = SessionTracing(configuration)
@@ -122,6 +134,7 @@ public class SessionManager: @unchecked Sendable {
     public init(configuration: SessionConfiguration = .default, group: EventLoopGroup, workers: WorkerPool = .shared) {
         self.configuration = configuration
         self.defaultRequestFields = EncodedFields(configuration.defaultRequestFields)
+        self.defaultRangeRequestFields = EncodedFields(configuration.defaultRangeRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
         self.tracing = SessionTracing(configuration)

@@ -34,10 +34,29 @@ import Testing
         #expect(request.value(forHTTPHeaderField: "Range") == "bytes=123-")
         #expect(request.value(forHTTPHeaderField: "If-Range") == "\"v1\"")
         #expect(request.value(forHTTPHeaderField: "Authorization") == "token")
-        #expect(request.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
+        // No coding asked for: the Range keeps the session's Accept-Encoding off it too.
+        #expect(request.value(forHTTPHeaderField: "Accept-Encoding") == nil)
         #expect(request.headerFields.filter { $0.name == "Range" }.count == 1)
         #expect(decoded.wholeRequest().value(forHTTPHeaderField: "Range") == nil)
         #expect(decoded.wholeRequest().value(forHTTPHeaderField: "If-Range") == nil)
+    }
+
+    /// The coding of the file's bytes is kept (a resumed range must be in the same one), and
+    /// data made before it was recorded, without the key, still reads as "no coding".
+    @Test func keepsTheFilesCodingAndReadsDataWithoutIt() throws {
+        var request = Request(url: URL(string: "http://h/file")!)
+        request.addValue("gzip", forHTTPHeaderField: "Accept-Encoding")
+        let path = DownloadTemporaryFile.makeURL().path
+        let resume = try #require(DownloadResumeData(request: request, entityTag: "\"v1\"", lastModified: nil,
+                                                     contentEncoding: "gzip", temporaryFilePath: path))
+        let decoded = try DownloadResumeData.decode(resume.encoded())
+        #expect(decoded.contentEncoding == "gzip")
+        // The caller's own Accept-Encoding goes with the range.
+        #expect(decoded.request(resumingAt: 10).value(forHTTPHeaderField: "Accept-Encoding") == "gzip")
+        var json = try #require(JSONSerialization.jsonObject(with: resume.encoded()) as? [String: Any])
+        json["contentEncoding"] = nil
+        let older = try DownloadResumeData.decode(JSONSerialization.data(withJSONObject: json))
+        #expect(older.contentEncoding == nil)
     }
 
     /// Every timeout a request may carry survives the round trip: a total limit, and values JSON

@@ -6,6 +6,9 @@
 /// URLSession does: check the status). A resumed request (`Range: bytes=N-`, `If-Range`):
 /// - 206 whose Content-Range starts at N: append the body to the partial file;
 /// - 206 starting elsewhere: fail, the bytes would not continue the file;
+/// - 206 in another content coding than the file's bytes (the resumed request asks for no
+///   coding, so a server may pick one): a range of other bytes; send the request again without
+///   Range, as for a 416 that does not match;
 /// - 416 with `Content-Range: bytes */N`: the file already holds every byte, so it is the
 ///   result and this response's body is dropped;
 /// - 416 otherwise (another length, none, unparsable): the partial file does not match the
@@ -36,10 +39,15 @@ enum DownloadResumption {
         case unsatisfied(complete: Int64)
     }
 
-    static func plan(status: Int, contentRange: String?, requestedOffset: Int64?) -> Plan {
+    /// The plan for a response with `status`, `contentRange` and Content-Encoding `coding`, to
+    /// a request that asked from `requestedOffset` to continue a file whose bytes are in
+    /// `fileCoding` (nil: none).
+    static func plan(status: Int, contentRange: String?, requestedOffset: Int64?,
+                     coding: String? = nil, fileCoding: String? = nil) -> Plan {
         guard let offset = requestedOffset else { return .writeFromStart }
         switch status {
         case 206:
+            guard normalizedCoding(coding) == normalizedCoding(fileCoding) else { return .restartWithoutRange }
             guard let contentRange, case .range(let first, _, let complete)? = parse(contentRange) else {
                 return .fail("a 206 response to a resumed download has no usable Content-Range (\(contentRange ?? "none"))")
             }
@@ -55,6 +63,16 @@ enum DownloadResumption {
         default:
             return .writeFromStart
         }
+    }
+
+    /// A Content-Encoding value compared by its codings: lowercased, without spaces, nil for
+    /// none or only `identity`.
+    static func normalizedCoding(_ value: String?) -> String? {
+        guard let value else { return nil }
+        let codings = value.lowercased().split(separator: ",")
+            .map { $0.trimmingWhitespace() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        return codings.isEmpty ? nil : codings.joined(separator: ",")
     }
 
     /// Parses `bytes a-b/c`, `bytes a-b/*` and `bytes */c`; nil for anything else (other units,

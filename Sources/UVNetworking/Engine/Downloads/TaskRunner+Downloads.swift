@@ -48,7 +48,9 @@ extension DownloadRun: ResponseSink {
     /// A final response head for a download (not a redirect being followed).
     func receivedHead(_ head: ResponseHead, bodyLength: Int64?, runner: TaskRunner) -> ResponseSinkHeadDecision {
         let plan = DownloadResumption.plan(status: head.status, contentRange: head.headers.firstValue(named: "content-range"),
-                                           requestedOffset: resumeOffset)
+                                           requestedOffset: resumeOffset,
+                                           coding: head.hasContentEncoding ? head.headers.firstValue(named: "content-encoding") : nil,
+                                           fileCoding: resumeBasis?.contentEncoding)
         switch plan {
         case .writeFromStart:
             writer.start(.fromBeginning)
@@ -83,6 +85,7 @@ extension DownloadRun: ResponseSink {
         }
         let basis = DownloadResumeData(request: request, entityTag: head.headers.firstValue(named: "etag"),
                                        lastModified: head.headers.firstValue(named: "last-modified"),
+                                       contentEncoding: head.hasContentEncoding ? head.headers.firstValue(named: "content-encoding") : nil,
                                        temporaryFilePath: writer.path)
         // A 206 without validators continues the ones its request was made with.
         if basis != nil || head.status != 206 { resumeBasis = basis }
@@ -129,7 +132,7 @@ extension TaskRunner {
         manager.workers.run {
             let outcome: RedirectOutcome
             do throws(NetworkingError) {
-                let prepared = try PreparedRequest(request, defaults: manager.defaultRequestFields) { (host) throws(NetworkingError) in
+                let prepared = try PreparedRequest(request, defaults: manager.defaultFields(for: request)) { (host) throws(NetworkingError) in
                     try manager.securityBinding(forHost: host)
                 }
                 outcome = .follow(request, prepared)

@@ -31,6 +31,23 @@ import Testing
         }
     }
 
+    /// The resumed request asks for no coding, so the server may pick one: a range of bytes in
+    /// another coding than the file's would not continue it, and the body is fetched whole.
+    @Test func a206InAnotherCodingThanTheFileRestartsWithoutRange() {
+        let range = "bytes 100-199/200"
+        #expect(DownloadResumption.plan(status: 206, contentRange: range, requestedOffset: 100, coding: "gzip", fileCoding: nil)
+                == .restartWithoutRange)
+        #expect(DownloadResumption.plan(status: 206, contentRange: range, requestedOffset: 100, coding: nil, fileCoding: "br")
+                == .restartWithoutRange)
+        #expect(DownloadResumption.plan(status: 206, contentRange: range, requestedOffset: 100, coding: "gzip, br", fileCoding: "gzip")
+                == .restartWithoutRange)
+        // The same codings, however written, continue the file.
+        #expect(DownloadResumption.plan(status: 206, contentRange: range, requestedOffset: 100, coding: " GZIP ", fileCoding: "gzip")
+                == .append(at: 100, totalLength: 200))
+        #expect(DownloadResumption.plan(status: 206, contentRange: range, requestedOffset: 100, coding: "identity", fileCoding: nil)
+                == .append(at: 100, totalLength: 200))
+    }
+
     @Test func a200RestartsTheFile() {
         #expect(DownloadResumption.plan(status: 200, contentRange: nil, requestedOffset: 100) == .writeFromStart)
         #expect(DownloadResumption.plan(status: 404, contentRange: nil, requestedOffset: 100) == .writeFromStart)
