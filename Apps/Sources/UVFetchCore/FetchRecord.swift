@@ -95,10 +95,21 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     /// Where `--out-dir` kept the body; nil without it, or when the URL failed (a failed URL's
     /// body is not kept, so an error page never takes the name of the resource).
     public var file: String?
+    /// The final response's ETag field, verbatim (quotes and `W/` kept); for a 304 without
+    /// one, the validator the request carried. What `--since` sends back as If-None-Match.
+    public var etag: String?
+    /// The final response's Last-Modified field, verbatim; for a 304 without one, the date the
+    /// request carried. What `--since` sends back as If-Modified-Since.
+    public var lastModified: String?
+    /// Whether the final response was a 304 to a conditional request (the user's own
+    /// If-None-Match or If-Modified-Since, or `--since`'s): the copy the caller has is current,
+    /// which counts as a success.
+    public var notModified: Bool
 
     /// Creates a record; `requestURL` and `effectiveURL` are `url` unless given.
     public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil,
-                urlBase64: String? = nil, requestURL: String? = nil, effectiveURL: String? = nil, httpProtocol: String? = nil) {
+                urlBase64: String? = nil, requestURL: String? = nil, effectiveURL: String? = nil, httpProtocol: String? = nil,
+                etag: String? = nil, lastModified: String? = nil, notModified: Bool = false) {
         self.url = url
         self.urlBase64 = urlBase64
         self.requestURL = requestURL ?? url
@@ -110,17 +121,41 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         self.attempts = attempts
         self.file = file
         self.httpProtocol = httpProtocol
+        self.etag = etag
+        self.lastModified = lastModified
+        self.notModified = notModified
     }
 
     enum CodingKeys: String, CodingKey {
         case url, urlBase64, requestURL, effectiveURL, status, bytes, timings, error, attempts, file
+        case etag, lastModified, notModified
         case httpProtocol = "protocol"
     }
 
-    /// Whether the URL counts as fetched: a 2xx and no error.
+    /// Reads a record; one written before a key existed reads as its absence (no validators,
+    /// not a 304), so `--resume` and `--since` take the files of earlier versions.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(String.self, forKey: .url)
+        urlBase64 = try container.decodeIfPresent(String.self, forKey: .urlBase64)
+        requestURL = try container.decode(String.self, forKey: .requestURL)
+        effectiveURL = try container.decode(String.self, forKey: .effectiveURL)
+        status = try container.decodeIfPresent(Int.self, forKey: .status)
+        bytes = try container.decode(Int.self, forKey: .bytes)
+        timings = try container.decode(Timings.self, forKey: .timings)
+        error = try container.decodeIfPresent(Failure.self, forKey: .error)
+        attempts = try container.decode(Int.self, forKey: .attempts)
+        file = try container.decodeIfPresent(String.self, forKey: .file)
+        httpProtocol = try container.decodeIfPresent(String.self, forKey: .httpProtocol)
+        etag = try container.decodeIfPresent(String.self, forKey: .etag)
+        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        notModified = try container.decodeIfPresent(Bool.self, forKey: .notModified) ?? false
+    }
+
+    /// Whether the URL counts as fetched: no error, and a 2xx or a 304 to a conditional request.
     public var succeeded: Bool {
         guard error == nil, let status else { return false }
-        return (200..<300).contains(status)
+        return (200..<300).contains(status) || notModified
     }
 
     // Explicit so a nil status or error is written as null rather than left out: every line has
@@ -138,6 +173,9 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         try container.encode(attempts, forKey: .attempts)
         try container.encode(file, forKey: .file)
         try container.encode(httpProtocol, forKey: .httpProtocol)
+        try container.encode(etag, forKey: .etag)
+        try container.encode(lastModified, forKey: .lastModified)
+        try container.encode(notModified, forKey: .notModified)
     }
 }
 

@@ -43,6 +43,9 @@ public final class FetchRunner: Sendable {
         /// `--warc`, a record comes only once its URL's exchanges are archived, so a URL the
         /// caller records is never missing from the archive.
         public var onRecord: (@Sendable (FetchRecord) -> Void)? = nil
+        /// `--since`: the validators of an earlier run's records, sent as If-None-Match and
+        /// If-Modified-Since with their URLs (unless `-H` sets those fields); nil for none.
+        public var since: RecordedValidators? = nil
 
         /// Whether the run builds a record per URL, and so measures every task.
         var buildsRecords: Bool { onRecord != nil }
@@ -177,6 +180,9 @@ public final class FetchRunner: Sendable {
         driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self] next in
             var request = template
             request.url = next.url
+            if let since = settings.since, let validators = since.validators(text: next.text, bytes: next.bytes) {
+                Self.add(validators, to: &request)
+            }
             start(Fetch(entry: next, request: request, begin: .now()), attempt: 1, requestsSent: 0, in: run)
         }
         driverInUse.withLock { $0 = driver }
@@ -393,6 +399,31 @@ public final class FetchRunner: Sendable {
         var bytes: Int
         /// The body's temporary file (downloads only), valid until the handler returns.
         var file: URL?
+        /// A 304 to a conditional request (`acceptNotModified`).
+        var notModified = false
+    }
+
+    /// Sends `validators` with `request`: If-None-Match and If-Modified-Since, both when both
+    /// were recorded (a server that knows ETags ignores the date, RFC 9110 §13.1.3), unless the
+    /// request already sets that field (`-H` wins).
+    static func add(_ validators: RecordedValidators.Validators, to request: inout Request) {
+        if let etag = validators.etag, request.value(forHTTPHeaderField: "If-None-Match") == nil {
+            request.setValue(etag, forHTTPHeaderField: "If-None-Match")
+        }
+        if let date = validators.lastModified, request.value(forHTTPHeaderField: "If-Modified-Since") == nil {
+            request.setValue(date, forHTTPHeaderField: "If-Modified-Since")
+        }
+    }
+
+    /// Whether a 304 answers a conditional request (If-None-Match or If-Modified-Since, the
+    /// user's own or `--since`'s): then it is the answer asked for, a success as curl counts
+    /// it (even with --fail), and the status check's error on it is dropped. A 304 to a
+    /// request that asked no such thing stays a failure.
+    private static func acceptNotModified(_ outcome: inout Attempt, request: Request) -> Bool {
+        guard request.value(forHTTPHeaderField: "If-None-Match") != nil || request.value(forHTTPHeaderField: "If-Modified-Since") != nil
+        else { return false }
+        if let error = outcome.error as? NetworkingError, error.code == .unacceptableStatusCode { outcome.error = nil }
+        return outcome.error == nil
     }
 
     /// Starts try number `attempt` of `fetch`, after earlier tries sent `requestsSent` requests.
@@ -444,6 +475,8 @@ public final class FetchRunner: Sendable {
         let fetch = attempt.fetchWithExchanges()
         let sent = attempt.requestsSent + Self.requestsSent(by: taskMetrics)
         let status = outcome.response?.status.code
+        var outcome = outcome
+        if status == 304 { outcome.notModified = Self.acceptNotModified(&outcome, request: fetch.request) }
         if run.retry.shouldRetry(attempt: attempt.number, status: status, error: outcome.error) {
             Self.dropBody(outcome)
             queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt.number)) { [self] in
@@ -495,7 +528,8 @@ public final class FetchRunner: Sendable {
             // Nothing written for this URL (--quiet): counted without building its record.
             let failureKind = error.map(FetchRecord.Failure.kind(of:))
             statistics.withLock {
-                $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total, httpProtocol: httpProtocol)
+                $0.add(status: status, bytes: outcome.bytes, failureKind: failureKind, milliseconds: total, httpProtocol: httpProtocol,
+                       notModified: outcome.notModified)
             }
             if warc != nil {
                 lines.addURL(nil, exchanges: fetch.exchanges)
@@ -504,12 +538,19 @@ public final class FetchRunner: Sendable {
             return
         }
         let requestURL = fetch.url.absoluteString
-        let record = FetchRecord(url: fetch.text, status: status, bytes: outcome.bytes,
+        var record = FetchRecord(url: fetch.text, status: status, bytes: outcome.bytes,
                                  timings: .init(total: total, metrics: metrics),
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL,
-                                 httpProtocol: httpProtocol)
+                                 httpProtocol: httpProtocol, notModified: outcome.notModified)
+        if let fields = outcome.response?.headerFields {
+            // A 304 need not repeat Last-Modified (RFC 9110 §15.4.5): the validators sent still
+            // hold, and the next --since run needs them.
+            record.etag = fields[.eTag] ?? (outcome.notModified ? fetch.request.value(forHTTPHeaderField: "If-None-Match") : nil)
+            record.lastModified = fields[.lastModified]
+                ?? (outcome.notModified ? fetch.request.value(forHTTPHeaderField: "If-Modified-Since") : nil)
+        }
         statistics.withLock { $0.add(record) }
         // With an archive, `lines` tells `onRecord` once the URL's exchanges are in it.
         if !lines.deliversRecords { settings.onRecord?(record) }
@@ -517,7 +558,8 @@ public final class FetchRunner: Sendable {
         lines.addURL(record, exchanges: fetch.exchanges)
         if settings.printsLines {
             let statusText = record.status.map(String.init) ?? "-"
-            let result = error.map { "error: \($0)" } ?? (record.succeeded ? "ok" : "error: status \(statusText)")
+            let result = error.map { "error: \($0)" }
+                ?? (record.notModified ? "not modified" : record.succeeded ? "ok" : "error: status \(statusText)")
             // The requested URL: percent-encoded, so the line's fields stay split by spaces.
             lines.addStandard("\(statusText) \(record.bytes) bytes \(String(format: "%.1f", record.timings.total)) ms \(record.requestURL) \(result)\n")
         }

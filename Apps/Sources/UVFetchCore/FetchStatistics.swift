@@ -51,15 +51,17 @@ public struct FetchStatistics: Sendable {
     /// Counts one finished URL.
     public mutating func add(_ record: FetchRecord) {
         add(status: record.status, bytes: record.bytes, failureKind: record.error?.kind, milliseconds: record.timings.total,
-            httpProtocol: record.httpProtocol)
+            httpProtocol: record.httpProtocol, notModified: record.notModified)
     }
 
     /// Counts one finished URL from what its record would say (`FetchRecord`): the status
     /// (nil without a response), the body bytes, the error's kind (nil on success), the total
-    /// time, the protocol its response came over. For runs that write no record.
-    mutating func add(status: Int?, bytes: Int, failureKind: String?, milliseconds: Double, httpProtocol: String? = nil) {
+    /// time, the protocol its response came over, whether it was a 304 to a conditional
+    /// request (a success). For runs that write no record.
+    mutating func add(status: Int?, bytes: Int, failureKind: String?, milliseconds: Double, httpProtocol: String? = nil,
+                      notModified: Bool = false) {
         if let httpProtocol { protocols[httpProtocol, default: 0] += 1 }
-        if failureKind == nil, let status, (200..<300).contains(status) { succeeded += 1 } else { failed += 1 }
+        if failureKind == nil, let status, (200..<300).contains(status) || notModified { succeeded += 1 } else { failed += 1 }
         self.bytes += bytes
         let statusClass = status.map { $0 / 100 } ?? Self.noStatus
         if status == nil || (0..<Self.noStatus).contains(statusClass) {

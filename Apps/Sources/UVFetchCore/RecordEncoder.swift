@@ -41,13 +41,15 @@ public struct RecordEncoder: Sendable {
         return true
     }
 
-    /// The keys and punctuation (about 215 bytes), nulls, 7 numbers and the strings at worst.
+    /// The keys and punctuation (about 265 bytes), nulls, 7 numbers and the strings at worst.
     private static func maximumLength(of record: FetchRecord) -> Int {
-        var length = 350 + 7 * JSONBytes.maximumNumberLength + JSONBytes.maximumLength(of: record.url)
+        var length = 400 + 7 * JSONBytes.maximumNumberLength + JSONBytes.maximumLength(of: record.url)
             + JSONBytes.maximumLength(of: record.requestURL) + JSONBytes.maximumLength(of: record.effectiveURL)
         if let file = record.file { length += JSONBytes.maximumLength(of: file) }
         if let name = record.httpProtocol { length += JSONBytes.maximumLength(of: name) }
         if let urlBase64 = record.urlBase64 { length += JSONBytes.maximumLength(of: urlBase64) }
+        if let etag = record.etag { length += JSONBytes.maximumLength(of: etag) }
+        if let lastModified = record.lastModified { length += JSONBytes.maximumLength(of: lastModified) }
         if let error = record.error {
             length += JSONBytes.maximumLength(of: error.code) + JSONBytes.maximumLength(of: error.kind)
                 + JSONBytes.maximumLength(of: error.message)
@@ -75,8 +77,13 @@ public struct RecordEncoder: Sendable {
         } else {
             json.text("null")
         }
+        json.text(",\"etag\":")
+        json.optional(record.etag)
         json.text(",\"file\":")
         json.optional(record.file)
+        json.text(",\"lastModified\":")
+        json.optional(record.lastModified)
+        json.text(record.notModified ? ",\"notModified\":true" : ",\"notModified\":false")
         json.text(",\"protocol\":")
         json.optional(record.httpProtocol)
         json.text(",\"requestURL\":")

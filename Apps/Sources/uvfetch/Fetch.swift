@@ -33,6 +33,9 @@ struct Fetch: ParsableCommand {
     @Flag(name: .long, help: "Skip the URLs the --jsonl file (a regular file) already has records for, failed ones included, and append to it; a missing file is a fresh run. Continues a run that was interrupted or killed; a URL given twice is fetched once.")
     var resume = false
 
+    @Option(name: .long, help: ArgumentHelp("Ask only for what changed since an earlier run: each URL's \"etag\" and \"lastModified\" from this --jsonl file go out as If-None-Match and If-Modified-Since, and a 304 is a success (\"notModified\": true). It may be the file this run writes: it is read first.", valueName: "file"))
+    var since: String?
+
     @OptionGroup(title: "Archive")
     var archive: WARCOptions
 
@@ -58,6 +61,11 @@ struct Fetch: ParsableCommand {
         do {
             let input = try URLInput(arguments: urls, argumentBytes: ArgumentBytes.invalidUTF8(of: urls), inputPath: inputPath,
                                      repeatCount: repeatCount)
+            // Before --jsonl opens, which may be the same file.
+            let validators = try since.map { path throws(FetchInputError) in try RecordedValidators(path: path) }
+            if let validators, let since, validators.skippedLines > 0 {
+                FileHandle.standardError.write(Data("uvfetch: --since: \(validators.skippedLines) lines of \(since) are not records, skipped\n".utf8))
+            }
             let recorded: RecordedURLs?
             let writer: RecordWriter?
             if resume, let jsonl {
@@ -74,6 +82,7 @@ struct Fetch: ParsableCommand {
             let directory = try running.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
             let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions(), continuing: resume)
             var settings = running.settings()
+            settings.since = validators
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !running.quiet && !recordsOnStdout
             settings.showsProgress = !running.quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal
