@@ -170,10 +170,11 @@ public final class FetchRunner: Sendable {
         current.withLock { $0 = (started, progress, manager) }
         progress?.start()
         let finished = DispatchSemaphore(value: 0)
+        // Retries may be told to wait by a server, for its whole host: then hosts are managed.
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
-                               readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval)
-        let run = Run(manager: manager, retry: RetryPolicy(retries: options.retries, isIdempotent: options.isIdempotent),
-                      progress: progress) { [weak driver] in
+                               readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval,
+                               managesHosts: options.retries > 0)
+        let run = Run(manager: manager, retry: options.retryPolicy, progress: progress) { [weak driver] in
             // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
             driver?.fetchEnded()
         }
@@ -477,12 +478,27 @@ public final class FetchRunner: Sendable {
         let status = outcome.response?.status.code
         var outcome = outcome
         if status == 304 { outcome.notModified = Self.acceptNotModified(&outcome, request: fetch.request) }
-        if run.retry.shouldRetry(attempt: attempt.number, status: status, error: outcome.error) {
+        let decision = outcome.notModified ? .doNotRetry
+            : run.retry.retryDecision(for: fetch.request, attempt: attempt.number, response: outcome.response, error: outcome.error,
+                                      now: Date())
+        if case .retry(let seconds, let serverAsked) = decision {
             Self.dropBody(outcome)
-            queue.asyncAfter(deadline: .now() + run.retry.delay(afterAttempt: attempt.number)) { [self] in
+            let next = attempt.number + 1
+            if serverAsked, let driver = driverInUse.withLock({ $0 }), driver.managesHosts {
+                // The server spoke for its host: its other URLs wait as long, this one first in
+                // line, and the slot goes to other hosts meanwhile.
+                driver.hold(hostOf: fetch.url, for: seconds)
+                driver.putBack(RunDriver.Pending(url: fetch.url, text: fetch.text, bytes: fetch.bytes) { [self] in
+                    guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
+                    start(fetch, attempt: next, requestsSent: sent, in: run)
+                })
+                run.done()
+                return
+            }
+            queue.asyncAfter(deadline: .now() + seconds) { [self] in
                 // A stop since: no new request.
                 guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
-                start(fetch, attempt: attempt.number + 1, requestsSent: sent, in: run)
+                start(fetch, attempt: next, requestsSent: sent, in: run)
             }
             return
         }

@@ -29,8 +29,11 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Whole-request timeout in seconds, as curl's --max-time.", valueName: "seconds"))
     public var timeout: Double = 60
 
-    @Option(name: .long, help: ArgumentHelp("Retries of idempotent requests after transport errors or 5xx, with exponential backoff.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("Retries of idempotent requests after transport errors, timeouts and 408, 429, 500, 502, 503, 504: after the server's Retry-After (its host's other URLs wait too), else an exponential backoff.", valueName: "n"))
     public var retries: Int = 0
+
+    @Option(name: .customLong("retry-max-wait"), help: ArgumentHelp("The longest Retry-After waited for (default 60); a server asking for more ends the URL with its status.", valueName: "seconds"))
+    public var retryMaxWait: Double = 60
 
     @Option(name: .customLong("cacert"), help: ArgumentHelp("Also trust the CA certificates in this PEM file.", valueName: "file"))
     public var caCertificateFile: String?
@@ -90,6 +93,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
         if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
+        guard retryMaxWait >= 0, retryMaxWait.isFinite else { throw ValidationError("--retry-max-wait must be zero or more seconds") }
         if let dnsTimeout, !(dnsTimeout > 0 && dnsTimeout.isFinite) { throw ValidationError("--dns-timeout must be positive") }
         // A typo in a pin would otherwise only show as every https URL failing pinning.
         for pin in pinnedKeys where Data(base64Encoded: pin)?.count != 32 {
@@ -168,11 +172,13 @@ public struct RequestOptions: ParsableArguments, Sendable {
         return request
     }
 
-    /// Whether retrying can repeat the request without changing anything on the server (RFC 9110
-    /// section 9.2.2); POST and PATCH are never retried.
-    public var isIdempotent: Bool {
-        let name = (method ?? (data == nil && dataBinary == nil ? "GET" : "POST")).uppercased()
-        return ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(name)
+    /// The library's retry rules with `--retries` and `--retry-max-wait`: only idempotent
+    /// methods (RFC 9110 §9.2.2; never POST or PATCH), after transport failures, timeouts and
+    /// the statuses that say "try later".
+    public var retryPolicy: RetryPolicy {
+        var policy = RetryPolicy(retryLimit: retries)
+        policy.maximumRetryAfter = retryMaxWait
+        return policy
     }
 
     /// Adds `--cacert` to the session's trust store, sets `--proxy` / `--noproxy` (the

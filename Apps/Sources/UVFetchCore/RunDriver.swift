@@ -14,6 +14,9 @@ final class RunDriver: @unchecked Sendable {
         let url: URL
         let text: String
         let bytes: [UInt8]?
+        /// For a URL put back to wait for its host (`putBack`): how it carries on when its
+        /// turn comes, instead of starting afresh.
+        var carryOn: (@Sendable () -> Void)? = nil
     }
 
     /// The feed's way back to its driver, which does not exist yet when the feed is made.
@@ -45,11 +48,15 @@ final class RunDriver: @unchecked Sendable {
 
     /// `readAhead`: the entries the reading thread may read before the queue takes them.
     /// `pacing`: the seconds between two URLs of one host (scheme, host, port), nil for none;
-    /// `lookAhead`: then the most URLs set aside while their host waits for its turn.
+    /// `managesHosts`: hosts may be held, blocked or paced later (`hold`, `block`,
+    /// `setInterval`) even without pacing; `lookAhead`: then the most URLs set aside while their
+    /// host waits for its turn.
     init(concurrency: Int, queue: DispatchQueue, finished: DispatchSemaphore, readAhead: Int,
-         pacing: Double? = nil, lookAhead: Int = 16_384) {
+         pacing: Double? = nil, managesHosts: Bool = false, lookAhead: Int = 16_384) {
         if let pacing, pacing > 0 {
-            turns = HostTurns(interval: UInt64((min(pacing, 365 * 86_400) * 1e9).rounded(.up)), capacity: lookAhead)
+            turns = HostTurns(interval: Self.nanoseconds(pacing), capacity: lookAhead)
+        } else if managesHosts {
+            turns = HostTurns(interval: 0, capacity: lookAhead)
         }
         self.concurrency = max(1, concurrency)
         self.queue = queue
@@ -135,7 +142,7 @@ extension RunDriver {
                 while inFlight < concurrency, let next = turns!.next(at: now) {
                     inFlight += 1
                     launched = true
-                    launch(next)
+                    if let carryOn = next.carryOn { carryOn() } else { launch(next) }
                 }
             }
             fillTurns()
@@ -169,6 +176,45 @@ extension RunDriver {
             let next = taken.removeLast()
             turns!.add(next, host: Self.hostKey(next.url))
         }
+    }
+
+    /// Whether hosts can be held, blocked and paced (`init`'s `managesHosts` or pacing).
+    var managesHosts: Bool { turns != nil }
+
+    /// No URL of `url`'s host starts for `seconds` (on the queue): a Retry-After speaks for the
+    /// host. Only for a run that manages hosts.
+    func hold(hostOf url: URL, for seconds: Double) {
+        assertOnQueue()
+        turns?.hold(Self.hostKey(url), until: DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(seconds))
+    }
+
+    /// Puts `pending` back first in its host's line (on the queue); its `carryOn` runs when the
+    /// host's turn comes. The caller then ends the URL's turn with `fetchEnded`, freeing its
+    /// slot for other hosts meanwhile.
+    func putBack(_ pending: Pending) {
+        assertOnQueue()
+        turns!.addFirst(pending, host: Self.hostKey(pending.url))
+    }
+
+    /// No URL of `url`'s host starts until `unblock` (on the queue).
+    func block(hostOf url: URL) {
+        assertOnQueue()
+        turns!.block(Self.hostKey(url))
+    }
+
+    /// `url`'s host goes on (on the queue), its URLs spaced by `interval` seconds from now on
+    /// when given.
+    func unblock(hostOf url: URL, interval: Double? = nil) {
+        assertOnQueue()
+        let key = Self.hostKey(url)
+        if let interval, interval > 0 { turns!.setInterval(Self.nanoseconds(interval), for: key) }
+        turns!.unblock(key, at: DispatchTime.now().uptimeNanoseconds)
+        pump()
+    }
+
+    /// Seconds as nanoseconds, at most a year (a Crawl-delay or Retry-After of any size).
+    private static func nanoseconds(_ seconds: Double) -> UInt64 {
+        UInt64((min(max(0, seconds), 365 * 86_400) * 1e9).rounded(.up))
     }
 
     /// Queues a pump at `at` (uptime nanoseconds) unless one comes no later.

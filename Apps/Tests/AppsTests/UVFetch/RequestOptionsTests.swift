@@ -31,7 +31,10 @@ import UVNetworking
         let echo = try fetchJSON(options.makeRequest(for: URL(string: "\(base)/anything")!, body: try options.body()))
         #expect(echo["method"] as? String == "POST")
         #expect(echo["data"] as? String == "raw body\n")
-        #expect(!options.isIdempotent)
+        // POST: never retried, whatever --retries says.
+        let request = options.makeRequest(for: URL(string: "\(base)/anything")!, body: nil)
+        #expect(options.retryPolicy.retryDecision(for: request, attempt: 1, response: nil,
+                                                  error: NetworkingError(.requestTimeout, "t"), now: Date()) == .doNotRetry)
     }
 
     @Test func timeoutIsAWholeRequestLimitAsCurlsMaxTime() throws {
@@ -108,13 +111,12 @@ import UVNetworking
         #expect(posted.first?["attempts"] as? Int == 1)
     }
 
-    @Test func backoffDoublesAndIsCapped() {
-        let policy = RetryPolicy(retries: 10, isIdempotent: true)
-        #expect(policy.delay(afterAttempt: 1) == 0.2)
-        #expect(policy.delay(afterAttempt: 3) == 0.8)
-        #expect(policy.delay(afterAttempt: 10) == 5)
-        #expect(!policy.shouldRetry(attempt: 11, status: 503, error: nil))
-        #expect(!policy.shouldRetry(attempt: 1, status: 404, error: nil))
+    @Test func retryOptionsMakeTheLibrarysPolicy() throws {
+        let policy = try RequestOptions.parse(["--retries", "3", "--retry-max-wait", "7.5"]).retryPolicy
+        #expect(policy.retryLimit == 3)
+        #expect(policy.maximumRetryAfter == 7.5)
+        #expect(policy.retryableStatusCodes == [408, 429, 500, 502, 503, 504])
+        #expect(throws: (any Error).self) { try RequestOptions.parse(["--retry-max-wait", "-1"]) }
     }
 
     /// Sends `request` on a fresh manager and decodes the JSON body.
