@@ -45,8 +45,17 @@ let package = Package(
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         // Only the HTTP/2 layer imports CNGHTTP2 (nghttp2, driven sans-I/O on the loop).
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
-        // Only the content decoder imports CZlib.
+        // In the library, only the content decoder imports CZlib (gzip, deflate), CBrotli
+        // (libbrotlidec: br, RFC 7932) and CZstd (libzstd: zstd, RFC 8878).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // libbrotlienc, for the tests only: they compress their br fixtures with brotli's own
+        // encoder (zstd's is in libzstd, which CZstd already links).
+        .systemLibrary(
+            name: "CBrotliEncoder", path: "Tests/CBrotliEncoder", pkgConfig: "libbrotlienc",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
         // The sans-I/O HTTP/1.1 codec: no threads, no I/O, no global mutable state.
         .target(
             name: "UVHTTP1",
@@ -58,7 +67,7 @@ let package = Package(
         .target(
             name: "UVNetworking",
             dependencies: [
-                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CAres", "CNGHTTP2",
+                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CBrotli", "CZstd", "CAres", "CNGHTTP2",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -136,7 +145,7 @@ let package = Package(
             dependencies: [
                 "UVNetworking", "UVHTTP1", "LoopbackHTTPServer", "LoopbackDNSServer", "CLLHTTP", "COpenSSL", "uvnetworking-embed-probe",
                 "UVNetworkingServiceLifecycle", "uvnetworking-service-probe",
-                "UVNetworkingOpenAPI", "HTTPBinOpenAPIClient",
+                "UVNetworkingOpenAPI", "HTTPBinOpenAPIClient", "CZstd", "CBrotliEncoder",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -35,7 +35,10 @@ let package = Package(
         harness("redirect-planner", [library]),
         harness("query-string", [library]),
         harness("proxy-env", [library]),
-        harness("content-decoder", [library, codec]),
+        // br round trips need brotli's encoder, which the library does not link (zstd's is in the
+        // libzstd the library's CZstd links); a name of its own, apart from the library's tests'.
+        .systemLibrary(name: "CFuzzBrotliEncoder", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
+        harness("content-decoder", [library, codec, "CFuzzBrotliEncoder"]),
         harness("pem", [library]),
         harness("pkcs12", [library]),
         harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworkingApps")]),

@@ -9,8 +9,9 @@ LLHTTP_PREFIX=${LLHTTP_PREFIX:-/usr/local}
 # valgrind (callgrind) and binutils (objcopy): the instructions per request of `make gates`.
 # libnghttp2-dev: the HTTP/2 engine; nghttp2-server (nghttpd) and nghttp2-client (h2load): a
 # second HTTP/2 server for the tests and the benchmarks' reference; python3-h2: the scripted
-# HTTP/2 server of the fault tests.
-packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils)
+# HTTP/2 server of the fault tests. libbrotli-dev and libzstd-dev: the br and zstd content codings
+# (the decoders for the library, brotli's encoder for the tests' fixtures).
+packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -114,7 +114,8 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let responseBodyTooLarge = Code("responseBodyTooLarge")
         /// The server switched protocols, which no request asked for.
         public static let unexpectedUpgrade = Code("unexpectedUpgrade")
-        /// The body's Content-Encoding (gzip, deflate) could not be decoded: corrupt, or cut short.
+        /// The body's Content-Encoding (gzip, deflate, br, zstd) could not be decoded: corrupt, cut
+        /// short, or a zstd frame whose window is over 8 MiB (RFC 9659).
         public static let contentDecodingFailed = Code("contentDecodingFailed")
         /// A compressed body expanded past `SessionConfiguration.maximumDecompressionRatio` or
         /// `maximumResponseBodyBytes`: refused as a decompression bomb.

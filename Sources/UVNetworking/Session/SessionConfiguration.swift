@@ -101,16 +101,19 @@ public struct SessionConfiguration: Sendable {
     /// Whether a redirect may lead from https to http. Off: such a redirect fails the task with
     /// `insecureRedirect` rather than send the request, and maybe credentials, in clear.
     public var allowsHTTPSToHTTPRedirects = false
-    /// Whether responses with Content-Encoding gzip or deflate are decoded (and
-    /// `Accept-Encoding: gzip, deflate` is sent when a request does not set the field). Several
-    /// codings are undone last applied first; a list that names any other coding (br, zstd, ...)
-    /// leaves the body as sent, with its Content-Encoding field. Progress counts the bytes
-    /// received; the body, streams and hooks get decoded bytes. Off: bodies arrive as sent.
+    /// Whether responses with Content-Encoding gzip, deflate, br (brotli) or zstd are decoded
+    /// (and `Accept-Encoding: gzip, deflate, br, zstd` is sent when a request does not set the
+    /// field). Several codings are undone last applied first; a list that names any other coding
+    /// (compress, ...) leaves the body as sent, with its Content-Encoding field. zstd frames may
+    /// use a window of at most 8 MiB (RFC 9659): one that asks for more fails the task with
+    /// `contentDecodingFailed`. Progress counts the bytes received; the body, streams and hooks
+    /// get decoded bytes. Off: bodies arrive as sent.
     public var decompressesResponses = true
     /// The most decoded bytes per received byte a compressed body may expand to, once past
     /// 1 MiB decoded; past it the task fails with `decompressionLimitExceeded` (a decompression
-    /// bomb). gzip cannot exceed about 1030x; ordinary text and JSON stay well under 100x.
-    /// `maximumResponseBodyBytes` limits the decoded size too.
+    /// bomb). gzip cannot exceed about 1030x, but br and zstd expand a few bytes to megabytes
+    /// (tens of thousands to one and more): for them this limit is what stops a bomb. Ordinary
+    /// text and JSON stay well under 100x. `maximumResponseBodyBytes` limits the decoded size too.
     public var maximumDecompressionRatio: Double = 250
     /// The HTTP proxies requests go through. By default those the environment names
     /// (http_proxy, https_proxy, no_proxy, read as curl reads them), loopback hosts excepted;
@@ -161,7 +164,7 @@ public struct SessionConfiguration: Sendable {
     var defaultRequestFields: [(name: String, value: String)] {
         var fields = httpAdditionalHeaders
         if decompressesResponses && !fields.contains(where: { $0.name.caseInsensitiveCompare("Accept-Encoding") == .orderedSame }) {
-            fields.append(("Accept-Encoding", "gzip, deflate"))
+            fields.append(("Accept-Encoding", "gzip, deflate, br, zstd"))
         }
         return fields
     }

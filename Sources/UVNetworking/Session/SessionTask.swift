@@ -182,7 +182,7 @@ public class SessionTask: @unchecked Sendable {
         set { discardsBody.store(newValue, ordering: .relaxed) }
     }
     /// With `discardsResponseBody`, the final response's body bytes dropped so far, after
-    /// content decoding (gzip, deflate): the size the serializer would have been given.
+    /// content decoding (gzip, deflate, br, zstd): the size the serializer would have been given.
     public var countOfBytesDiscarded: Int64 { bytesDiscarded.load(ordering: .relaxed) }
     /// The response's Content-Length, or -1 while unknown.
     public var countOfBytesExpectedToReceive: Int64 { bytesExpectedToReceive.load(ordering: .relaxed) }

@@ -24,7 +24,7 @@ extension EndToEnd {
             #expect(sent["Accept-Encoding"] == nil)
             #expect(sent["Range"] as? String == "bytes=0-")
             // Without Range the session's field is there; with the caller's own, theirs is kept.
-            #expect(headers(harness.fetch(base + "/headers"))?["Accept-Encoding"] as? String == "gzip, deflate")
+            #expect(headers(harness.fetch(base + "/headers"))?["Accept-Encoding"] as? String == "gzip, deflate, br, zstd")
             let own = harness.fetch(base + "/headers", fields: [("Range", "bytes=0-"), ("Accept-Encoding", "gzip")])
             #expect(headers(own)?["Accept-Encoding"] as? String == "gzip")
         }

@@ -31,7 +31,7 @@ extension EndToEnd {
             #expect(exchange.isComplete && !exchange.isResponseTruncated && !exchange.isRequestTruncated)
             let request = try CapturedMessage(exchange.request)
             #expect(request.head.hasPrefix("GET /gzip HTTP/1.1\r\n"))
-            #expect(request.field("Accept-Encoding") == "gzip, deflate")
+            #expect(request.field("Accept-Encoding") == "gzip, deflate, br, zstd")
             let response = try CapturedMessage(exchange.response)
             #expect(response.status == 200)
             #expect(response.field("Content-Encoding") == "gzip")

@@ -26,7 +26,7 @@ import Testing
         #expect(try prepare(request, manager) === first)
         // Equal, not the same value: built again from the same text.
         #expect(try prepare(Request(url: URL(string: "http://h.test:8080/a?b=c")!, headerFields: [.accept: "*/*"]), manager) === first)
-        #expect(head(first) == "GET /a?b=c HTTP/1.1\r\nHost: h.test:8080\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
+        #expect(head(first) == "GET /a?b=c HTTP/1.1\r\nHost: h.test:8080\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n\r\n")
     }
 
     @Test func tasksMadeFromOneRequestShareItsPreparation() throws {
@@ -81,8 +81,8 @@ import Testing
         }
         let fromPlain = try prepare(request, plain)
         let fromOther = try prepare(request, other)
-        #expect(head(fromPlain) == "GET / HTTP/1.1\r\nHost: h.test\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
-        #expect(head(fromOther) == "GET http://h.test/ HTTP/1.1\r\nHost: h.test\r\nX-Session: b\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
+        #expect(head(fromPlain) == "GET / HTTP/1.1\r\nHost: h.test\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n\r\n")
+        #expect(head(fromOther) == "GET http://h.test/ HTTP/1.1\r\nHost: h.test\r\nX-Session: b\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n\r\n")
         #expect(fromOther.origin.proxy != nil && fromPlain.origin.proxy == nil)
     }
 
