@@ -49,9 +49,12 @@ public struct FetchRecord: Codable, Equatable, Sendable {
             self.kind = kind
         }
 
-        /// Describes any error, using the code and kind of a `NetworkingError`.
+        /// Describes any error, using the code and kind of a `NetworkingError`; a URL that
+        /// robots.txt disallows is code "disallowedByRobots", kind "robots".
         public init(_ error: any Error) {
-            if let error = error as? NetworkingError {
+            if let error = error as? RobotsDisallowed {
+                self.init(code: "disallowedByRobots", message: error.description, kind: "robots")
+            } else if let error = error as? NetworkingError {
                 self.init(code: error.code.description, message: error.description, kind: Self.kind(of: error))
             } else {
                 self.init(code: "\(type(of: error))", message: "\(error)", kind: Self.kind(of: error))
@@ -60,7 +63,8 @@ public struct FetchRecord: Codable, Equatable, Sendable {
 
         /// The `kind` a failure of `error` has, without describing the error.
         static func kind(of error: any Error) -> String {
-            (error as? NetworkingError).map { "\($0.kind)" } ?? "other"
+            if error is RobotsDisallowed { return "robots" }
+            return (error as? NetworkingError).map { "\($0.kind)" } ?? "other"
         }
     }
 

@@ -43,6 +43,9 @@ public final class FetchRunner: Sendable {
         /// `--warc`, a record comes only once its URL's exchanges are archived, so a URL the
         /// caller records is never missing from the archive.
         public var onRecord: (@Sendable (FetchRecord) -> Void)? = nil
+        /// `--robots`: each origin's robots.txt is fetched before its first URL and obeyed
+        /// (`RobotsBook`), with `RequestOptions.userAgent`'s product token.
+        public var obeysRobots = false
         /// `--since`: the validators of an earlier run's records, sent as If-None-Match and
         /// If-Modified-Since with their URLs (unless `-H` sets those fields); nil for none.
         public var since: RecordedValidators? = nil
@@ -107,6 +110,8 @@ public final class FetchRunner: Sendable {
 
     /// The running run's driver, whose feed a stop closes so that the reading thread stops.
     private let driverInUse = Mutex<RunDriver?>(nil)
+    /// The running run's robots.txt rules (`--robots`), whose fetches a stop cancels.
+    private let robotsInUse = Mutex<RobotsBook?>(nil)
     /// Records and lines not yet written (on the queue).
     private let lines: PendingLines
 
@@ -160,6 +165,11 @@ public final class FetchRunner: Sendable {
         // ArgumentParser option looks up generic metadata, which cost ~2k instructions a URL.
         let template = options.makeRequest(for: URL(string: "http://localhost/")!, body: body)
         let manager = try makeManager()
+        let robots = settings.obeysRobots
+            ? try RobotsBook(userAgent: template.value(forHTTPHeaderField: "User-Agent") ?? options.userAgent,
+                             configuration: manager.configuration, policy: options.securityPolicy(), queue: queue)
+            : nil
+        robotsInUse.withLock { $0 = robots }
         let started = DispatchTime.now()
         // Only for the progress line: a run without one opens no netlink socket.
         let network = settings.showsProgress
@@ -173,12 +183,13 @@ public final class FetchRunner: Sendable {
         // Retries may be told to wait by a server, for its whole host: then hosts are managed.
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
                                readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval,
-                               managesHosts: options.retries > 0)
+                               managesHosts: options.retries > 0 || robots != nil)
         let run = Run(manager: manager, retry: options.retryPolicy, progress: progress) { [weak driver] in
             // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
             driver?.fetchEnded()
         }
-        driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self] next in
+        driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self, unowned driver] next in
+            if let robots, !admit(next, robots: robots, driver: driver, run: run) { return }
             var request = template
             request.url = next.url
             if let since = settings.since, let validators = since.validators(text: next.text, bytes: next.bytes) {
@@ -217,6 +228,8 @@ public final class FetchRunner: Sendable {
         // After the last tick: its netlink socket closed, nothing left open by the run.
         network?.stop()
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
+        robots?.stop()
+        robotsInUse.withLock { $0 = nil }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
     }
@@ -256,6 +269,7 @@ public final class FetchRunner: Sendable {
         let run = current.withLock { $0 }
         run?.manager.sessionDidBecomeInvalid = { [self] in invalidated.store(true, ordering: .releasing) }
         run?.manager.invalidateSessionCancelingTasks(true, resetSession: false)
+        robotsInUse.withLock { $0 }?.stop()
         // No more input: the reading thread stops, and the run ends once its last URL has.
         if let driver = driverInUse.withLock({ $0 }) {
             driver.feed.close()
@@ -456,6 +470,39 @@ public final class FetchRunner: Sendable {
         }
         attempt.fill(task)
         task.resume()
+    }
+
+    /// Whether `next` may start now under robots.txt (on the queue, from the driver's launch,
+    /// its slot taken). The first URL of an origin blocks its host and spends the slot on the
+    /// robots.txt fetch, then goes back first in line; a disallowed URL is recorded unrequested.
+    private func admit(_ next: RunDriver.Pending, robots: RobotsBook, driver: RunDriver, run: Run) -> Bool {
+        let key = RunDriver.hostKey(next.url)
+        switch robots.entry(for: key) {
+        case .known(let rules):
+            guard !rules.isAllowed(next.url) else { return true }
+            // Ended from a block of its own: a launch that ends its URL at once would start the
+            // next one inside this one, as deep as a host has disallowed URLs in a row.
+            queue.async { [self] in
+                let fetch = Fetch(entry: next, request: Request(url: next.url), begin: .now())
+                finish(fetch, Attempt(response: nil, error: RobotsDisallowed(url: next.url, productToken: robots.productToken), bytes: 0),
+                       status: nil, task: nil, attempts: 0, metrics: nil, progress: run.progress)
+                run.done()
+            }
+        case .fetching:
+            // Not handed out while its host is blocked; put back should it happen.
+            driver.putBack(next)
+            queue.async { run.done() }
+        case nil:
+            driver.block(hostOf: next.url)
+            driver.putBack(next)
+            let pacing = settings.pacingInterval ?? 0
+            robots.fetch(originOf: next.url, key: key) { [self] rules in
+                guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
+                driver.unblock(hostOf: next.url, interval: rules.crawlDelay.map { max($0, pacing) })
+                run.done()
+            }
+        }
+        return false
     }
 
     /// A try of `attempt` ended with `outcome` (on the queue): retried, or recorded and done.

@@ -23,6 +23,9 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("data-binary"), help: ArgumentHelp("Request body: DATA, or @FILE for a file's bytes.", valueName: "data"))
     public var dataBinary: String?
 
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent of every request, the robots.txt fetch included (a -H User-Agent wins); with --robots its product token, up to the first / or space, is the name matched in robots.txt.", valueName: "name"))
+    public var userAgent: String = "uvfetch"
+
     @Option(name: .customShort("u"), help: ArgumentHelp("Basic authentication.", valueName: "user:password"))
     public var user: String?
 
@@ -91,6 +94,10 @@ public struct RequestOptions: ParsableArguments, Sendable {
             throw ValidationError("--resolve needs host:port:address[,address]..., got: \(entry)")
         }
         if let user, !user.contains(":") { throw ValidationError("-u needs user:password") }
+        // A field value: no control characters (the request would be refused for each URL).
+        guard !userAgent.isEmpty, !userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw ValidationError("-A needs a name without control characters")
+        }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard retries >= 0 else { throw ValidationError("--retries cannot be negative") }
         guard retryMaxWait >= 0, retryMaxWait.isFinite else { throw ValidationError("--retry-max-wait must be zero or more seconds") }
@@ -165,6 +172,8 @@ public struct RequestOptions: ParsableArguments, Sendable {
         if let user {
             request.setValue("Basic " + Data(user.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         }
+        // Before -H, which may replace it (as curl's -H does its -A).
+        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         for header in headers {
             guard let (name, value) = Self.splitHeader(header) else { continue }
             request.setValue(value, forHTTPHeaderField: name)

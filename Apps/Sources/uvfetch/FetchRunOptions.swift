@@ -24,6 +24,9 @@ struct FetchRunOptions: ParsableArguments {
     @Option(name: .customLong("delay-per-host"), help: ArgumentHelp("Wait SECONDS between the starts of two requests to one host, as wget's --wait; with --rate-per-host the larger spacing holds.", valueName: "seconds"))
     var delayPerHost: Double = 0
 
+    @Flag(name: .long, help: "Obey robots.txt (RFC 9309): each origin's is fetched once, before its first URL, with -A's User-Agent; a disallowed URL is not requested and gets a record of kind \"robots\"; a Crawl-delay spaces that host's requests unless --delay-per-host asks more. A robots.txt that answers 4xx allows everything, 5xx or no answer nothing.")
+    var robots = false
+
     @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
     var outputDirectory: String?
 
@@ -44,6 +47,7 @@ struct FetchRunOptions: ParsableArguments {
         var options = ["--concurrency \(concurrency)", "--per-host \(perHost)", "--loops \(loops)"]
         if let ratePerHost { options.append("--rate-per-host \(ratePerHost)") }
         if delayPerHost > 0 { options.append("--delay-per-host \(delayPerHost)") }
+        if robots { options.append("--robots") }
         return options
     }
 
@@ -56,6 +60,7 @@ struct FetchRunOptions: ParsableArguments {
         settings.maxConnections = maxConnections
         settings.ratePerHost = ratePerHost
         settings.delayPerHost = delayPerHost
+        settings.obeysRobots = robots
         settings.printsLines = !quiet
         settings.showsProgress = false
         return settings
