@@ -211,7 +211,29 @@ func readme_13() {
 }
 
 // README.md, swift block 14
-func readme_14() throws {
+func readme_14() {
+    let robots = RobotsTxt(status: 200, body: Array("User-agent: *\nDisallow: /private\n".utf8))
+    let rules = robots.rules(for: RobotsTxt.productToken(fromUserAgent: "MyCrawler/1.0"))
+    let allowed = rules.isAllowed(URL(string: "https://example.com/private/x")!)   // false
+
+    let policy = RetryPolicy(retryLimit: 3)
+    let request = Request(url: URL(string: "https://example.com/")!)
+    let busy = HTTPResponse(status: .tooManyRequests, headerFields: [.retryAfter: "2"])
+    switch policy.retryDecision(for: request, attempt: 1, response: busy, error: nil, now: Date()) {
+    case .retry(let seconds, let serverAsked): print("again in \(seconds) s; for the whole origin: \(serverAsked)")
+    case .doNotRetry: print("final")
+    }
+    _ = allowed
+    _ = robots
+    _ = rules
+    _ = allowed
+    _ = policy
+    _ = request
+    _ = busy
+}
+
+// README.md, swift block 15
+func readme_15() throws {
     var configuration = SessionConfiguration()
     configuration.maximumConnections = 512              // across every origin
     configuration.dnsServers = ["127.0.0.1:5353"]       // instead of resolv.conf's
@@ -223,8 +245,8 @@ func readme_14() throws {
     _ = manager
 }
 
-// README.md, swift block 15
-func readme_15() {
+// README.md, swift block 16
+func readme_16() {
     var configuration = SessionConfiguration()
     configuration.cookieStore = CookieStore()           // or CookieStore.shared, NSHTTPCookieStorage's role
     let manager = SessionManager(configuration: configuration)
@@ -235,8 +257,8 @@ func readme_15() {
     _ = request
 }
 
-// README.md, swift block 16
-func readme_16() {
+// README.md, swift block 17
+func readme_17() {
     let manager = SessionManager()
     let upload = Request(url: URL(string: "http://127.0.0.1:8080/put")!, method: .put)
     manager.uploadTask(with: upload, fromFile: URL(fileURLWithPath: "big.iso"), progress: { print($0.fractionCompleted) }) { response, _, error in
@@ -260,8 +282,8 @@ func readme_16() {
     _ = download
 }
 
-// README.md, swift block 17
-func readme_17() throws {
+// README.md, swift block 18
+func readme_18() throws {
     var configuration = SessionConfiguration()
     configuration.tls.additionalTrustedCAFiles = ["/etc/myorg/ca.pem"]                  // curl's --cacert
     configuration.tls.clientIdentity = try ClientIdentity.pkcs12(file: "me.p12", password: "secret") // mutual TLS
@@ -276,8 +298,8 @@ func readme_17() throws {
     _ = policy
 }
 
-// README.md, swift block 18
-func readme_18() {
+// README.md, swift block 19
+func readme_19() {
     let reachability = NetworkReachabilityManager.shared       // a default route? (or init(domain:), init?(address:))
     reachability.statusChangeQueue = DispatchQueue(label: "reachability")   // nil: the main queue, as in AFNetworking
     reachability.setReachabilityStatusChangeHandler { status in print(status.localizedDescription) }
