@@ -43,5 +43,6 @@ let package = Package(
         harness("pkcs12", [library]),
         harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworkingApps")]),
         harness("http2-frames", [library, codec]),
+        harness("robots-txt", [library]),
     ]
 )

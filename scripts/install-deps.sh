@@ -11,7 +11,9 @@ LLHTTP_PREFIX=${LLHTTP_PREFIX:-/usr/local}
 # second HTTP/2 server for the tests and the benchmarks' reference; python3-h2: the scripted
 # HTTP/2 server of the fault tests. libbrotli-dev and libzstd-dev: the br and zstd content codings
 # (the decoders for the library, brotli's encoder for the tests' fixtures).
-packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils)
+# python3-protego: the robots.txt parser (Scrapy's) the robots.txt differential test compares
+# ours with, run by Debian's /usr/bin/python3, which imports the distribution's packages.
+packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils python3-protego)
 
 missing=()
 for p in "${packages[@]}"; do
