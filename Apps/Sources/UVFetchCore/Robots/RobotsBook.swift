@@ -83,10 +83,12 @@ final class RobotsBook: @unchecked Sendable {
         do {
             let (response, stream) = try await manager.bytes(for: request)
             var body: [UInt8] = []
-            // Leaving the loop early drops the stream, which cancels the rest of the body.
+            // One byte past the limit, so the parser knows a line cut there goes on (and drops
+            // it). Leaving the loop early drops the stream, which cancels the rest of the body.
+            let wanted = RobotsTxt.maximumParsedBytes + 1
             for try await chunk in stream {
-                body += chunk.prefix(RobotsTxt.maximumParsedBytes - body.count)
-                if body.count >= RobotsTxt.maximumParsedBytes { break }
+                body += chunk.prefix(wanted - body.count)
+                if body.count >= wanted { break }
             }
             return RobotsTxt(status: response.status.code, body: body)
         } catch let error as NetworkingError where error.code == .tooManyRedirects {
