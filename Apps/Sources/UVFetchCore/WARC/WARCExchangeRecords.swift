@@ -15,8 +15,9 @@ import UVNetworking
 enum WARCExchangeRecords {
     /// The two records, request first, or none.
     static func records(for exchange: WireExchange, warcinfoID: String?) -> [WARCRecord] {
-        // Where the client's parser saw the final head (after any interim ones) and its end.
-        let bounds = ResponseHeadBounds(exchange.response)
+        // Where the client's parser saw the final head (after any interim ones), its end, and
+        // the payload's digest.
+        let bounds = ResponsePayloadScan(exchange.response, toHEAD: exchange.request.starts(with: Self.head))
         let response = bounds.finalHeadStart == 0 ? exchange.response : Data(exchange.response.dropFirst(bounds.finalHeadStart))
         guard !response.isEmpty else { return [] }
         let requestID = WARCRecord.newID(), responseID = WARCRecord.newID()
@@ -35,12 +36,9 @@ enum WARCExchangeRecords {
         var responseFields = common
         responseFields.append(("WARC-Concurrent-To", requestID))
         responseFields.append(("Content-Type", "application/http;msgtype=response"))
-        // The payload follows the head as stored (chunked framing and content coding included),
-        // which is what readers recompute; none when the head itself is incomplete.
-        if let bodyStart = bounds.bodyStart {
-            let body = exchange.response[(exchange.response.startIndex + bodyStart)...]
-            responseFields.append(("WARC-Payload-Digest", WARCDigest.sha1(body)))
-        }
+        // The payload: the body without its transfer encoding (chunks joined), content coding
+        // kept; none when the head itself is incomplete.
+        if let digest = bounds.payloadDigest { responseFields.append(("WARC-Payload-Digest", digest)) }
         // "length": the capture's limit; "disconnect": the response did not end as framed.
         if exchange.isResponseTruncated {
             responseFields.append(("WARC-Truncated", "length"))
@@ -52,6 +50,9 @@ enum WARCExchangeRecords {
             WARCRecord(type: "response", id: responseID, date: exchange.startDate, fields: responseFields, block: response),
         ]
     }
+
+    /// How a HEAD request starts: its response has no body, whatever its head says.
+    private static let head = Data("HEAD ".utf8)
 
     /// `WARC-Payload-Digest` of a request: the SHA-1 of what follows its head, as written
     /// (chunked framing included). None when the head itself is incomplete. The request is the

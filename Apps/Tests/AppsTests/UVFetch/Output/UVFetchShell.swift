@@ -4,6 +4,11 @@ import Synchronization
 /// Runs `script` with bash as a user's shell would, `$UVFETCH` naming the built `uvfetch` and
 /// `$D` a fresh directory (removed afterwards); standard output and error are pipes the test
 /// reads to their ends.
+/// `warcio check` with the one complaint a correct archive gets allowed (Tests/Scripts/warc_check.py
+/// says which): `python3 "$WARC_CHECK" FILE` in `runShell`'s scripts.
+let warcCheckScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scripts/warc_check.py").path
+
 func runShell(_ script: String, in directory: URL? = nil) throws -> UVFetchResult {
     let folder = directory ?? temporaryFile("shell")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -11,6 +16,7 @@ func runShell(_ script: String, in directory: URL? = nil) throws -> UVFetchResul
     var environment = ProcessInfo.processInfo.environment
     environment["UVFETCH"] = uvfetchExecutable.path
     environment["D"] = folder.path
+    environment["WARC_CHECK"] = warcCheckScript
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/bash")
     process.arguments = ["-c", script]

@@ -70,7 +70,8 @@ func makeExchange(url: String = "http://127.0.0.1:8080/a", request: String = "GE
         // A 1xx alone (the final head never came) leaves no response, so no records.
         let interimOnly = Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)
         #expect(WARCExchangeRecords.records(for: makeExchange(response: interimOnly), warcinfoID: nil).isEmpty)
-        #expect(ResponseHeadBounds(Data(final.utf8)) == ResponseHeadBounds(finalHeadStart: 0, bodyStart: final.utf8.count - 3))
+        let scan = ResponsePayloadScan(Data(final.utf8))
+        #expect(scan.finalHeadStart == 0 && scan.bodyStart == final.utf8.count - 3 && scan.status == 200)
     }
 
     /// A head whose lines end in bare LFs, which the client accepts: the payload starts after
@@ -84,10 +85,42 @@ func makeExchange(url: String = "http://127.0.0.1:8080/a", request: String = "GE
         #expect(records.last.flatMap { value("WARC-Payload-Digest", in: $0) } == WARCDigest.sha1(Data(body.utf8)))
         // Mixed line ends, and an interim head with a bare LF before a CRLF final head.
         let mixed = Data(("HTTP/1.1 100 Continue\n\r\nHTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\n\r\n" + body).utf8)
-        let bounds = ResponseHeadBounds(mixed)
+        let bounds = ResponsePayloadScan(mixed)
         #expect(bounds.finalHeadStart == "HTTP/1.1 100 Continue\n\r\n".utf8.count)
         #expect(bounds.bodyStart == mixed.count - body.utf8.count)
         // A head the client refuses (no status line) has no payload digest.
-        #expect(ResponseHeadBounds(Data("garbage\n\nmore".utf8)).bodyStart == nil)
+        #expect(ResponsePayloadScan(Data("garbage\n\nmore".utf8)).bodyStart == nil)
+    }
+
+    /// WARC 1.1 §6.3.2: the payload is the body with its transfer encoding removed and its
+    /// content encoding kept. The same content in other chunks has the same digest; a gzip
+    /// body keeps its gzip bytes.
+    @Test func thePayloadDigestIsOfTheBodyWithoutItsChunking() throws {
+        let content = "hello, archive"
+        let whole = Data("HTTP/1.1 200 OK\r\nContent-Length: \(content.utf8.count)\r\n\r\n\(content)".utf8)
+        let oneChunk = Data("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\ne\r\n\(content)\r\n0\r\n\r\n".utf8)
+        let threeChunks = Data(("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                + "5\r\nhello\r\n2;ext=1\r\n, \r\n7\r\narchive\r\n0\r\nX-Trailer: t\r\n\r\n").utf8)
+        let expected = WARCDigest.sha1(Data(content.utf8))
+        for response in [whole, oneChunk, threeChunks] {
+            let records = WARCExchangeRecords.records(for: makeExchange(response: response), warcinfoID: nil)
+            #expect(records.last.flatMap { value("WARC-Payload-Digest", in: $0) } == expected)
+            // The block is still the response as it crossed the wire.
+            #expect(records.last?.block == response)
+        }
+        let gzip = Data([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02])
+        var coded = Data("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n".utf8)
+        coded += gzip + Data("\r\n0\r\n\r\n".utf8)
+        let codedRecords = WARCExchangeRecords.records(for: makeExchange(response: coded), warcinfoID: nil)
+        #expect(codedRecords.last.flatMap { value("WARC-Payload-Digest", in: $0) } == WARCDigest.sha1(gzip))
+        // A body cut short: the digest covers what came, without the framing.
+        let cut = Data("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n9\r\nabc".utf8)
+        let cutRecords = WARCExchangeRecords.records(for: makeExchange(response: cut, complete: false), warcinfoID: nil)
+        #expect(cutRecords.last.flatMap { value("WARC-Payload-Digest", in: $0) } == WARCDigest.sha1(Data("helloabc".utf8)))
+        // The response to a HEAD has no payload, whatever its Content-Length says.
+        let headResponse = Data("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n".utf8)
+        let headRecords = WARCExchangeRecords.records(
+            for: makeExchange(request: "HEAD /a HTTP/1.1\r\nHost: h\r\n\r\n", response: headResponse), warcinfoID: nil)
+        #expect(headRecords.last.flatMap { value("WARC-Payload-Digest", in: $0) } == WARCDigest.sha1(Data()))
     }
 }
