@@ -14,9 +14,13 @@ struct WARCOptions: ParsableArguments {
     @Flag(name: .customLong("warc-append"), help: "With --warc, add to an archive that is already there (after its last whole record; with --warc-max-size, from its highest numbered file on) instead of refusing it. --resume implies it.")
     var warcAppend = false
 
+    @Flag(name: .customLong("warc-dedup"), help: "With --warc, write a response whose payload this run already archived as a revisit record (identical-payload-digest) referring to the first, without the payload again.")
+    var warcDedup = false
+
     func validate() throws {
         guard warcMaxSize == nil || warc != nil else { throw ValidationError("--warc-max-size needs --warc") }
         guard !warcAppend || warc != nil else { throw ValidationError("--warc-append needs --warc") }
+        guard !warcDedup || warc != nil else { throw ValidationError("--warc-dedup needs --warc") }
     }
 
     /// The writer, or nil without `--warc`; `command` and `options` become the warcinfo's
@@ -30,9 +34,10 @@ struct WARCOptions: ParsableArguments {
         guard let warc else { return nil }
         var options = options
         if let warcMaxSize { options.append("--warc-max-size \(warcMaxSize.bytes)") }
+        if warcDedup { options.append("--warc-dedup") }
         let writer = try WARCWriter(path: warc, maximumFileSize: warcMaxSize?.bytes,
                                     info: [("description", "uvfetch \(command) " + options.joined(separator: " "))],
-                                    opening: continuing || warcAppend ? .append : .new)
+                                    opening: continuing || warcAppend ? .append : .new, deduplicates: warcDedup)
         if let notice = writer.notice { LineOutput.standardError.writeWithin(seconds: 5, "uvfetch: \(notice)\n") }
         return writer
     }

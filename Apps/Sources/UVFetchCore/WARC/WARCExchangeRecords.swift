@@ -15,11 +15,17 @@ import UVNetworking
 enum WARCExchangeRecords {
     /// The two records, request first, or none.
     static func records(for exchange: WireExchange, warcinfoID: String?) -> [WARCRecord] {
+        scannedRecords(for: exchange, warcinfoID: warcinfoID).records
+    }
+
+    /// The two records (or none) and what the scan of the response found, for the writer's
+    /// deduplication.
+    static func scannedRecords(for exchange: WireExchange, warcinfoID: String?) -> (records: [WARCRecord], scan: ResponsePayloadScan) {
         // Where the client's parser saw the final head (after any interim ones), its end, and
         // the payload's digest.
         let bounds = ResponsePayloadScan(exchange.response, toHEAD: exchange.request.starts(with: Self.head))
         let response = bounds.finalHeadStart == 0 ? exchange.response : Data(exchange.response.dropFirst(bounds.finalHeadStart))
-        guard !response.isEmpty else { return [] }
+        guard !response.isEmpty else { return ([], bounds) }
         let requestID = WARCRecord.newID(), responseID = WARCRecord.newID()
         var common: [(name: String, value: String)] = [("WARC-Target-URI", exchange.url.absoluteString)]
         if let warcinfoID { common.append(("WARC-Warcinfo-ID", warcinfoID)) }
@@ -45,10 +51,33 @@ enum WARCExchangeRecords {
         } else if !exchange.isComplete {
             responseFields.append(("WARC-Truncated", "disconnect"))
         }
-        return [
+        return ([
             WARCRecord(type: "request", id: requestID, date: exchange.startDate, fields: requestFields, block: exchange.request),
             WARCRecord(type: "response", id: responseID, date: exchange.startDate, fields: responseFields, block: response),
-        ]
+        ], bounds)
+    }
+
+    /// The profile of a revisit whose payload is one archived before (WARC 1.1 §6.7.2).
+    static let identicalPayloadProfile = "http://netpreserve.org/warc/1.1/revisits/identical-payload-digest"
+
+    /// The earlier record a revisit refers to.
+    struct Original: Equatable {
+        var id: String
+        var targetURI: String
+        var date: Date
+    }
+
+    /// `response` (a record of `records(for:)`) as a `revisit` of `original`, whose payload
+    /// is the same: the same ID, fields and HTTP head, without the payload, which readers take
+    /// from the original (WARC 1.1 §6.7.2). `headEnd` is where the head ends in the block.
+    static func revisit(of response: WARCRecord, headEnd: Int, original: Original) -> WARCRecord {
+        var fields = response.fields
+        fields.append(("WARC-Profile", identicalPayloadProfile))
+        fields.append(("WARC-Refers-To", original.id))
+        fields.append(("WARC-Refers-To-Target-URI", original.targetURI))
+        fields.append(("WARC-Refers-To-Date", WARCDate.string(original.date)))
+        return WARCRecord(type: "revisit", id: response.id, date: response.date, fields: fields,
+                          block: Data(response.block.prefix(headEnd)))
     }
 
     /// How a HEAD request starts: its response has no body, whatever its head says.

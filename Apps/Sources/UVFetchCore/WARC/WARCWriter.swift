@@ -43,6 +43,8 @@ public final class WARCWriter: @unchecked Sendable {
         fileprivate var size: Int64
         fileprivate var hasExchanges: Bool
         fileprivate var warcinfoID: String?
+        /// Payloads archived so far (`archivedPayloads`): a roll back forgets the later ones.
+        fileprivate var payloadCount = 0
     }
 
     /// The most bytes kept of one request and of one response (the rest is left out and the
@@ -54,6 +56,13 @@ public final class WARCWriter: @unchecked Sendable {
     /// What opening the archive repaired (a torn last record cut off), for standard error; nil
     /// when nothing was.
     public let notice: String?
+    /// `--warc-dedup`: a response whose payload this run already archived is written as a
+    /// `revisit` record referring to the first one.
+    public let deduplicates: Bool
+    /// With `deduplicates`: the first response record of each payload digest this run wrote,
+    /// and the digests in the order they came (a roll back forgets the ones after its mark).
+    private var archivedPayloads: [String: WARCExchangeRecords.Original] = [:]
+    private var payloadOrder: [String] = []
     private let maximumFileSize: Int64?
     private let infoFields: [(name: String, value: String)]
     private let compressor = GzipMember()
@@ -75,7 +84,8 @@ public final class WARCWriter: @unchecked Sendable {
     ///   `.cannotAppend` when the file is in use by another run or is not a WARC file to add to;
     ///   `WriteFailure` when the warcinfo record cannot be written (a full disk, /dev/full).
     public init(path: String, maximumFileSize: Int64? = nil, info: [(name: String, value: String)] = [],
-                captureLimit: Int = WARCWriter.defaultCaptureLimit, opening: Opening = .new) throws {
+                captureLimit: Int = WARCWriter.defaultCaptureLimit, opening: Opening = .new, deduplicates: Bool = false) throws {
+        self.deduplicates = deduplicates
         naming = WARCFileNaming(path: path, isNumbered: maximumFileSize != nil)
         self.maximumFileSize = maximumFileSize
         self.infoFields = info
@@ -120,6 +130,7 @@ public final class WARCWriter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         for exchange in exchanges {
+            let payloadsBefore = payloadOrder.count
             var members = compressedRecords(of: exchange)
             guard !members.isEmpty else { continue }
             if let maximumFileSize, state.hasExchanges, state.size + Int64(members.count) > maximumFileSize {
@@ -128,7 +139,9 @@ public final class WARCWriter: @unchecked Sendable {
                 state.serial += 1
                 state.size = 0
                 try startFile(named: name)
-                // The records name their file's warcinfo: made again for the new one.
+                // The records name their file's warcinfo: made again for the new one, the
+                // payload it noted forgotten first (it would be a revisit of itself).
+                forgetPayloads(after: payloadsBefore)
                 members = compressedRecords(of: exchange)
             }
             try output.write(members)
@@ -174,7 +187,15 @@ public final class WARCWriter: @unchecked Sendable {
             output = reopened.output
         }
         Self.truncate(output.descriptor, to: mark.size)
+        // Payloads archived after the mark are gone with their records.
+        forgetPayloads(after: mark.payloadCount)
         state = mark
+    }
+
+    /// Forgets the payloads noted after the first `count` (under `lock`).
+    private func forgetPayloads(after count: Int) {
+        while payloadOrder.count > count { archivedPayloads.removeValue(forKey: payloadOrder.removeLast()) }
+        state.payloadCount = payloadOrder.count
     }
 
     private static func truncate(_ descriptor: Int32, to size: Int64) {
@@ -183,13 +204,29 @@ public final class WARCWriter: @unchecked Sendable {
         _ = ftruncate(descriptor, off_t(size))
     }
 
-    /// The exchange's two records as gzip members, naming the current file's warcinfo.
+    /// The exchange's two records as gzip members, naming the current file's warcinfo; with
+    /// `deduplicates`, a payload archived before makes the response a revisit.
     private func compressedRecords(of exchange: WireExchange) -> Data {
+        var (records, scan) = WARCExchangeRecords.scannedRecords(for: exchange, warcinfoID: state.warcinfoID)
+        if deduplicates, records.count == 2 { records[1] = deduplicated(records[1], exchange: exchange, scan: scan) }
         var members = Data()
-        for record in WARCExchangeRecords.records(for: exchange, warcinfoID: state.warcinfoID) {
-            members.append(record.compressed(by: compressor))
-        }
+        for record in records { members.append(record.compressed(by: compressor)) }
         return members
+    }
+
+    /// `response` as it goes in the archive: a revisit when its payload was archived before in
+    /// this run, else itself, noted as the original of its payload. Only whole 2xx payloads
+    /// count: an empty one says nothing, and a cut one is not the payload it would have been.
+    private func deduplicated(_ response: WARCRecord, exchange: WireExchange, scan: ResponsePayloadScan) -> WARCRecord {
+        guard let digest = scan.payloadDigest, let status = scan.status, (200..<300).contains(status), scan.payloadLength > 0,
+              let bodyStart = scan.bodyStart, exchange.isComplete, !exchange.isResponseTruncated else { return response }
+        if let original = archivedPayloads[digest] {
+            return WARCExchangeRecords.revisit(of: response, headEnd: bodyStart - scan.finalHeadStart, original: original)
+        }
+        archivedPayloads[digest] = .init(id: response.id, targetURI: exchange.url.absoluteString, date: response.date)
+        payloadOrder.append(digest)
+        state.payloadCount = payloadOrder.count
+        return response
     }
 
     private func startFile(named name: String) throws(WriteFailure) {

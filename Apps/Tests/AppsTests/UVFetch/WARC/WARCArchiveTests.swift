@@ -247,4 +247,34 @@ import UVFetchCore
         #expect(responses.count > 5, "some exchanges before the disk filled: \(responses.count)")
         #expect(index.filter { $0.type == "request" }.count == responses.count)
     }
+
+    /// --warc-dedup against nginx: its /chunked serves /hello's content in chunks, so with the
+    /// payload digest taken without the chunking the content is archived once, at the first
+    /// URL, and each later response of it (either URL, listed twice) is a revisit naming that
+    /// first record, which warcio reads and checks.
+    @Test func aPayloadArchivedBeforeIsARevisit() throws {
+        let nginx = try TestServers.nginx()
+        let directory = try Self.makeDirectory("warc-dedup")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let urls = [nginx.baseURL + "/hello", nginx.baseURL + "/chunked", nginx.baseURL + "/hello", nginx.baseURL + "/chunked"]
+        let result = try runShell("""
+            "$UVFETCH" -q --concurrency 1 --warc "$D/dedup.warc.gz" --warc-dedup \(urls.joined(separator: " ")) || exit 90
+            python3 "$WARC_CHECK" "$D/dedup.warc.gz" || exit 98
+            warcio index -f warc-type,warc-target-uri,warc-record-id,warc-refers-to,warc-refers-to-target-uri,warc-profile "$D/dedup.warc.gz"
+            """, in: directory)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let entries = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+        }
+        let responses = entries.filter { $0["warc-type"] == "response" }
+        let revisits = entries.filter { $0["warc-type"] == "revisit" }
+        #expect(responses.count == 1 && revisits.count == 3, "\(entries)")
+        #expect(responses.first?["warc-target-uri"] == nginx.baseURL + "/hello")
+        for revisit in revisits {
+            #expect(revisit["warc-refers-to"] == responses.first?["warc-record-id"])
+            #expect(revisit["warc-refers-to-target-uri"] == nginx.baseURL + "/hello")
+            #expect(revisit["warc-profile"] == "http://netpreserve.org/warc/1.1/revisits/identical-payload-digest")
+        }
+        #expect(revisits.map { $0["warc-target-uri"] } == urls.dropFirst().map { Optional($0) })
+    }
 }

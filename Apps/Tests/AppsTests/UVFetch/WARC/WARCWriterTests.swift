@@ -179,4 +179,61 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: last)) == committed)
         #expect(WARCFileNaming(path: path, isNumbered: true).existingSerials().map { WARCFileNaming(path: path, isNumbered: true).name(serial: $0) }.last == last)
     }
+
+    /// --warc-dedup: a payload archived before (here in other chunks, at another URL) makes a
+    /// revisit record naming the first; empty, cut or non-2xx payloads never do; a roll back
+    /// forgets the originals it took back, and rotation does not make a record a revisit of
+    /// itself.
+    @Test func aRepeatedPayloadIsARevisitOfTheFirst() throws {
+        let directory = temporaryFile("warc-dedup")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("d.warc.gz").path
+        let writer = try WARCWriter(path: path, deduplicates: true)
+        let whole = Data("HTTP/1.1 200 OK\r\nContent-Length: 14\r\n\r\nhello, archive".utf8)
+        let chunked = Data("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n9\r\n, archive\r\n0\r\n\r\n".utf8)
+        try writer.write([makeExchange(url: "http://127.0.0.1:1/first", response: whole)])
+        try writer.write([makeExchange(url: "http://127.0.0.1:1/second", response: chunked)])
+        // Not deduplicated: an empty payload, a 404 of the same bytes, a payload cut short.
+        let empty = Data("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
+        let missing = Data("HTTP/1.1 404 Not Found\r\nContent-Length: 14\r\n\r\nhello, archive".utf8)
+        try writer.write([makeExchange(response: empty), makeExchange(response: empty), makeExchange(response: missing),
+                          makeExchange(response: whole, complete: false)])
+        #expect(try types(path) == ["warcinfo", "request", "response", "request", "revisit"]
+                + Array(repeating: ["request", "response"], count: 4).flatMap { $0 })
+
+        let text = String(decoding: try gunzipped(Data(contentsOf: URL(fileURLWithPath: path))), as: UTF8.self)
+        let records = text.components(separatedBy: "WARC/1.1\r\n").dropFirst()
+        let first = try #require(records.first { $0.contains("WARC-Target-URI: http://127.0.0.1:1/first") && $0.contains("WARC-Type: response") })
+        let revisit = try #require(records.first { $0.contains("WARC-Type: revisit") })
+        let firstID = try #require(first.components(separatedBy: "WARC-Record-ID: ").last?.prefix { $0 != "\r\n" })
+        #expect(revisit.contains("WARC-Refers-To: \(firstID)\r\n"))
+        #expect(revisit.contains("WARC-Refers-To-Target-URI: http://127.0.0.1:1/first\r\n"))
+        #expect(revisit.contains("WARC-Refers-To-Date: "))
+        #expect(revisit.contains("WARC-Profile: http://netpreserve.org/warc/1.1/revisits/identical-payload-digest\r\n"))
+        #expect(revisit.contains("WARC-Payload-Digest: \(WARCDigest.sha1(Data("hello, archive".utf8)))\r\n"))
+        // The block is the head alone: the payload is the original's.
+        #expect(revisit.hasSuffix("Transfer-Encoding: chunked\r\n\r\n\r\n\r\n"), "\(revisit.suffix(80).debugDescription)")
+
+        // Rolled back, the original is forgotten: the same payload is archived whole again.
+        let mark = writer.mark()
+        try writer.write([makeExchange(url: "http://127.0.0.1:1/third", response: Data("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz".utf8))])
+        writer.rollBack(to: mark)
+        try writer.write([makeExchange(url: "http://127.0.0.1:1/fourth", response: Data("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz".utf8))])
+        #expect(try types(path).suffix(2) == ["request", "response"])
+    }
+
+    @Test func aPayloadFirstSeenAsFilesRotateIsNoRevisitOfItself() throws {
+        let directory = temporaryFile("warc-dedup-rotate")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try WARCWriter(path: directory.appendingPathComponent("r.warc.gz").path, maximumFileSize: 2_000, deduplicates: true)
+        for index in 0..<4 {
+            let body = Data((0..<1_200).map { _ in UInt8.random(in: 0...255) })
+            try writer.write([makeExchange(url: "http://127.0.0.1:1/\(index)", response: Data("HTTP/1.1 200 OK\r\nContent-Length: 1200\r\n\r\n".utf8) + body)])
+        }
+        let kinds = try writer.fileNames.flatMap { try types($0) }
+        #expect(!kinds.contains("revisit"), "\(kinds)")
+        #expect(kinds.filter { $0 == "response" }.count == 4)
+    }
 }
