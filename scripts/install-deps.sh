@@ -13,7 +13,12 @@ LLHTTP_PREFIX=${LLHTTP_PREFIX:-/usr/local}
 # (the decoders for the library, brotli's encoder for the tests' fixtures).
 # python3-protego: the robots.txt parser (Scrapy's) the robots.txt differential test compares
 # ours with, run by Debian's /usr/bin/python3, which imports the distribution's packages.
-packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils python3-protego)
+# apache2 (mod_deflate), h2o and lighttpd (lighttpd-mod-deflate, which it only recommends): web
+# servers nobody here wrote, which differ where ranges, content codings and validators meet, for
+# the ForeignServers end-to-end tests (docs/conformance.md, "Foreign servers"). The tests start
+# instances of their own on free loopback ports; the system services these packages bring are
+# never started or enabled (below).
+packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils python3-protego apache2 h2o lighttpd lighttpd-mod-deflate)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,8 +37,32 @@ fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
+  # The web servers' postinst scripts start them on port 80 (where nginx or another may already
+  # be: h2o's then fails the whole install). invoke-rc.d asks /usr/sbin/policy-rc.d first, and
+  # 101 forbids the start: one is put there for the install when the machine has none.
+  servers=()
+  for p in "${missing[@]}"; do
+    case $p in apache2 | h2o | lighttpd) servers+=("$p") ;; esac
+  done
+  policy=/usr/sbin/policy-rc.d
+  if [ ${#servers[@]} -gt 0 ] && [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+    "${sudo_cmd[@]}" chmod 755 "$policy"
+    trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ "$(trap -p EXIT)" != "" ]; then
+    "${sudo_cmd[@]}" rm -f "$policy"
+    trap - EXIT
+  fi
+  # Nor started at boot: the tests never use a system instance. update-rc.d disables the SysV
+  # links and, where systemctl exists, the systemd unit too.
+  for s in "${servers[@]}"; do
+    for unit in "$s" $([ "$s" = apache2 ] && echo apache-htcacheclean); do
+      if [ -x "/etc/init.d/$unit" ]; then "${sudo_cmd[@]}" update-rc.d "$unit" disable >/dev/null; fi
+    done
+  done
 fi
 
 # warcio (PyPI): the WARC reader the uvfetch --warc tests check archives with, one no one here
@@ -47,6 +76,20 @@ if ! command -v warcio >/dev/null 2>&1 || ! python3 -c 'import warcio' >/dev/nul
   if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
   hash -r
   command -v warcio >/dev/null 2>&1 || { echo "install-deps: warcio installed but not on PATH" >&2; exit 1; }
+fi
+
+# cdxj-indexer (PyPI, with the surt package it keys lines by): what pywb's users index WARC
+# files with; the uvfetch --cdxj tests compare our index with its own for the same file. Pinned,
+# as its output is what ours must equal.
+cdxj_version=1.5.0
+if [ "$(python3 -c 'import importlib.metadata as m; print(m.version("cdxj-indexer"))' 2>/dev/null)" != "$cdxj_version" ] ||
+   ! command -v cdxj-indexer >/dev/null 2>&1; then
+  echo "install-deps: installing cdxj-indexer $cdxj_version (pip)"
+  python3 -m pip install --quiet --disable-pip-version-check "cdxj-indexer==$cdxj_version" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "cdxj-indexer==$cdxj_version"
+  if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
+  hash -r
+  command -v cdxj-indexer >/dev/null 2>&1 || { echo "install-deps: cdxj-indexer installed but not on PATH" >&2; exit 1; }
 fi
 
 # h11 (PyPI): the HTTP/1.1 parser the differential tests compare our parsers with, one no one here

@@ -17,10 +17,14 @@ struct WARCOptions: ParsableArguments {
     @Flag(name: .customLong("warc-dedup"), help: "With --warc, write a response whose payload this run already archived as a revisit record (identical-payload-digest) referring to the first, without the payload again.")
     var warcDedup = false
 
+    @Flag(name: .customLong("cdxj"), help: "With --warc, write the CDXJ index of each WARC file beside it (FILE.cdxj): a line per response and revisit record, as cdxj-indexer writes it, for pywb and other replay tools.")
+    var cdxj = false
+
     func validate() throws {
         guard warcMaxSize == nil || warc != nil else { throw ValidationError("--warc-max-size needs --warc") }
         guard !warcAppend || warc != nil else { throw ValidationError("--warc-append needs --warc") }
         guard !warcDedup || warc != nil else { throw ValidationError("--warc-dedup needs --warc") }
+        guard !cdxj || warc != nil else { throw ValidationError("--cdxj needs --warc") }
     }
 
     /// The writer, or nil without `--warc`; `command` and `options` become the warcinfo's
@@ -35,9 +39,11 @@ struct WARCOptions: ParsableArguments {
         var options = options
         if let warcMaxSize { options.append("--warc-max-size \(warcMaxSize.bytes)") }
         if warcDedup { options.append("--warc-dedup") }
+        if cdxj { options.append("--cdxj") }
         let writer = try WARCWriter(path: warc, maximumFileSize: warcMaxSize?.bytes,
                                     info: [("description", "uvfetch \(command) " + options.joined(separator: " "))],
-                                    opening: continuing || warcAppend ? .append : .new, deduplicates: warcDedup)
+                                    opening: continuing || warcAppend ? .append : .new, deduplicates: warcDedup,
+                                    indexes: cdxj)
         if let notice = writer.notice { LineOutput.standardError.writeWithin(seconds: 5, "uvfetch: \(notice)\n") }
         return writer
     }

@@ -30,6 +30,8 @@ struct ResponsePayloadScan: Equatable {
     var status: Int?
     /// Payload bytes the digest covers.
     var payloadLength = 0
+    /// The final head's Content-Type, for an index; nil without one.
+    var contentType: String?
 
     /// The scan of `response`, the bytes a `WireExchange` read for a request that was a HEAD
     /// when `toHEAD` (its response has no body, whatever its Content-Length says).
@@ -66,6 +68,7 @@ struct ResponsePayloadScan: Equatable {
             payloadDigest = "sha1:" + WARCDigest.base32(reader.digest.finish())
             status = reader.status
             payloadLength = reader.length
+            contentType = reader.contentType
         }
     }
 
@@ -78,11 +81,15 @@ struct ResponsePayloadScan: Equatable {
     private final class PayloadReader: ResponseParserConsumer {
         var interimHeads = 0
         var status: Int?
+        var contentType: String?
         let digest = SHA1Stream()
         var length = 0
 
         func parserReceivedInterim(_ head: ResponseHead) { interimHeads += 1 }
-        func parserReceivedHead(_ head: ResponseHead) { status = head.status }
+        func parserReceivedHead(_ head: ResponseHead) {
+            status = head.status
+            contentType = head.fields.first { $0.name.lowercased() == "content-type" }?.value
+        }
         func parserReceivedBody(_ bytes: UnsafeRawBufferPointer) {
             digest.update(bytes)
             length += bytes.count

@@ -45,6 +45,8 @@ public final class WARCWriter: @unchecked Sendable {
         fileprivate var warcinfoID: String?
         /// Payloads archived so far (`archivedPayloads`): a roll back forgets the later ones.
         fileprivate var payloadCount = 0
+        /// The size of the current file's CDXJ index (`--cdxj`).
+        fileprivate var indexSize: Int64 = 0
     }
 
     /// The most bytes kept of one request and of one response (the rest is left out and the
@@ -62,6 +64,10 @@ public final class WARCWriter: @unchecked Sendable {
     /// With `deduplicates`: the first response record of each payload digest this run wrote,
     /// and the digests in the order they came (a roll back forgets the ones after its mark).
     private var archivedPayloads: [String: WARCExchangeRecords.Original] = [:]
+    /// `--cdxj`: each WARC file gets its index beside it (`CDXJIndexFile`).
+    public let indexes: Bool
+    /// The current file's index, with `indexes`.
+    private var index: CDXJIndexFile?
     private var payloadOrder: [String] = []
     private let maximumFileSize: Int64?
     private let infoFields: [(name: String, value: String)]
@@ -84,8 +90,10 @@ public final class WARCWriter: @unchecked Sendable {
     ///   `.cannotAppend` when the file is in use by another run or is not a WARC file to add to;
     ///   `WriteFailure` when the warcinfo record cannot be written (a full disk, /dev/full).
     public init(path: String, maximumFileSize: Int64? = nil, info: [(name: String, value: String)] = [],
-                captureLimit: Int = WARCWriter.defaultCaptureLimit, opening: Opening = .new, deduplicates: Bool = false) throws {
+                captureLimit: Int = WARCWriter.defaultCaptureLimit, opening: Opening = .new, deduplicates: Bool = false,
+                indexes: Bool = false) throws {
         self.deduplicates = deduplicates
+        self.indexes = indexes
         naming = WARCFileNaming(path: path, isNumbered: maximumFileSize != nil)
         self.maximumFileSize = maximumFileSize
         self.infoFields = info
@@ -109,7 +117,8 @@ public final class WARCWriter: @unchecked Sendable {
         notice = repaired ?? opened.notice
         output = opened.output
         firstSerial = serial
-        state = Mark(serial: serial, size: opened.size, hasExchanges: opened.size > 0, warcinfoID: nil)
+        if indexes { index = try CDXJIndexFile(forWARC: naming.name(serial: serial), warcSize: opened.size) }
+        state = Mark(serial: serial, size: opened.size, hasExchanges: opened.size > 0, warcinfoID: nil, indexSize: index?.size ?? 0)
         committed = state
         try startFile(named: naming.name(serial: serial))
         committed = state
@@ -131,22 +140,36 @@ public final class WARCWriter: @unchecked Sendable {
         defer { lock.unlock() }
         for exchange in exchanges {
             let payloadsBefore = payloadOrder.count
-            var members = compressedRecords(of: exchange)
+            var (members, entries) = compressedRecords(of: exchange)
             guard !members.isEmpty else { continue }
             if let maximumFileSize, state.hasExchanges, state.size + Int64(members.count) > maximumFileSize {
                 let name = naming.name(serial: state.serial + 1)
                 output = try WARCFile.openNext(name)
                 state.serial += 1
                 state.size = 0
+                if indexes {
+                    index = try CDXJIndexFile(forWARC: name, warcSize: 0)
+                    state.indexSize = 0
+                }
                 try startFile(named: name)
                 // The records name their file's warcinfo: made again for the new one, the
                 // payload it noted forgotten first (it would be a revisit of itself).
                 forgetPayloads(after: payloadsBefore)
-                members = compressedRecords(of: exchange)
+                (members, entries) = compressedRecords(of: exchange)
             }
+            let start = state.size
             try output.write(members)
             state.size += Int64(members.count)
             state.hasExchanges = true
+            if let index {
+                // After the records: an index line never names a record that is not there.
+                try index.write(entries.map { entry in
+                    var entry = entry
+                    entry.offset += start
+                    return entry.line
+                }.joined())
+                state.indexSize = index.size
+            }
         }
     }
 
@@ -182,9 +205,15 @@ public final class WARCWriter: @unchecked Sendable {
     /// the current one again (under `lock`). A file that cannot be reopened is left as it is.
     private func cutBack(to mark: Mark) {
         if state.serial != mark.serial {
-            for serial in (mark.serial + 1)...state.serial { unlink(naming.name(serial: serial)) }
+            for serial in (mark.serial + 1)...state.serial {
+                unlink(naming.name(serial: serial))
+                if indexes { unlink(naming.name(serial: serial) + ".cdxj") }
+            }
             guard let reopened = try? WARCFile.open(naming.name(serial: mark.serial), continuing: true, scanning: false) else { return }
             output = reopened.output
+            if indexes { index = try? CDXJIndexFile(forWARC: naming.name(serial: mark.serial), warcSize: mark.size) }
+        } else {
+            index?.truncate(to: mark.indexSize)
         }
         Self.truncate(output.descriptor, to: mark.size)
         // Payloads archived after the mark are gone with their records.
@@ -206,12 +235,24 @@ public final class WARCWriter: @unchecked Sendable {
 
     /// The exchange's two records as gzip members, naming the current file's warcinfo; with
     /// `deduplicates`, a payload archived before makes the response a revisit.
-    private func compressedRecords(of exchange: WireExchange) -> Data {
+    /// With `indexes`, also the index entries of the response or revisit (offsets from the
+    /// start of `members`).
+    private func compressedRecords(of exchange: WireExchange) -> (members: Data, entries: [CDXJEntry]) {
         var (records, scan) = WARCExchangeRecords.scannedRecords(for: exchange, warcinfoID: state.warcinfoID)
         if deduplicates, records.count == 2 { records[1] = deduplicated(records[1], exchange: exchange, scan: scan) }
         var members = Data()
-        for record in records { members.append(record.compressed(by: compressor)) }
-        return members
+        var entries: [CDXJEntry] = []
+        for record in records {
+            let member = record.compressed(by: compressor)
+            if indexes, record.type == "response" || record.type == "revisit" {
+                let mime = record.type == "revisit" ? "warc/revisit" : scan.contentType.map(CDXJEntry.mime(contentType:))
+                entries.append(CDXJEntry(url: exchange.url.absoluteString, date: record.date, mime: mime?.isEmpty == true ? nil : mime,
+                                         status: scan.status, digest: scan.payloadDigest, length: member.count,
+                                         offset: Int64(members.count), filename: (naming.name(serial: state.serial) as NSString).lastPathComponent))
+            }
+            members.append(member)
+        }
+        return (members, entries)
     }
 
     /// `response` as it goes in the archive: a revisit when its payload was archived before in

@@ -277,4 +277,35 @@ import UVFetchCore
         }
         #expect(revisits.map { $0["warc-target-uri"] } == urls.dropFirst().map { Optional($0) })
     }
+
+    /// --cdxj: each file's index, beside it, is what cdxj-indexer (PyPI) writes for the same
+    /// file, line for line: responses of every kind (gzip, chunked, redirects, a 404, an empty
+    /// 204), revisits, and files rotated by --warc-max-size.
+    @Test func theCDXJIndexIsWhatCdxjIndexerWrites() throws {
+        let nginx = try TestServers.nginx(), httpbin = try TestServers.httpbin()
+        let directory = try Self.makeDirectory("warc-cdxj")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let urls = [nginx.baseURL + "/hello", nginx.baseURL + "/chunked", nginx.baseURL + "/no-content", nginx.baseURL + "/missing",
+                    httpbin.baseURL + "/gzip", httpbin.baseURL + "/redirect/2", httpbin.baseURL + "/anything?b=2&a=1",
+                    httpbin.baseURL + "/stream/3", nginx.baseURL + "/hello"]
+        let result = try runShell("""
+            command -v cdxj-indexer >/dev/null || { echo "cdxj-indexer is missing: run scripts/install-deps.sh" >&2; exit 97; }
+            "$UVFETCH" -q --concurrency 1 --warc "$D/c.warc.gz" --warc-max-size 4K --warc-dedup --cdxj \(urls.map { "'\($0)'" }.joined(separator: " "))
+            for file in "$D"/c-*.warc.gz; do
+              test -f "$file.cdxj" || { echo "no index beside $file" >&2; exit 96; }
+              cdxj-indexer "$file" > "$file.theirs" || exit 95
+              cmp "$file.cdxj" "$file.theirs" || { diff "$file.cdxj" "$file.theirs" >&2; exit 94; }
+              cat "$file.cdxj"
+            done
+            """, in: directory)
+        try #require(result.status != 97, "\(result.stderr)")
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        // The index lines (the run's summary is on the same standard output).
+        let lines = result.stdout.split(separator: "\n").filter { $0.contains("{\"url\": ") }
+        // A line per response or revisit: the URLs, the redirects' hops, nothing for requests.
+        #expect(lines.count == urls.count + 2, "\(result.stdout)")
+        #expect(lines.contains { $0.contains("\"mime\": \"warc/revisit\"") })
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".warc.gz") }
+        #expect(files.count > 1, "rotated: \(files)")
+    }
 }

@@ -236,4 +236,40 @@ import Testing
         #expect(!kinds.contains("revisit"), "\(kinds)")
         #expect(kinds.filter { $0 == "response" }.count == 4)
     }
+
+    /// The index follows its file: lines after their records, cut back with them, and when an
+    /// archive is continued, lines of records a repair cut off are dropped.
+    @Test func theIndexFollowsItsFile() throws {
+        let directory = temporaryFile("warc-index")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("x.warc.gz").path
+        // The first run's writer, let go (with its lock on the file) at the end of the block.
+        let afterFirst: String = try {
+            let writer = try WARCWriter(path: path, indexes: true)
+            try writer.write([makeExchange(url: "http://127.0.0.1:1/a", response: response(bodySize: 10))])
+            let mark = writer.mark()
+            let afterFirst = try String(contentsOfFile: path + ".cdxj", encoding: .utf8)
+            #expect(afterFirst.split(separator: "\n").count == 1)
+            #expect(afterFirst.hasPrefix("1,0,0,127:1)/a "))
+            try writer.write([makeExchange(url: "http://127.0.0.1:1/b", response: response(bodySize: 20))])
+            #expect(try String(contentsOfFile: path + ".cdxj", encoding: .utf8).split(separator: "\n").count == 2)
+            writer.rollBack(to: mark)
+            #expect(try String(contentsOfFile: path + ".cdxj", encoding: .utf8) == afterFirst)
+            return afterFirst
+        }()
+        // Continued: the index is kept, and a line naming a record past the file's end (as a
+        // torn record cut off would leave) is dropped.
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let stray = "1,0,0,127:1)/gone 20260101000000 {\"url\": \"http://127.0.0.1:1/gone\", \"length\": \"9\", \"offset\": \"\(size)\", \"filename\": \"x.warc.gz\"}\n"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path + ".cdxj"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(stray.utf8))
+        try handle.close()
+        let again = try WARCWriter(path: path, opening: .append, indexes: true)
+        #expect(try String(contentsOfFile: path + ".cdxj", encoding: .utf8) == afterFirst)
+        try again.write([makeExchange(url: "http://127.0.0.1:1/c", response: response(bodySize: 5))])
+        let lines = try String(contentsOfFile: path + ".cdxj", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2 && lines[1].hasPrefix("1,0,0,127:1)/c "))
+    }
 }
