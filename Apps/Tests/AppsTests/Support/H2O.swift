@@ -1,0 +1,1 @@
+../../../../Tests/UVNetworkingTests/Support/H2O.swift
