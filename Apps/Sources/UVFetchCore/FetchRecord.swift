@@ -32,6 +32,21 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         }
     }
 
+    /// Where `--warc` archived the URL's final response: the record a later `--since` run's
+    /// revisit refers to when the server answers 304.
+    public struct Capture: Codable, Equatable, Sendable {
+        /// Its WARC-Date, as the record has it.
+        public var date: String
+        /// Its WARC-Record-ID, `<urn:uuid:...>`: a response record, or a revisit.
+        public var recordID: String
+
+        /// Creates a capture.
+        public init(date: String, recordID: String) {
+            self.date = date
+            self.recordID = recordID
+        }
+    }
+
     /// Why the URL failed.
     public struct Failure: Codable, Equatable, Sendable {
         /// `NetworkingError.Code` name (e.g. "connectionRefused", "unacceptableStatusCode").
@@ -109,6 +124,8 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     /// If-None-Match or If-Modified-Since, or `--since`'s): the copy the caller has is current,
     /// which counts as a success.
     public var notModified: Bool
+    /// Where `--warc` archived the final response; nil without an archive or a response.
+    public var capture: Capture?
 
     /// Creates a record; `requestURL` and `effectiveURL` are `url` unless given.
     public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil,
@@ -132,7 +149,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case url, urlBase64, requestURL, effectiveURL, status, bytes, timings, error, attempts, file
-        case etag, lastModified, notModified
+        case etag, lastModified, notModified, capture
         case httpProtocol = "protocol"
     }
 
@@ -154,6 +171,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         etag = try container.decodeIfPresent(String.self, forKey: .etag)
         lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
         notModified = try container.decodeIfPresent(Bool.self, forKey: .notModified) ?? false
+        capture = try container.decodeIfPresent(Capture.self, forKey: .capture)
     }
 
     /// Whether the URL counts as fetched: no error, and a 2xx or a 304 to a conditional request.
@@ -180,6 +198,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         try container.encode(etag, forKey: .etag)
         try container.encode(lastModified, forKey: .lastModified)
         try container.encode(notModified, forKey: .notModified)
+        try container.encode(capture, forKey: .capture)
     }
 }
 

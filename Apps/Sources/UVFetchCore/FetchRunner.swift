@@ -192,10 +192,15 @@ public final class FetchRunner: Sendable {
             if let robots, !admit(next, robots: robots, driver: driver, run: run) { return }
             var request = template
             request.url = next.url
+            var fetch = Fetch(entry: next, request: request, begin: .now())
             if let since = settings.since, let validators = since.validators(text: next.text, bytes: next.bytes) {
-                Self.add(validators, to: &request)
+                Self.add(validators, to: &fetch.request)
+                if let capture = validators.capture {
+                    fetch.earlierCapture = .init(id: capture.recordID, targetURI: validators.capturedURL ?? next.url.absoluteString,
+                                                 date: capture.date)
+                }
             }
-            start(Fetch(entry: next, request: request, begin: .now()), attempt: 1, requestsSent: 0, in: run)
+            start(fetch, attempt: 1, requestsSent: 0, in: run)
         }
         driverInUse.withLock { $0 = driver }
         // A stop that came first closed no feed: close this one now.
@@ -350,8 +355,11 @@ public final class FetchRunner: Sendable {
     fileprivate struct Fetch: Sendable {
         /// The URL, and the input as given for the record (`URLInput.Entry.url`).
         let entry: RunDriver.Pending
-        let request: Request
+        var request: Request
         let begin: DispatchTime
+        /// `--since` with `--warc`: where the earlier run archived this URL's response, which
+        /// a 304 is then a revisit of.
+        var earlierCapture: WARCExchangeRecords.Original?
         /// The exchanges of the tries so far (`--warc`), archived with the URL's record.
         var exchanges: [WireExchange] = []
 
@@ -607,6 +615,12 @@ public final class FetchRunner: Sendable {
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL,
                                  httpProtocol: httpProtocol, notModified: outcome.notModified)
+        // With an archive: the capture of the final response, named before it is written.
+        var final: WARCWriter.FinalResponse?
+        if warc != nil, let last = fetch.exchanges.last(where: { !$0.response.isEmpty }) {
+            final = .init(id: WARCRecord.newID(), notModifiedOf: outcome.notModified ? fetch.earlierCapture : nil)
+            record.capture = .init(date: WARCDate.string(last.startDate), recordID: final!.id)
+        }
         if let fields = outcome.response?.headerFields {
             // A 304 need not repeat Last-Modified (RFC 9110 §15.4.5): the validators sent still
             // hold, and the next --since run needs them.
@@ -618,7 +632,7 @@ public final class FetchRunner: Sendable {
         // With an archive, `lines` tells `onRecord` once the URL's exchanges are in it.
         if !lines.deliversRecords { settings.onRecord?(record) }
         // The record and the URL's exchanges go out together, or neither does.
-        lines.addURL(record, exchanges: fetch.exchanges)
+        lines.addURL(record, exchanges: fetch.exchanges, final: final)
         if settings.printsLines {
             let statusText = record.status.map(String.init) ?? "-"
             let result = error.map { "error: \($0)" }

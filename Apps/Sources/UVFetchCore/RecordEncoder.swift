@@ -50,6 +50,9 @@ public struct RecordEncoder: Sendable {
         if let urlBase64 = record.urlBase64 { length += JSONBytes.maximumLength(of: urlBase64) }
         if let etag = record.etag { length += JSONBytes.maximumLength(of: etag) }
         if let lastModified = record.lastModified { length += JSONBytes.maximumLength(of: lastModified) }
+        if let capture = record.capture {
+            length += 40 + JSONBytes.maximumLength(of: capture.date) + JSONBytes.maximumLength(of: capture.recordID)
+        }
         if let error = record.error {
             length += JSONBytes.maximumLength(of: error.code) + JSONBytes.maximumLength(of: error.kind)
                 + JSONBytes.maximumLength(of: error.message)
@@ -63,6 +66,16 @@ public struct RecordEncoder: Sendable {
         json.number(record.attempts)
         json.text(",\"bytes\":")
         json.number(record.bytes)
+        json.text(",\"capture\":")
+        if let capture = record.capture {
+            json.text("{\"date\":")
+            json.string(capture.date)
+            json.text(",\"recordID\":")
+            json.string(capture.recordID)
+            json.byte(UInt8(ascii: "}"))
+        } else {
+            json.text("null")
+        }
         json.text(",\"effectiveURL\":")
         json.string(record.effectiveURL)
         json.text(",\"error\":")

@@ -32,7 +32,8 @@ final class PendingLines: @unchecked Sendable {
     @exclusivity(unchecked) private var recordBytes: [UInt8] = []
     /// Per URL with a record or exchanges: where its line ends in `recordBytes` (where the one
     /// before ended, when it has none), its exchanges, and its record for `onRecord`.
-    @exclusivity(unchecked) private var urls: [(lineEnd: Int, exchanges: [WireExchange], record: FetchRecord?)] = []
+    @exclusivity(unchecked) private var urls: [(lineEnd: Int, exchanges: [WireExchange], record: FetchRecord?,
+                                                final: WARCWriter.FinalResponse?)] = []
     @exclusivity(unchecked) private var standardBytes: [UInt8] = []
     /// A flush is queued behind the batch being handled.
     @exclusivity(unchecked) var flushQueued = false
@@ -61,9 +62,10 @@ final class PendingLines: @unchecked Sendable {
     /// Adds a URL's record, if it has one: its line when there is somewhere to write records
     /// (none for a record JSON cannot carry, a non-finite timing) and the record itself for
     /// `onRecord`; and the exchanges to archive with it (kept only when there is an archive).
-    func addURL(_ record: FetchRecord?, exchanges: [WireExchange]) {
+    /// `final` names the capture of the URL's final response as its record does.
+    func addURL(_ record: FetchRecord?, exchanges: [WireExchange], final: WARCWriter.FinalResponse? = nil) {
         if let record, records != nil, encoder.append(record, to: &recordBytes) { recordBytes.append(UInt8(ascii: "\n")) }
-        if archive != nil { urls.append((recordBytes.count, exchanges, deliversRecords ? record : nil)) }
+        if archive != nil { urls.append((recordBytes.count, exchanges, deliversRecords ? record : nil, final)) }
     }
 
     /// Adds a line for standard output (ending with a newline).
@@ -101,7 +103,7 @@ final class PendingLines: @unchecked Sendable {
         marks.reserveCapacity(urls.count)
         do {
             for url in urls {
-                try archive.write(url.exchanges)
+                try archive.write(url.exchanges, final: url.final)
                 marks.append(archive.mark())
             }
         } catch {

@@ -19,11 +19,17 @@ public final class RecordedValidators: Sendable {
         public var etag: String?
         /// Sent as If-Modified-Since.
         public var lastModified: String?
+        /// Where the earlier run archived the response (`FetchRecord.capture`) and its URL (the
+        /// record's effectiveURL): what a 304's revisit record refers to.
+        public var capture: FetchRecord.Capture?
+        public var capturedURL: String?
 
         /// Creates validators; at least one should be set.
-        public init(etag: String?, lastModified: String?) {
+        public init(etag: String?, lastModified: String?, capture: FetchRecord.Capture? = nil, capturedURL: String? = nil) {
             self.etag = etag
             self.lastModified = lastModified
+            self.capture = capture
+            self.capturedURL = capturedURL
         }
     }
 
@@ -96,6 +102,8 @@ public final class RecordedValidators: Sendable {
         var status: Int?
         var etag: String?
         var lastModified: String?
+        var effectiveURL: String?
+        var capture: FetchRecord.Capture?
     }
 
     private static func read(_ line: String, decoder: JSONDecoder) -> LineReading {
@@ -109,6 +117,7 @@ public final class RecordedValidators: Sendable {
         }
         guard record.status != nil else { return .noResponse }
         guard record.etag != nil || record.lastModified != nil else { return .withoutValidators(key) }
-        return .validators(key, Validators(etag: record.etag, lastModified: record.lastModified))
+        return .validators(key, Validators(etag: record.etag, lastModified: record.lastModified, capture: record.capture,
+                                           capturedURL: record.effectiveURL))
     }
 }

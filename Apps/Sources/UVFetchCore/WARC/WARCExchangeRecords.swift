@@ -20,13 +20,16 @@ enum WARCExchangeRecords {
 
     /// The two records (or none) and what the scan of the response found, for the writer's
     /// deduplication.
-    static func scannedRecords(for exchange: WireExchange, warcinfoID: String?) -> (records: [WARCRecord], scan: ResponsePayloadScan) {
+    /// `responseID`: the response record's ID, when the caller gave it out already (a URL's
+    /// record names the capture of its final response).
+    static func scannedRecords(for exchange: WireExchange, warcinfoID: String?,
+                               responseID: String? = nil) -> (records: [WARCRecord], scan: ResponsePayloadScan) {
         // Where the client's parser saw the final head (after any interim ones), its end, and
         // the payload's digest.
         let bounds = ResponsePayloadScan(exchange.response, toHEAD: exchange.request.starts(with: Self.head))
         let response = bounds.finalHeadStart == 0 ? exchange.response : Data(exchange.response.dropFirst(bounds.finalHeadStart))
         guard !response.isEmpty else { return ([], bounds) }
-        let requestID = WARCRecord.newID(), responseID = WARCRecord.newID()
+        let requestID = WARCRecord.newID(), responseID = responseID ?? WARCRecord.newID()
         var common: [(name: String, value: String)] = [("WARC-Target-URI", exchange.url.absoluteString)]
         if let warcinfoID { common.append(("WARC-Warcinfo-ID", warcinfoID)) }
         if let address = exchange.remoteAddress { common.append(("WARC-IP-Address", address)) }
@@ -59,12 +62,27 @@ enum WARCExchangeRecords {
 
     /// The profile of a revisit whose payload is one archived before (WARC 1.1 §6.7.2).
     static let identicalPayloadProfile = "http://netpreserve.org/warc/1.1/revisits/identical-payload-digest"
+    /// The profile of a revisit that is a 304 to a conditional request (WARC 1.1 §6.7.3).
+    static let serverNotModifiedProfile = "http://netpreserve.org/warc/1.1/revisits/server-not-modified"
 
     /// The earlier record a revisit refers to.
-    struct Original: Equatable {
+    struct Original: Equatable, Sendable {
         var id: String
         var targetURI: String
-        var date: Date
+        /// Its WARC-Date, as written.
+        var date: String
+    }
+
+    /// `response` (a 304 of `records(for:)`) as a `revisit` of `original`, the capture the
+    /// conditional request's validators came from (WARC 1.1 §6.7.3): the same ID, fields and
+    /// block (the 304's head, which is all it has).
+    static func notModifiedRevisit(of response: WARCRecord, original: Original) -> WARCRecord {
+        var fields = response.fields
+        fields.append(("WARC-Profile", serverNotModifiedProfile))
+        fields.append(("WARC-Refers-To", original.id))
+        fields.append(("WARC-Refers-To-Target-URI", original.targetURI))
+        fields.append(("WARC-Refers-To-Date", original.date))
+        return WARCRecord(type: "revisit", id: response.id, date: response.date, fields: fields, block: response.block)
     }
 
     /// `response` (a record of `records(for:)`) as a `revisit` of `original`, whose payload
@@ -75,7 +93,7 @@ enum WARCExchangeRecords {
         fields.append(("WARC-Profile", identicalPayloadProfile))
         fields.append(("WARC-Refers-To", original.id))
         fields.append(("WARC-Refers-To-Target-URI", original.targetURI))
-        fields.append(("WARC-Refers-To-Date", WARCDate.string(original.date)))
+        fields.append(("WARC-Refers-To-Date", original.date))
         return WARCRecord(type: "revisit", id: response.id, date: response.date, fields: fields,
                           block: Data(response.block.prefix(headEnd)))
     }

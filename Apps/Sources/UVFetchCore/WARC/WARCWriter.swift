@@ -132,15 +132,31 @@ public final class WARCWriter: @unchecked Sendable {
     /// The files this run has written to so far, in order.
     public var fileNames: [String] { lock.withLock { (firstSerial...state.serial).map(naming.name(serial:)) } }
 
+    /// What a URL's record says of its final response's capture, for `write(_:final:)`.
+    struct FinalResponse: Sendable {
+        /// The ID its record is written with (`FetchRecord.capture`).
+        var id: String
+        /// For a 304 to `--since`'s validators: the capture they came from, which the record is
+        /// then a server-not-modified revisit of.
+        var notModifiedOf: WARCExchangeRecords.Original?
+    }
+
     /// Writes each exchange's request and response records (none for an exchange that got no
     /// response), rotating first when the current file would pass its maximum size.
     /// - Throws: `WriteFailure`; the records written before stay whole.
     public func write(_ exchanges: [WireExchange]) throws(WriteFailure) {
+        try write(exchanges, final: nil)
+    }
+
+    /// `write(_:)`, the last exchange with a response written as `final` says.
+    func write(_ exchanges: [WireExchange], final: FinalResponse?) throws(WriteFailure) {
         lock.lock()
         defer { lock.unlock() }
-        for exchange in exchanges {
+        let finalIndex = final == nil ? nil : exchanges.lastIndex { !$0.response.isEmpty }
+        for (position, exchange) in exchanges.enumerated() {
             let payloadsBefore = payloadOrder.count
-            var (members, entries) = compressedRecords(of: exchange)
+            let final = position == finalIndex ? final : nil
+            var (members, entries) = compressedRecords(of: exchange, final: final)
             guard !members.isEmpty else { continue }
             if let maximumFileSize, state.hasExchanges, state.size + Int64(members.count) > maximumFileSize {
                 let name = naming.name(serial: state.serial + 1)
@@ -155,7 +171,7 @@ public final class WARCWriter: @unchecked Sendable {
                 // The records name their file's warcinfo: made again for the new one, the
                 // payload it noted forgotten first (it would be a revisit of itself).
                 forgetPayloads(after: payloadsBefore)
-                (members, entries) = compressedRecords(of: exchange)
+                (members, entries) = compressedRecords(of: exchange, final: final)
             }
             let start = state.size
             try output.write(members)
@@ -237,9 +253,13 @@ public final class WARCWriter: @unchecked Sendable {
     /// `deduplicates`, a payload archived before makes the response a revisit.
     /// With `indexes`, also the index entries of the response or revisit (offsets from the
     /// start of `members`).
-    private func compressedRecords(of exchange: WireExchange) -> (members: Data, entries: [CDXJEntry]) {
-        var (records, scan) = WARCExchangeRecords.scannedRecords(for: exchange, warcinfoID: state.warcinfoID)
-        if deduplicates, records.count == 2 { records[1] = deduplicated(records[1], exchange: exchange, scan: scan) }
+    private func compressedRecords(of exchange: WireExchange, final: FinalResponse?) -> (members: Data, entries: [CDXJEntry]) {
+        var (records, scan) = WARCExchangeRecords.scannedRecords(for: exchange, warcinfoID: state.warcinfoID, responseID: final?.id)
+        if records.count == 2, scan.status == 304, let original = final?.notModifiedOf {
+            records[1] = WARCExchangeRecords.notModifiedRevisit(of: records[1], original: original)
+        } else if deduplicates, records.count == 2 {
+            records[1] = deduplicated(records[1], exchange: exchange, scan: scan)
+        }
         var members = Data()
         var entries: [CDXJEntry] = []
         for record in records {
@@ -264,7 +284,7 @@ public final class WARCWriter: @unchecked Sendable {
         if let original = archivedPayloads[digest] {
             return WARCExchangeRecords.revisit(of: response, headEnd: bodyStart - scan.finalHeadStart, original: original)
         }
-        archivedPayloads[digest] = .init(id: response.id, targetURI: exchange.url.absoluteString, date: response.date)
+        archivedPayloads[digest] = .init(id: response.id, targetURI: exchange.url.absoluteString, date: WARCDate.string(response.date))
         payloadOrder.append(digest)
         state.payloadCount = payloadOrder.count
         return response

@@ -83,7 +83,7 @@ import UVFetchCore
         let result = try runUVFetch(["--jsonl", "-", "http://127.0.0.1:1/refused"])
         let record = Self.records(result.stdout).first ?? [:]
         for key in ["url", "urlBase64", "requestURL", "effectiveURL", "status", "bytes", "timings", "error", "attempts", "file",
-                    "protocol", "etag", "lastModified", "notModified"] {
+                    "protocol", "etag", "lastModified", "notModified", "capture"] {
             #expect(record.keys.contains(key), "missing \(key) in \(result.stdout)")
         }
         #expect(record["url"] as? String == "http://127.0.0.1:1/refused")

@@ -38,15 +38,16 @@ import Testing
     private static let integers = [0, 1, -1, 9, 10, 99, 100, 12345, 200, 404, 599, Int(Int32.max), .max, .min, .min + 1]
 
     @Test func everyCombinationOfOptionalFields() {
-        for mask in 0..<(1 << 10) {
+        for mask in 0..<(1 << 11) {
             func has(_ bit: Int) -> Bool { mask & (1 << bit) != 0 }
-            let record = FetchRecord(
+            var record = FetchRecord(
                 url: "http://127.0.0.1:8080/a/b", status: has(0) ? 200 : nil, bytes: 1234,
                 timings: .init(total: 12.5, connect: has(1) ? 0.25 : nil, tls: has(2) ? 3.0 : nil, firstByte: has(3) ? 1e-3 : nil),
                 error: has(4) ? FetchRecord.Failure(code: "connectionRefused", message: "refused: 127.0.0.1:1", kind: "transport") : nil,
                 attempts: 2, file: has(5) ? "/tmp/out/b" : nil, urlBase64: has(6) ? "aP9p" : nil,
                 requestURL: "http://127.0.0.1:8080/a/b", effectiveURL: "http://127.0.0.1:8080/c",
                 etag: has(7) ? "W/\"x-1\"" : nil, lastModified: has(8) ? "Tue, 01 Dec 2026 10:00:00 GMT" : nil, notModified: has(9))
+            record.capture = has(10) ? FetchRecord.Capture(date: "2026-12-03T10:00:00.123456Z", recordID: "<urn:uuid:1>") : nil
             let (actual, expected) = encodings(record)
             #expect(actual != nil)
             #expect(actual == expected, "fields \(mask)")
@@ -55,9 +56,10 @@ import Testing
 
     @Test func hostileStringsInEveryStringField() {
         for text in Self.hostile {
-            let record = FetchRecord(url: text, status: 200, bytes: 0, timings: .init(total: 1),
+            var record = FetchRecord(url: text, status: 200, bytes: 0, timings: .init(total: 1),
                                      error: FetchRecord.Failure(code: text, message: text, kind: text), attempts: 1, file: text,
                                      urlBase64: text, requestURL: text, effectiveURL: text, etag: text, lastModified: text)
+            record.capture = FetchRecord.Capture(date: text, recordID: text)
             let (actual, expected) = encodings(record)
             #expect(actual == expected, "\(Array(text.utf8))")
         }

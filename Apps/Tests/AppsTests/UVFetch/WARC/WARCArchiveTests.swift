@@ -308,4 +308,45 @@ import UVFetchCore
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".warc.gz") }
         #expect(files.count > 1, "rotated: \(files)")
     }
+
+    /// --since with --warc: a 304 to an earlier run's validators is archived as a
+    /// server-not-modified revisit of that run's capture, which the earlier record names.
+    @Test func a304UnderSinceIsARevisitOfTheEarlierCapture() throws {
+        // httpbin's /etag/v1 sends ETag "v1" and answers a matching If-None-Match with a 304.
+        let httpbin = try TestServers.httpbin()
+        let directory = try Self.makeDirectory("warc-since")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = httpbin.baseURL + "/etag/v1"
+        let result = try runShell("""
+            "$UVFETCH" -q --warc "$D/first.warc.gz" --jsonl "$D/first.jsonl" '\(url)' || exit 90
+            "$UVFETCH" -q --warc "$D/second.warc.gz" --since "$D/first.jsonl" --jsonl "$D/second.jsonl" '\(url)' || exit 91
+            python3 "$WARC_CHECK" "$D/first.warc.gz" && python3 "$WARC_CHECK" "$D/second.warc.gz" || exit 98
+            warcio index -f warc-type,warc-record-id,warc-date "$D/first.warc.gz"
+            echo ---
+            warcio index -f warc-type,warc-record-id,warc-profile,warc-refers-to,warc-refers-to-target-uri,warc-refers-to-date,http:status "$D/second.warc.gz"
+            echo ---
+            cat "$D/first.jsonl" "$D/second.jsonl"
+            """, in: directory)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let parts = result.stdout.components(separatedBy: "---\n")
+        try #require(parts.count == 3, "\(result.stdout)")
+        func objects(_ text: String) -> [[String: Any]] {
+            text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        let first = objects(parts[0]).first { $0["warc-type"] as? String == "response" }
+        let revisit = objects(parts[1]).first { $0["warc-type"] as? String == "revisit" }
+        let records = objects(parts[2])
+        try #require(records.count == 2)
+        let capture = records[0]["capture"] as? [String: Any]
+        #expect(capture?["recordID"] as? String == first?["warc-record-id"] as? String)
+        #expect(capture?["date"] as? String == first?["warc-date"] as? String)
+        #expect(records[1]["notModified"] as? Bool == true)
+        #expect(revisit?["warc-profile"] as? String == "http://netpreserve.org/warc/1.1/revisits/server-not-modified")
+        #expect(revisit?["http:status"] as? String == "304")
+        #expect(revisit?["warc-refers-to"] as? String == first?["warc-record-id"] as? String)
+        #expect(revisit?["warc-refers-to-date"] as? String == first?["warc-date"] as? String)
+        #expect(revisit?["warc-refers-to-target-uri"] as? String == url)
+        // The second run's record names its own capture: the revisit.
+        #expect((records[1]["capture"] as? [String: Any])?["recordID"] as? String == revisit?["warc-record-id"] as? String)
+    }
 }
