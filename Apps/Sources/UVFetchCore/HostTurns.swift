@@ -81,30 +81,25 @@ struct HostTurns<Element> {
 
     /// Sets `element` aside for `host`, after the host's others.
     mutating func add(_ element: Element, host: String) {
+        setAside(element, host: host, first: false)
+    }
+
+    /// Puts `element` back for `host`, before the host's others: a URL that must wait for its
+    /// host (`hold`) and go first when the host's turn comes.
+    mutating func addFirst(_ element: Element, host: String) {
+        setAside(element, host: host, first: true)
+    }
+
+    private mutating func setAside(_ element: Element, host: String, first: Bool) {
         count += 1
-        if hosts[host] == nil {
+        guard hosts[host] != nil else {
             var state = Host(phase: .ready)
             state.waiting.append(element)
             hosts[host] = state
             ready.append((host, 0))
             return
         }
-        hosts[host]!.waiting.append(element)
-        if hosts[host]!.phase == .idle { makeReady(host) }
-    }
-
-    /// Puts `element` back for `host`, before the host's others: a URL that must wait for its
-    /// host (`hold`) and go first when the host's turn comes.
-    mutating func addFirst(_ element: Element, host: String) {
-        count += 1
-        if hosts[host] == nil {
-            var state = Host(phase: .ready)
-            state.waiting.prepend(element)
-            hosts[host] = state
-            ready.append((host, 0))
-            return
-        }
-        hosts[host]!.waiting.prepend(element)
+        if first { hosts[host]!.waiting.prepend(element) } else { hosts[host]!.waiting.append(element) }
         if hosts[host]!.phase == .idle { makeReady(host) }
     }
 
