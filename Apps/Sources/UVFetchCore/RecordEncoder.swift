@@ -60,27 +60,26 @@ public struct RecordEncoder: Sendable {
         return length
     }
 
-    /// Keys in the order JSONEncoder's `.sortedKeys` gives: by their UTF-8 bytes.
+    /// Keys in the order JSONEncoder's `.sortedKeys` gives: by their UTF-8 bytes. An absent
+    /// value is written with its key in one copy (`",\"etag\":null"`): most of a record's
+    /// optional fields are absent, and each copy is a call.
     private static func write(_ record: FetchRecord, into json: inout JSONBytes) {
         json.text("{\"attempts\":")
         json.number(record.attempts)
         json.text(",\"bytes\":")
         json.number(record.bytes)
-        json.text(",\"capture\":")
         if let capture = record.capture {
-            json.text("{\"date\":")
+            json.text(",\"capture\":{\"date\":")
             json.string(capture.date)
             json.text(",\"recordID\":")
             json.string(capture.recordID)
-            json.byte(UInt8(ascii: "}"))
+            json.text("},\"effectiveURL\":")
         } else {
-            json.text("null")
+            json.text(",\"capture\":null,\"effectiveURL\":")
         }
-        json.text(",\"effectiveURL\":")
         json.string(record.effectiveURL)
-        json.text(",\"error\":")
         if let error = record.error {
-            json.text("{\"code\":")
+            json.text(",\"error\":{\"code\":")
             json.string(error.code)
             json.text(",\"kind\":")
             json.string(error.kind)
@@ -88,43 +87,55 @@ public struct RecordEncoder: Sendable {
             json.string(error.message)
             json.byte(UInt8(ascii: "}"))
         } else {
-            json.text("null")
+            json.text(",\"error\":null")
         }
-        json.text(",\"etag\":")
-        json.optional(record.etag)
-        json.text(",\"file\":")
-        json.optional(record.file)
-        json.text(",\"lastModified\":")
-        json.optional(record.lastModified)
+        json.field(",\"etag\":", record.etag, orNull: ",\"etag\":null")
+        json.field(",\"file\":", record.file, orNull: ",\"file\":null")
+        json.field(",\"lastModified\":", record.lastModified, orNull: ",\"lastModified\":null")
         json.text(record.notModified ? ",\"notModified\":true" : ",\"notModified\":false")
-        json.text(",\"protocol\":")
-        json.optional(record.httpProtocol)
+        json.field(",\"protocol\":", record.httpProtocol, orNull: ",\"protocol\":null")
         json.text(",\"requestURL\":")
         json.string(record.requestURL)
-        json.text(",\"status\":")
-        if let status = record.status { json.number(status) } else { json.text("null") }
-        json.text(",\"timings\":{\"connect\":")
-        json.optional(record.timings.connect)
-        json.text(",\"firstByte\":")
-        json.optional(record.timings.firstByte)
-        json.text(",\"tls\":")
-        json.optional(record.timings.tls)
+        if let status = record.status {
+            json.text(",\"status\":")
+            json.number(status)
+        } else {
+            json.text(",\"status\":null")
+        }
+        json.field(",\"timings\":{\"connect\":", record.timings.connect, orNull: ",\"timings\":{\"connect\":null")
+        json.field(",\"firstByte\":", record.timings.firstByte, orNull: ",\"firstByte\":null")
+        json.field(",\"tls\":", record.timings.tls, orNull: ",\"tls\":null")
         json.text(",\"total\":")
         json.number(record.timings.total)
         json.text("},\"url\":")
         json.string(record.url)
-        json.text(",\"urlBase64\":")
-        json.optional(record.urlBase64)
-        json.byte(UInt8(ascii: "}"))
+        if let urlBase64 = record.urlBase64 {
+            json.text(",\"urlBase64\":")
+            json.string(urlBase64)
+            json.byte(UInt8(ascii: "}"))
+        } else {
+            json.text(",\"urlBase64\":null}")
+        }
     }
 }
 
 extension JSONBytes {
-    fileprivate mutating func optional(_ value: String?) {
-        if let value { string(value) } else { text("null") }
+    /// `key` and `value`, or `keyAndNull` (the key with `null`) in one copy.
+    fileprivate mutating func field(_ key: StaticString, _ value: String?, orNull keyAndNull: StaticString) {
+        if let value {
+            text(key)
+            string(value)
+        } else {
+            text(keyAndNull)
+        }
     }
 
-    fileprivate mutating func optional(_ value: Double?) {
-        if let value { number(value) } else { text("null") }
+    fileprivate mutating func field(_ key: StaticString, _ value: Double?, orNull keyAndNull: StaticString) {
+        if let value {
+            text(key)
+            number(value)
+        } else {
+            text(keyAndNull)
+        }
     }
 }
