@@ -184,15 +184,13 @@ public final class FetchRunner: Sendable {
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
                                readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval,
                                managesHosts: options.retries > 0 || robots != nil)
-        let run = Run(manager: manager, retry: options.retryPolicy, progress: progress) { [weak driver] in
+        let run = Run(runner: self, manager: manager, retry: options.retryPolicy, progress: progress) { [weak driver] in
             // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
             driver?.fetchEnded()
         }
         driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self, unowned driver] next in
             if let robots, !admit(next, robots: robots, driver: driver, run: run) { return }
-            var request = template
-            request.url = next.url
-            var fetch = Fetch(entry: next, request: request, begin: .now())
+            let fetch = Fetch(entry: next, template: template, run: run, begin: .now())
             if let since = settings.since, let validators = since.validators(text: next.text, bytes: next.bytes) {
                 Self.add(validators, to: &fetch.request)
                 if let capture = validators.capture {
@@ -200,7 +198,7 @@ public final class FetchRunner: Sendable {
                                                  date: capture.date)
                 }
             }
-            start(fetch, attempt: 1, requestsSent: 0, in: run)
+            start(fetch, attempt: 1, requestsSent: 0)
         }
         driverInUse.withLock { $0 = driver }
         // A stop that came first closed no feed: close this one now.
@@ -351,21 +349,69 @@ public final class FetchRunner: Sendable {
         }
     }
 
-    /// One URL across its attempts.
-    fileprivate struct Fetch: Sendable {
+    /// One URL across its tries, and the try in progress. One object a URL, shared by
+    /// reference: its completion handler captures nothing else (no context allocated), and no
+    /// struct of a request and an entry is copied (~600 instructions and ~40 retains a copy).
+    fileprivate final class Fetch: @unchecked Sendable {
+        // @unchecked: made on the queue, then touched only there, by one try at a time; a try's
+        // task is written before `resume()` and read by its handler, which the task's hand-off
+        // through the loop's job queue and the completion queue orders after the write.
+
         /// The URL, and the input as given for the record (`URLInput.Entry.url`).
         let entry: RunDriver.Pending
-        var request: Request
+        /// What the tries send; each try sets its wire capture.
+        @exclusivity(unchecked) var request: Request
         let begin: DispatchTime
+        let run: Run
         /// `--since` with `--warc`: where the earlier run archived this URL's response, which
         /// a 304 is then a revisit of.
-        var earlierCapture: WARCExchangeRecords.Original?
+        @exclusivity(unchecked) var earlierCapture: WARCExchangeRecords.Original?
         /// The exchanges of the tries so far (`--warc`), archived with the URL's record.
-        var exchanges: [WireExchange] = []
+        @exclusivity(unchecked) var exchanges: [WireExchange] = []
+        /// The try in progress, 1 for the first; 0 before it.
+        @exclusivity(unchecked) private(set) var tryNumber = 0
+        /// Requests the earlier tries sent.
+        @exclusivity(unchecked) private(set) var requestsSent = 0
+        /// The try's task, until its handler takes it: the task holds the handler, which holds
+        /// this object, so keeping it after would keep both alive forever.
+        @exclusivity(unchecked) private var task: SessionTask?
+
+        init(entry: consuming RunDriver.Pending, request: consuming Request, run: Run, begin: DispatchTime) {
+            self.entry = entry
+            self.request = request
+            self.run = run
+            self.begin = begin
+        }
+
+        /// A fetch of `entry`'s URL with `template`'s method, fields and body, copied once.
+        init(entry: consuming RunDriver.Pending, template: Request, run: Run, begin: DispatchTime) {
+            request = template
+            request.url = entry.url
+            self.entry = entry
+            self.run = run
+            self.begin = begin
+        }
 
         var url: URL { entry.url }
         var text: String { entry.text }
         var bytes: [UInt8]? { entry.bytes }
+
+        /// Starts try `number` after earlier tries sent `requestsSent` requests, its exchanges
+        /// recorded by `capture` (`--warc`) or not at all.
+        func beginTry(_ number: Int, requestsSent: Int, capture: WireCapture?) {
+            tryNumber = number
+            self.requestsSent = requestsSent
+            if capture != nil || request.wireCapture != nil { request.wireCapture = capture }
+        }
+
+        func fill(_ task: SessionTask) { self.task = task }
+
+        func takeTask() -> SessionTask? { task.take() }
+
+        /// Adds the ended try's exchanges to the earlier tries' (for `--warc`). Once a try.
+        func keepExchanges() {
+            if let capture = request.wireCapture { exchanges += capture.exchanges }
+        }
     }
 
     private func makeManager() throws -> SessionManager {
@@ -407,12 +453,24 @@ public final class FetchRunner: Sendable {
         }
     }
 
-    /// What every fetch of one run shares.
-    fileprivate struct Run: Sendable {
+    /// What every fetch of one run shares; a class, so that each try holds it by one reference.
+    fileprivate final class Run: Sendable {
+        /// The runner, which a fetch's handler calls back: held by the run's fetches alone, so
+        /// the cycle through the driver's launch ends with the run.
+        let runner: FetchRunner
         let manager: SessionManager
         let retry: RetryPolicy
         let progress: ProgressLine?
         let done: @Sendable () -> Void
+
+        init(runner: FetchRunner, manager: SessionManager, retry: RetryPolicy, progress: ProgressLine?,
+             done: @escaping @Sendable () -> Void) {
+            self.runner = runner
+            self.manager = manager
+            self.retry = retry
+            self.progress = progress
+            self.done = done
+        }
     }
 
     /// What one attempt produced, from a data task or a download task alike.
@@ -450,33 +508,32 @@ public final class FetchRunner: Sendable {
     }
 
     /// Starts try number `attempt` of `fetch`, after earlier tries sent `requestsSent` requests.
-    private func start(_ fetch: consuming Fetch, attempt: Int, requestsSent: Int, in run: Run) {
-        // One object per try holds what its handler needs (the handler's one capture besides
-        // the runner): fewer allocations and copies than a closure per step.
-        let attempt = AttemptContext(fetch: fetch, number: attempt, requestsSent: requestsSent, run: run,
-                                     capture: warc.map { WireCapture(limit: $0.captureLimit) })
-        let request = attempt.capturedRequest
+    private func start(_ fetch: Fetch, attempt: Int, requestsSent: Int) {
+        fetch.beginTry(attempt, requestsSent: requestsSent, capture: warc.map { WireCapture(limit: $0.captureLimit) })
         let task: SessionTask
+        // The handlers capture the fetch alone, which reaches the runner through its run.
         if outputDirectory != nil {
-            task = run.manager.downloadTask(with: request, completionHandler: { [self] response, file, error in
+            task = fetch.run.manager.downloadTask(with: fetch.request, completionHandler: { [fetch] response, file, error in
                 // Not counted by the serializer (downloads skip it), so validated here alike.
                 var error = error
                 if error == nil, let response {
                     do { try HTTPResponseSerializer().validate(response, data: nil) } catch let invalid { error = invalid }
                 }
                 let bytes = file.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int } ?? 0
-                completed(Attempt(response: response, error: error, bytes: bytes, file: file), of: attempt, task: attempt.takeTask())
+                fetch.run.runner.completed(Attempt(response: response, error: error, bytes: bytes, file: file), of: fetch,
+                                           task: fetch.takeTask())
             })
         } else {
-            task = run.manager.dataTask(with: request, completionHandler: { [self] response, _, error in
-                let task = attempt.takeTask()
-                completed(Attempt(response: response, error: error, bytes: Int(task?.countOfBytesDiscarded ?? 0)), of: attempt, task: task)
+            task = fetch.run.manager.dataTask(with: fetch.request, completionHandler: { [fetch] response, _, error in
+                let task = fetch.takeTask()
+                fetch.run.runner.completed(Attempt(response: response, error: error, bytes: Int(task?.countOfBytesDiscarded ?? 0)),
+                                           of: fetch, task: task)
             })
             // Counted and dropped as they arrive: a list of large files costs no more memory
             // than a list of small ones.
             task.discardsResponseBody = true
         }
-        attempt.fill(task)
+        fetch.fill(task)
         task.resume()
     }
 
@@ -491,7 +548,7 @@ public final class FetchRunner: Sendable {
             // Ended from a block of its own: a launch that ends its URL at once would start the
             // next one inside this one, as deep as a host has disallowed URLs in a row.
             queue.async { [self] in
-                let fetch = Fetch(entry: next, request: Request(url: next.url), begin: .now())
+                let fetch = Fetch(entry: next, request: Request(url: next.url), run: run, begin: .now())
                 finish(fetch, Attempt(response: nil, error: RobotsDisallowed(url: next.url, productToken: robots.productToken), bytes: 0),
                        status: nil, task: nil, attempts: 0, metrics: nil, progress: run.progress)
                 run.done()
@@ -514,8 +571,8 @@ public final class FetchRunner: Sendable {
     }
 
     /// A try of `attempt` ended with `outcome` (on the queue): retried, or recorded and done.
-    private func completed(_ outcome: Attempt, of attempt: AttemptContext, task: SessionTask?) {
-        let run = attempt.run
+    private func completed(_ outcome: consuming Attempt, of fetch: Fetch, task: SessionTask?) {
+        let run = fetch.run
         // Only JSON Lines runs measure tasks (`makeManager`): no slot to look into otherwise.
         let taskMetrics = writer == nil && !settings.buildsRecords ? nil : handedMetrics.withLock { slot -> TaskMetrics? in
             defer { slot = nil }
@@ -528,24 +585,24 @@ public final class FetchRunner: Sendable {
         }
         // Every try is archived, a retried one too: its exchanges happened. They wait with the
         // URL until its record is written.
-        let fetch = attempt.fetchWithExchanges()
-        let sent = attempt.requestsSent + Self.requestsSent(by: taskMetrics)
+        fetch.keepExchanges()
+        let sent = fetch.requestsSent + Self.requestsSent(by: taskMetrics)
         let status = outcome.response?.status.code
-        var outcome = outcome
         if status == 304 { outcome.notModified = Self.acceptNotModified(&outcome, request: fetch.request) }
-        let decision = outcome.notModified ? .doNotRetry
-            : run.retry.retryDecision(for: fetch.request, attempt: attempt.number, response: outcome.response, error: outcome.error,
+        // Without retries, not asked: its clock read costs more than the rest of the question.
+        let decision = outcome.notModified || run.retry.retryLimit < fetch.tryNumber ? .doNotRetry
+            : run.retry.retryDecision(for: fetch.request, attempt: fetch.tryNumber, response: outcome.response, error: outcome.error,
                                       now: Date())
         if case .retry(let seconds, let serverAsked) = decision {
             Self.dropBody(outcome)
-            let next = attempt.number + 1
+            let next = fetch.tryNumber + 1
             if serverAsked, let driver = driverInUse.withLock({ $0 }), driver.managesHosts {
                 // The server spoke for its host: its other URLs wait as long, this one first in
                 // line, and the slot goes to other hosts meanwhile.
                 driver.hold(hostOf: fetch.url, for: seconds)
                 driver.putBack(RunDriver.Pending(url: fetch.url, text: fetch.text, bytes: fetch.bytes) { [self] in
                     guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
-                    start(fetch, attempt: next, requestsSent: sent, in: run)
+                    start(fetch, attempt: next, requestsSent: sent)
                 })
                 run.done()
                 return
@@ -553,7 +610,7 @@ public final class FetchRunner: Sendable {
             queue.asyncAfter(deadline: .now() + seconds) { [self] in
                 // A stop since: no new request.
                 guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
-                start(fetch, attempt: next, requestsSent: sent, in: run)
+                start(fetch, attempt: next, requestsSent: sent)
             }
             return
         }
@@ -666,51 +723,4 @@ public final class FetchRunner: Sendable {
             fail(error)
         }
     }
-}
-
-/// One try of one URL, for its completion handler, which is made before its task exists: the
-/// task is filled in before `resume()`, which orders the write before the handler's read, and
-/// taken (emptied) by the handler: the task holds the handler, so a context still holding the
-/// task would keep both alive forever.
-private final class AttemptContext: @unchecked Sendable {
-    // @unchecked: `task` is written once before `resume()` and read once by the handler, which
-    // runs only after the task was resumed and completed (a hand-off through the loop's job
-    // queue and the completion queue, each of which orders the write before the read).
-    let fetch: FetchRunner.Fetch
-    /// 1 for the first try.
-    let number: Int
-    /// Requests the earlier tries sent.
-    let requestsSent: Int
-    let run: FetchRunner.Run
-    /// Where this try's exchanges are recorded (`--warc`), or nil.
-    let capture: WireCapture?
-    private var task: SessionTask?
-
-    init(fetch: consuming FetchRunner.Fetch, number: Int, requestsSent: Int, run: FetchRunner.Run, capture: WireCapture? = nil) {
-        self.fetch = fetch
-        self.number = number
-        self.requestsSent = requestsSent
-        self.run = run
-        self.capture = capture
-    }
-
-    /// The try's request, with its capture when it has one.
-    var capturedRequest: Request {
-        guard let capture else { return fetch.request }
-        var request = fetch.request
-        request.wireCapture = capture
-        return request
-    }
-
-    /// The URL with this try's exchanges added to the earlier tries' (for `--warc`).
-    func fetchWithExchanges() -> FetchRunner.Fetch {
-        guard let capture else { return fetch }
-        var fetch = fetch
-        fetch.exchanges += capture.exchanges
-        return fetch
-    }
-
-    func fill(_ task: SessionTask) { self.task = task }
-
-    func takeTask() -> SessionTask? { task.take() }
 }

@@ -32,7 +32,10 @@ public struct FetchStatistics: Sendable {
     /// Classes beyond 9xx, which no HTTP/1.1 status has (kept all the same).
     private var otherClasses: [String: Int] = [:]
     /// URLs by the protocol of their final response ("h2", "http/1.1"), when records say it.
-    public private(set) var protocols: [String: Int] = [:]
+    public var protocols: [String: Int] { Dictionary(uniqueKeysWithValues: protocolCounts.lazy.map { ($0.name, $0.count) }) }
+    /// The same, in order of first sight: a run sees one or two names, which a scan of short
+    /// strings finds for less than hashing one per URL.
+    private var protocolCounts: [(name: String, count: Int)] = []
     /// Failed URLs by error kind ("transport", "timeout", "validation", ...).
     public private(set) var errorKinds: [String: Int] = [:]
     /// Microseconds up to an hour, allocated once (~180 KiB): an auto-resizing histogram grows,
@@ -60,7 +63,13 @@ public struct FetchStatistics: Sendable {
     /// request (a success). For runs that write no record.
     mutating func add(status: Int?, bytes: Int, failureKind: String?, milliseconds: Double, httpProtocol: String? = nil,
                       notModified: Bool = false) {
-        if let httpProtocol { protocols[httpProtocol, default: 0] += 1 }
+        if let httpProtocol {
+            if let index = protocolCounts.firstIndex(where: { $0.name == httpProtocol }) {
+                protocolCounts[index].count += 1
+            } else {
+                protocolCounts.append((httpProtocol, 1))
+            }
+        }
         if failureKind == nil, let status, (200..<300).contains(status) || notModified { succeeded += 1 } else { failed += 1 }
         self.bytes += bytes
         let statusClass = status.map { $0 / 100 } ?? Self.noStatus
