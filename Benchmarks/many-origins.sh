@@ -16,7 +16,14 @@
 # descriptors (sampled from /proc every 50 ms), connections nginx accepted. The markdown goes to
 # stdout and is appended to BENCH_MARKDOWN.
 #
+# A polite crawl (issue #37), with BENCH_ORIGINS_CRAWL_DELAY=SECONDS: every host serves a
+# robots.txt with that Crawl-delay and a Disallow, one URL in ten of the list is disallowed, and
+# uvfetch alone runs, with --robots. nginx logs every request, and each round is checked from the
+# log: one robots.txt per host, before that host's first page; no disallowed page requested;
+# every page of a host at least the delay after the one before, as the server saw them arrive.
+#
 # Usage: bash Benchmarks/many-origins.sh       (also run by Benchmarks/run.sh, `make bench`)
+#        BENCH_ORIGINS_CRAWL_DELAY=1 bash Benchmarks/many-origins.sh
 # Settings (environment): BENCH_ORIGINS_URLS, BENCH_ORIGINS_HOSTS, BENCH_ORIGINS_PARALLEL,
 # BENCH_ROUNDS (default 3), BENCH_MARKDOWN (default Benchmarks/.build/benchmarks.md), UVFETCH (a
 # uvfetch binary to use instead of building one), UVFETCH_ARGS (more uvfetch options).
@@ -30,6 +37,7 @@ urls=${BENCH_ORIGINS_URLS:-100000}
 hosts=${BENCH_ORIGINS_HOSTS:-10000}
 parallel=${BENCH_ORIGINS_PARALLEL:-256}
 rounds=${BENCH_ROUNDS:-3}
+crawl_delay=${BENCH_ORIGINS_CRAWL_DELAY:-}
 markdown=${BENCH_MARKDOWN:-$here/.build/benchmarks.md}
 
 fail() { echo "many-origins: $*" >&2; exit 1; }
@@ -38,6 +46,7 @@ if [ -z "${MANY_ORIGINS_INSIDE:-}" ]; then
   case "$urls$hosts$parallel$rounds" in *[!0-9]*) fail "the BENCH_ORIGINS_* settings and BENCH_ROUNDS must be numbers" ;; esac
   [ "$hosts" -gt 0 ] && [ "$hosts" -le 1000000 ] && [ "$urls" -ge "$hosts" ] || fail "need 0 < hosts <= 1,000,000 and urls >= hosts"
   [ "$parallel" -ge 1 ] && [ "$parallel" -le 300 ] || fail "BENCH_ORIGINS_PARALLEL must be 1 to 300 (curl's limit)"
+  [[ -z "$crawl_delay" || "$crawl_delay" =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "BENCH_ORIGINS_CRAWL_DELAY must be a number of seconds"
   [ "$(id -u)" = 0 ] || fail "needs root for its network and mount namespace (unshare -mn)"
   for tool in /usr/bin/unshare /usr/sbin/nginx /usr/sbin/dnsmasq /usr/bin/curl /usr/bin/python3 /usr/bin/time; do
     [ -x "$tool" ] || fail "$tool is missing (apt-get install util-linux nginx-light dnsmasq-base curl python3 time)"
@@ -76,10 +85,15 @@ trap 'exit 143' TERM
 # origin of its own with an address of its own (all of 127/8 is loopback's, and the first octet
 # after 127 stays far below 255, so none of them is the broadcast address). The list mixes the hosts as a crawl frontier does
 # (a fixed shuffle): a host's URLs are far apart, so its connection idles between them.
-python3 - "$dir" "$urls" "$hosts" <<'PY'
+python3 - "$dir" "$urls" "$hosts" "$crawl_delay" <<'PY'
 import os, random, sys
-root, urls, hosts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+root, urls, hosts, delay = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 os.makedirs(os.path.join(root, "www", "p"))
+if delay:
+    # The polite crawl: a robots.txt for every host (one file, served for every name), and one
+    # URL in ten under the path it disallows.
+    with open(os.path.join(root, "www", "robots.txt"), "w") as f:
+        f.write(f"User-agent: *\nCrawl-delay: {delay}\nDisallow: /private/\n")
 os.makedirs(os.path.join(root, "tmp"))
 sizes = [512 + 128 * k for k in range(9)]  # 512 B to 1.5 KiB
 for k, size in enumerate(sizes):
@@ -97,6 +111,9 @@ total = 0
 with open(os.path.join(root, "list.txt"), "w") as listing, open(os.path.join(root, "curl.cfg"), "w") as config:
     for host, n in order:
         k = (host + n) % len(sizes)
+        if delay and n % 10 == 9:
+            listing.write(f"http://h{host}.crawl.test/private/{k}.html?n={n}\n")
+            continue
         url = f"http://h{host}.crawl.test/p/{k}.html?n={n}"
         total += sizes[k]
         listing.write(url + "\n")
@@ -105,7 +122,12 @@ with open(os.path.join(root, "expected-bytes"), "w") as f:
     f.write(f"{total}\n")
 PY
 read -r expected_bytes < "$dir/expected-bytes"
+# URLs the tools fetch with status 200: all of them, but the disallowed ones of a polite crawl.
+allowed=$(grep -c /p/ "$dir/list.txt")
 
+# A polite crawl's rounds are checked from nginx's log of every request.
+access_log=off
+[ -n "$crawl_delay" ] && access_log="$dir/access.log polite"
 # nginx on port 80 of every address (0.0.0.0 covers 127/8 here), one worker as in the other
 # benchmarks, enough descriptors for every tool's connections.
 cat > "$dir/nginx.conf" <<CONF
@@ -116,7 +138,8 @@ pid $dir/nginx.pid;
 error_log $dir/error.log;
 events { worker_connections 100000; }
 http {
-    access_log off;
+    log_format polite '\$msec \$host \$uri \$status';
+    access_log $access_log;
     client_body_temp_path $dir/tmp;
     proxy_temp_path $dir/tmp;
     fastcgi_temp_path $dir/tmp;
@@ -175,11 +198,16 @@ fd_peak() {
 
 tool_names=(uvfetch curl)
 read -r -a uvfetch_extra <<< "${UVFETCH_ARGS:-}"
+if [ -n "$crawl_delay" ]; then
+  # curl knows no robots.txt: uvfetch alone.
+  tool_names=(uvfetch)
+  uvfetch_extra+=(--robots)
+fi
 prepare() {
   case $1 in
     uvfetch)
       command=("$UVFETCH" -i "$dir/list.txt" --concurrency "$parallel" --quiet "${uvfetch_extra[@]}")
-      shown="uvfetch -i LIST --concurrency $parallel --quiet${UVFETCH_ARGS:+ $UVFETCH_ARGS}" ;;
+      shown="uvfetch -i LIST --concurrency $parallel --quiet${UVFETCH_ARGS:+ $UVFETCH_ARGS}${crawl_delay:+ --robots}" ;;
     curl)
       command=(curl -q -s --no-progress-meter --parallel --parallel-max "$parallel" -w '%{http_code} %{size_download}\n' -K "$dir/curl.cfg")
       shown="curl -q -s --no-progress-meter --parallel --parallel-max $parallel -w '%{http_code} %{size_download}\\n' -K CONFIG" ;;
@@ -192,11 +220,50 @@ check() {
   else
     read -r got ok bytes < <(awk '{ n++; if ($1 == "200") ok++; b += $2 } END { printf "%d %d %d\n", n, ok, b }' "$out")
   fi
-  if [ "$status" != 0 ] || [ "${got:-x}" != "$urls" ] || [ "${ok:-x}" != "$urls" ] || [ "${bytes:-x}" != "$expected_bytes" ]; then
-    echo "many-origins: $name did NOT fetch the list: exit status $status, $got results, $ok with status 200, $bytes body bytes; wanted $urls, $urls, $expected_bytes" >&2
+  # A polite crawl's disallowed URLs are failures of their own kind: uvfetch exits 1.
+  local want_status=0
+  [ -n "$crawl_delay" ] && want_status=1
+  if [ "$status" != "$want_status" ] || [ "${got:-x}" != "$urls" ] || [ "${ok:-x}" != "$allowed" ] || [ "${bytes:-x}" != "$expected_bytes" ]; then
+    echo "many-origins: $name did NOT fetch the list: exit status $status, $got results, $ok with status 200, $bytes body bytes; wanted $want_status, $urls, $allowed, $expected_bytes" >&2
     head -5 "$out" "$dir/err.$name" >&2 2>/dev/null || true
     return 1
   fi
+}
+# The polite crawl's rules, from nginx's log of the round (then emptied): one robots.txt per host
+# before its first page, no disallowed page, a host's pages at least the Crawl-delay apart (less
+# 5 ms: arrival times jitter). Appends the round's spacing figures to $dir/polite.
+check_polite() {
+  python3 - "$dir/access.log" "$hosts" "$crawl_delay" "$1" >> "$dir/polite" <<'PY' || return 1
+import collections, statistics, sys
+log, hosts, delay, round_ = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+by_host = collections.defaultdict(list)
+for line in open(log):
+    when, host, uri, status = line.split()
+    if host != "127.0.0.1" and uri != "/nginx-status":
+        by_host[host].append((float(when), uri))
+problems = []
+gaps = []
+for host, requests in by_host.items():
+    robots = [when for when, uri in requests if uri == "/robots.txt"]
+    pages = sorted(when for when, uri in requests if uri != "/robots.txt")
+    if len(robots) != 1:
+        problems.append(f"{host}: {len(robots)} robots.txt requests")
+    elif pages and pages[0] < robots[0]:
+        problems.append(f"{host}: a page before its robots.txt")
+    if any(uri.startswith("/private/") for _, uri in requests):
+        problems.append(f"{host}: a disallowed page requested")
+    gaps += [b - a for a, b in zip(pages, pages[1:])]
+if len(by_host) != hosts:
+    problems.append(f"{len(by_host)} hosts asked, not {hosts}")
+short = [g for g in gaps if g < delay - 0.005]
+if short:
+    problems.append(f"{len(short)} of {len(gaps)} gaps between a host's pages under {delay} s (shortest {min(short):.3f} s)")
+if problems:
+    print("many-origins: the polite crawl broke its rules: " + "; ".join(problems[:5]), file=sys.stderr)
+    sys.exit(1)
+print(round_, len(by_host), len(gaps), f"{min(gaps):.3f}", f"{statistics.median(gaps):.3f}")
+PY
+  : > "$dir/access.log"
 }
 measure() {
   local name=$1 round=$2 status=0 before after t0 t1 command shown time_pid sampler_pid
@@ -218,7 +285,11 @@ measure() {
   fds=$(( $(cat "$dir/fds.$name") - 3 ))
   connections=$(awk -v a="$before" -v b="$after" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[1] - x[1] - 1 }')
   requests=$(awk -v a="$before" -v b="$after" 'BEGIN { split(a, x, " "); split(b, y, " "); print y[2] - x[2] - 1 }')
-  [ "$requests" = "$urls" ] || { echo "many-origins: nginx served $requests requests during $name's run, not $urls" >&2; return 1; }
+  # A polite crawl asks each host for its robots.txt too, and never for a disallowed URL.
+  local served=$urls
+  [ -n "$crawl_delay" ] && served=$(( allowed + hosts ))
+  [ "$requests" = "$served" ] || { echo "many-origins: nginx served $requests requests during $name's run, not $served" >&2; return 1; }
+  [ -z "$crawl_delay" ] || check_polite "$round" || return 1
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
   echo "$name $round $wall $user $sys $rss $fds $connections" >> "$dir/results"
   printf '  round %d  %-8s %8.2f s  %9.0f URLs/s  cpu %.2f s  rss %d KiB  peak fds %d  %d connections\n' \
@@ -229,6 +300,8 @@ measure() {
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 : > "$dir/results"
+: > "$dir/polite"
+[ -z "$crawl_delay" ] || : > "$dir/access.log"
 echo "== many-origins: $rounds round(s), the tools taking turns"
 for round in $(seq "$rounds"); do
   for name in "${tool_names[@]}"; do
@@ -238,13 +311,38 @@ done
 
 for name in "${tool_names[@]}"; do prepare "$name"; printf '%s\t%s\n' "$name" "$shown"; done > "$dir/tools"
 python3 - "$dir/results" "$dir/tools" "$urls" "$hosts" "$parallel" "$expected_bytes" "$rounds" "$started" \
-  "$(nproc)" "$(uname -r)" "$MANY_ORIGINS_COMMIT" "$load_before" > "$dir/report.md" <<'PY'
+  "$(nproc)" "$(uname -r)" "$MANY_ORIGINS_COMMIT" "$load_before" "$crawl_delay" "$dir/polite" "$allowed" > "$dir/report.md" <<'PY'
 import statistics, sys
-results, tools, urls, hosts, parallel, expected, rounds, started, cores, kernel, commit, load = sys.argv[1:]
+results, tools, urls, hosts, parallel, expected, rounds, started, cores, kernel, commit, load, delay, polite, allowed = sys.argv[1:]
 urls, hosts = int(urls), int(hosts)
 rows = [line.split() for line in open(results) if line.strip()]
 def median(name, column):
     return statistics.median(float(r[column]) for r in rows if r[0] == name)
+if delay:
+    gaps = [line.split() for line in open(polite) if line.strip()]
+    wall = median("uvfetch", 2)
+    cpu = median("uvfetch", 3) + median("uvfetch", 4)
+    walls = ", ".join(f"{float(r[2]):.2f}" for r in rows)
+    print(f"### A polite crawl: {urls:,} URLs over {hosts:,} host names, robots.txt with Crawl-delay {delay} s, {parallel} in flight")
+    print()
+    print(f"Measured by `BENCH_ORIGINS_CRAWL_DELAY={delay} Benchmarks/many-origins.sh` on {started}: {cores} cores, Linux {kernel}, "
+          f"commit {commit}; load average {load} before the rounds. The namespace, nginx and dnsmasq of the many-origins "
+          f"benchmark; every host serves `User-agent: *`, `Crawl-delay: {delay}`, `Disallow: /private/`, and one URL in "
+          f"ten of the list is under /private/ ({int(allowed):,} allowed). Every round checked from nginx's log of every "
+          f"request: one robots.txt per host, asked before its first page; no disallowed page asked; each host's pages "
+          f"at least the delay apart as they arrived; status 200 and the byte count for every allowed URL.")
+    print()
+    print("| command | wall s (each round) | URLs/s | the delay's bound | CPU per URL | peak RSS | robots.txt per host | gap between a host's pages, shortest / median |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    command = [line.rstrip("\n").split("\t") for line in open(tools)][0][1]
+    # With every host's pages spaced by the delay, the run cannot be shorter than a host's
+    # allowed pages less one, times the delay.
+    bound = (int(allowed) // hosts - 1) * float(delay)
+    shortest = min(float(g[3]) for g in gaps)
+    middle = statistics.median(float(g[4]) for g in gaps)
+    print(f"| `{command}` | {wall:.2f} ({walls}) | {urls / wall:,.0f} | {bound:.1f} s | {cpu / urls * 1e6:,.0f} µs | "
+          f"{median('uvfetch', 5) / 1024:.1f} MiB | 1 | {shortest:.3f} s / {middle:.3f} s |")
+    sys.exit(0)
 print(f"### Many origins: {urls:,} URLs over {hosts:,} host names, {parallel} in flight")
 print()
 print(f"Measured by `Benchmarks/many-origins.sh` on {started}: {cores} cores, Linux {kernel}, commit {commit}; "

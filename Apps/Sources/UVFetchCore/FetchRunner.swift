@@ -104,7 +104,7 @@ public final class FetchRunner: Sendable {
     /// Set when the session stopped by `stop` has no task left: every result it will deliver is
     /// in `completions` by then.
     private let invalidated = Atomic<Bool>(false)
-    /// What URLs ended after the stop owe the run (`Run.done`), paid once the stop's handler has
+    /// What URLs ended after the stop owe the run (`Run.ended`), paid once the stop's handler has
     /// returned, if it does: the run must not end first. nil once paid: later ones pay at once.
     private let heldDones = Mutex<[@Sendable () -> Void]?>([])
 
@@ -184,9 +184,9 @@ public final class FetchRunner: Sendable {
         let driver = RunDriver(concurrency: settings.concurrency, queue: queue, finished: finished,
                                readAhead: max(256, 2 * settings.concurrency), pacing: settings.pacingInterval,
                                managesHosts: options.retries > 0 || robots != nil)
-        let run = Run(runner: self, manager: manager, retry: options.retryPolicy, progress: progress) { [weak driver] in
+        let run = Run(runner: self, manager: manager, retry: options.retryPolicy, progress: progress) { [weak driver] url, requested in
             // Weak: the driver's launch holds `run`. `run` returns only once every URL has ended.
-            driver?.fetchEnded()
+            driver?.fetchEnded(url, requested: requested)
         }
         driver.begin(isStopping: { [self] in stopping.load(ordering: .acquiring) }) { [self, unowned driver] next in
             if let robots, !admit(next, robots: robots, driver: driver, run: run) { return }
@@ -461,16 +461,20 @@ public final class FetchRunner: Sendable {
         let manager: SessionManager
         let retry: RetryPolicy
         let progress: ProgressLine?
-        let done: @Sendable () -> Void
+        private let done: @Sendable (URL?, Bool) -> Void
 
         init(runner: FetchRunner, manager: SessionManager, retry: RetryPolicy, progress: ProgressLine?,
-             done: @escaping @Sendable () -> Void) {
+             done: @escaping @Sendable (URL?, Bool) -> Void) {
             self.runner = runner
             self.manager = manager
             self.retry = retry
             self.progress = progress
             self.done = done
         }
+
+        /// A slot in flight is free: its URL `url` (nil for a slot spent on a robots.txt) ended,
+        /// requested or not (`RunDriver.fetchEnded`).
+        func ended(_ url: URL?, requested: Bool = true) { done(url, requested) }
     }
 
     /// What one attempt produced, from a data task or a download task alike.
@@ -551,20 +555,20 @@ public final class FetchRunner: Sendable {
                 let fetch = Fetch(entry: next, request: Request(url: next.url), run: run, begin: .now())
                 finish(fetch, Attempt(response: nil, error: RobotsDisallowed(url: next.url, productToken: robots.productToken), bytes: 0),
                        status: nil, task: nil, attempts: 0, metrics: nil, progress: run.progress)
-                run.done()
+                run.ended(next.url, requested: false)
             }
         case .fetching:
             // Not handed out while its host is blocked; put back should it happen.
             driver.putBack(next)
-            queue.async { run.done() }
+            queue.async { run.ended(next.url) }
         case nil:
             driver.block(hostOf: next.url)
             driver.putBack(next)
             let pacing = settings.pacingInterval ?? 0
             robots.fetch(originOf: next.url, key: key) { [self] rules in
-                guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
+                guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped { run.ended(nil) } }
                 driver.unblock(hostOf: next.url, interval: rules.crawlDelay.map { max($0, pacing) })
-                run.done()
+                run.ended(nil)
             }
         }
         return false
@@ -580,7 +584,7 @@ public final class FetchRunner: Sendable {
         }
         if stopping.load(ordering: .acquiring) {
             Self.dropBody(outcome)
-            holdUntilStopped(run.done)
+            holdUntilStopped { run.ended(fetch.url) }
             return
         }
         // Every try is archived, a retried one too: its exchanges happened. They wait with the
@@ -601,22 +605,22 @@ public final class FetchRunner: Sendable {
                 // line, and the slot goes to other hosts meanwhile.
                 driver.hold(hostOf: fetch.url, for: seconds)
                 driver.putBack(RunDriver.Pending(url: fetch.url, text: fetch.text, bytes: fetch.bytes) { [self] in
-                    guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
+                    guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped { run.ended(fetch.url) } }
                     start(fetch, attempt: next, requestsSent: sent)
                 })
-                run.done()
+                run.ended(fetch.url)
                 return
             }
             queue.asyncAfter(deadline: .now() + seconds) { [self] in
                 // A stop since: no new request.
-                guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped(run.done) }
+                guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped { run.ended(fetch.url) } }
                 start(fetch, attempt: next, requestsSent: sent)
             }
             return
         }
         finish(fetch, outcome, status: status, task: task, attempts: sent, metrics: taskMetrics, progress: run.progress)
         Self.dropBody(outcome)
-        run.done()
+        run.ended(fetch.url)
     }
 
     /// Removes a download's body unless `finish` kept it (moved it away). It is ours while the

@@ -3,10 +3,15 @@ import HeapModule
 
 /// URLs set aside by host until their host's turn comes, for a run that manages its hosts
 /// (`--delay-per-host`, `--rate-per-host`, a robots.txt Crawl-delay, a server's Retry-After,
-/// robots.txt being fetched): a host's URL is handed out only its interval after the previous
-/// one of that host was, never while the host is held or blocked, so a waiting host never takes
-/// a slot in flight to wait there, and URLs of other hosts further down the input go first. A
-/// value with injected times (any monotonic unit, the run uses nanoseconds): no clock, no queue.
+/// robots.txt being fetched): never while the host is held or blocked, so a waiting host never
+/// takes a slot in flight to wait there, and URLs of other hosts further down the input go first.
+/// The run's interval spaces the starts of a host's URLs (the session spaces them again where
+/// they meet a connection, `SessionConfiguration.delayPerHost`). A host with an interval of its
+/// own (a Crawl-delay, which the session does not know) has one URL out at a time, and its next
+/// one is handed out that interval after the last ended (`ended`), as Yandex defines
+/// Crawl-delay: spaced starts let requests that waited inside the session (for a connection, a
+/// slow DNS answer) reach the server together. A value with injected times (any monotonic unit,
+/// the run uses nanoseconds): no clock, no queue.
 ///
 /// Memory stays bounded: at most `capacity` URLs wait (the caller stops adding when `isFull`),
 /// plus one small record per host handed a URL within its interval, held, blocked, or with an
@@ -29,6 +34,9 @@ struct HostTurns<Element> {
         case blocked
         /// Its turn has come with nothing waiting; kept for its own interval.
         case idle
+        /// A URL of it is out (a host with an interval of its own): its next turn is set when
+        /// that URL ends.
+        case busy
     }
 
     private struct Host {
@@ -110,10 +118,15 @@ struct HostTurns<Element> {
             guard var state = hosts[host], state.phase == .ready, state.generation == generation else { continue }
             let element = state.waiting.removeFirst()
             count -= 1
-            let at = max(now &+ (state.interval ?? interval), state.heldUntil)
-            state.enter(.scheduled(at))
-            hosts[host] = state
-            schedule(host, at: at, generation: state.generation)
+            if let own = state.interval, own > 0 {
+                state.enter(.busy)
+                hosts[host] = state
+            } else {
+                let at = max(now &+ interval, state.heldUntil)
+                state.enter(.scheduled(at))
+                hosts[host] = state
+                schedule(host, at: at, generation: state.generation)
+            }
             return element
         }
         return nil
@@ -134,7 +147,8 @@ struct HostTurns<Element> {
         var state = hosts[host] ?? Host(phase: .idle)
         state.heldUntil = max(state.heldUntil, until)
         switch state.phase {
-        case .blocked:
+        case .blocked, .busy:
+            // Its next turn is set by `unblock` or `ended`, which keep to the hold.
             break
         case .scheduled(let at) where at >= until:
             break
@@ -156,6 +170,18 @@ struct HostTurns<Element> {
     mutating func unblock(_ host: String, at now: UInt64) {
         guard var state = hosts[host], state.phase == .blocked else { return }
         let at = max(now, state.heldUntil)
+        state.enter(.scheduled(at))
+        hosts[host] = state
+        schedule(host, at: at, generation: state.generation)
+    }
+
+    /// The URL `next` handed out for `host` has ended, all its tries (on the queue): a host with
+    /// an interval of its own gets its next turn that interval from `now` when `spaced` (the
+    /// URL was requested), at `now` when not (robots.txt disallowed it), or once a hold ends.
+    /// Nothing for a host without a URL out.
+    mutating func ended(_ host: String, at now: UInt64, spaced: Bool = true) {
+        guard var state = hosts[host], state.phase == .busy else { return }
+        let at = max(spaced ? now &+ (state.interval ?? 0) : now, state.heldUntil)
         state.enter(.scheduled(at))
         hosts[host] = state
         schedule(host, at: at, generation: state.generation)

@@ -73,10 +73,16 @@ final class RunDriver: @unchecked Sendable {
         self.launch = launch
     }
 
-    /// A URL ended, all its attempts done (on the queue): the next one starts.
-    func fetchEnded() {
+    /// A URL ended, all its attempts done (on the queue): the next one starts. `url` is the
+    /// URL the slot was launched with (nil for a slot spent on something else, a robots.txt),
+    /// `requested` false when it was never requested: a paced host's next turn counts from here
+    /// (`HostTurns.ended`).
+    func fetchEnded(_ url: URL? = nil, requested: Bool = true) {
         assertOnQueue()
         inFlight -= 1
+        if turns != nil, let url {
+            turns!.ended(Self.hostKey(url), at: DispatchTime.now().uptimeNanoseconds, spaced: requested)
+        }
         pump()
     }
 
