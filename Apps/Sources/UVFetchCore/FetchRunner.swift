@@ -46,9 +46,10 @@ public final class FetchRunner: Sendable {
         /// `--robots`: each origin's robots.txt is fetched before its first URL and obeyed
         /// (`RobotsBook`), with `RequestOptions.userAgent`'s product token.
         public var obeysRobots = false
-        /// `--since`: the validators of an earlier run's records, sent as If-None-Match and
-        /// If-Modified-Since with their URLs (unless `-H` sets those fields); nil for none.
-        public var since: RecordedValidators? = nil
+        /// `--since`: the validators of an earlier run's records (or, for `uvfetch worker`, the
+        /// queue's), sent as If-None-Match and If-Modified-Since with their URLs (unless `-H`
+        /// sets those fields); nil for none.
+        public var since: (any ValidatorLookup)? = nil
 
         /// Whether the run builds a record per URL, and so measures every task.
         var buildsRecords: Bool { onRecord != nil }

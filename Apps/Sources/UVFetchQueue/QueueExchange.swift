@@ -1,5 +1,6 @@
 import NIOCore
 import PostgresNIO
+import UVFetchCore
 
 /// The worker's one statement: records the results it has, claims the next URLs, and extends
 /// or releases its other leases, atomically, in one round trip, so that a batch of URLs costs
@@ -19,6 +20,12 @@ import PostgresNIO
 /// token, so the second sending gets the batch the first claimed, not another one beside it.
 /// Results already stored by this worker count as stored, so that the second sending does not
 /// report them as taken over.
+///
+/// A URL pushed again (`queue push --refetch`) is fetched again, its new result replacing the
+/// old one (still only by the worker that holds its lease); a result with a response also
+/// replaces the URL's validators and capture, which the next claim hands out with the URL, so
+/// that any worker asks for it conditionally (`ValidatorLookup`). A result without a response
+/// says nothing of the resource and leaves them.
 struct QueueExchange: Sendable {
     /// One finished URL.
     struct Result: Sendable {
@@ -29,6 +36,8 @@ struct QueueExchange: Sendable {
         var succeeded: Bool
         /// The error's text for `last_error`; nil on success.
         var error: String?
+        /// What the record says of its response, kept with the URL (`validators(of:)`).
+        var validators: RecordedValidators.Validators? = nil
     }
 
     /// One URL claimed.
@@ -40,6 +49,16 @@ struct QueueExchange: Sendable {
         var attempts: Int
         /// The error an earlier worker recorded, if any (for a URL abandoned after `maxClaims`).
         var lastError: String?
+        /// The validators of the URL's last response, if it had any: sent with the request.
+        var validators: RecordedValidators.Validators? = nil
+    }
+
+    /// What a record with a response leaves with its URL: its validators and where it was
+    /// archived, each possibly nil; nil for a record without a response.
+    static func validators(of record: FetchRecord) -> RecordedValidators.Validators? {
+        guard record.status != nil else { return nil }
+        return RecordedValidators.Validators(etag: record.etag, lastModified: record.lastModified, capture: record.capture,
+                                             capturedURL: record.capture == nil ? nil : record.effectiveURL)
     }
 
     /// What the statement did.
@@ -82,27 +101,38 @@ struct QueueExchange: Sendable {
     // claimed, with a fresh lease, and the claim takes only what is missing from the batch.
     static let sql = """
         WITH input AS (
-            SELECT * FROM unnest($4::bigint[], $5::text[], $6::integer[], $7::boolean[], $8::text[])
-                AS r(id, record, status, ok, error)
+            SELECT * FROM unnest($4::bigint[], $5::text[], $6::integer[], $7::boolean[], $8::text[], $13::boolean[],
+                                 $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+                AS r(id, record, status, ok, error, answered, etag, last_modified, capture_record_id, capture_date, captured_url)
         ), finished AS (
             UPDATE uvfetch_urls AS u
             SET state = CASE WHEN r.ok THEN 'done' ELSE 'failed' END, lease_owner = NULL, lease_expires_at = NULL,
-                claim_token = NULL, last_error = NULLIF(r.error, ''), updated_at = now()
+                claim_token = NULL, last_error = NULLIF(r.error, ''), updated_at = now(),
+                etag = CASE WHEN r.answered THEN NULLIF(r.etag, '') ELSE u.etag END,
+                last_modified = CASE WHEN r.answered THEN NULLIF(r.last_modified, '') ELSE u.last_modified END,
+                capture_record_id = CASE WHEN r.answered THEN NULLIF(r.capture_record_id, '') ELSE u.capture_record_id END,
+                capture_date = CASE WHEN r.answered THEN NULLIF(r.capture_date, '') ELSE u.capture_date END,
+                captured_url = CASE WHEN r.answered THEN NULLIF(r.captured_url, '') ELSE u.captured_url END
             FROM input AS r
             WHERE u.id = r.id AND u.state = 'leased' AND u.lease_owner = $1::text
             RETURNING u.id
         ), stored AS (
+            -- A URL fetched again (pushed with --refetch) replaces its result: only rows this
+            -- statement finished get here, so sending it again replaces nothing.
             INSERT INTO uvfetch_results (url_id, record, status, ok, worker)
             SELECT r.id, r.record, NULLIF(r.status, -1), r.ok, $1::text FROM input AS r JOIN finished USING (id)
-            ON CONFLICT (url_id) DO NOTHING
+            ON CONFLICT (url_id) DO UPDATE
+                SET record = EXCLUDED.record, status = EXCLUDED.status, ok = EXCLUDED.ok, worker = EXCLUDED.worker,
+                    recorded_at = now()
             RETURNING url_id
         ), stored_before AS (
             SELECT url_id FROM uvfetch_results WHERE url_id = ANY($4::bigint[]) AND worker = $1::text
+                AND url_id NOT IN (SELECT id FROM finished)
         ), again AS (
             UPDATE uvfetch_urls SET lease_expires_at = now() + make_interval(secs => $2::float8)
             WHERE $3::integer > 0 AND state = 'leased' AND lease_owner = $1::text AND claim_token = $11::bigint
                 AND NOT (id = ANY($4::bigint[]))
-            RETURNING id, url, attempts, last_error
+            RETURNING id, url, attempts, last_error, etag, last_modified, capture_record_id, capture_date, captured_url
         ), expired AS (
             SELECT id FROM uvfetch_urls
             WHERE state = 'leased' AND lease_expires_at < now() AND NOT (id = ANY($4::bigint[]))
@@ -118,7 +148,8 @@ struct QueueExchange: Sendable {
             SET state = 'leased', lease_owner = $1::text, lease_expires_at = now() + make_interval(secs => $2::float8),
                 claim_token = $11::bigint, attempts = u.attempts + 1, updated_at = now()
             WHERE u.id IN (SELECT id FROM expired UNION ALL SELECT id FROM fresh)
-            RETURNING u.id, u.url, u.attempts, u.last_error
+            RETURNING u.id, u.url, u.attempts, u.last_error, u.etag, u.last_modified, u.capture_record_id, u.capture_date,
+                u.captured_url
         ), granted AS (
             SELECT * FROM again UNION ALL SELECT * FROM claimed
         ), extended AS (
@@ -133,19 +164,20 @@ struct QueueExchange: Sendable {
             WHERE $10::boolean AND state = 'leased' AND lease_owner = $1::text AND NOT (id = ANY($4::bigint[]))
             RETURNING id
         )
-        SELECT 0 AS kind, id, url, attempts, last_error FROM granted
+        SELECT 0 AS kind, id, url, attempts, last_error, etag, last_modified, capture_record_id, capture_date, captured_url
+        FROM granted
         UNION ALL
         SELECT 1, (SELECT count(*) FROM stored) + (SELECT count(*) FROM stored_before), NULL,
-            (SELECT count(*) FROM extended)::integer, (SELECT count(*) FROM released)::text
+            (SELECT count(*) FROM extended)::integer, (SELECT count(*) FROM released)::text, NULL, NULL, NULL, NULL, NULL
         UNION ALL
-        SELECT 2, NULL, NULL, NULL, NULL
+        SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         WHERE $3::integer > 0 AND (SELECT count(*) FROM granted) < $3::integer
             AND (EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'pending' AND id NOT IN (SELECT id FROM claimed))
                  OR EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'leased' AND lease_owner <> $1::text))
         """
 
     var query: PostgresQuery {
-        var binds = PostgresBindings(capacity: 12)
+        var binds = PostgresBindings(capacity: 18)
         binds.append(owner)
         binds.append(leaseSeconds)
         binds.append(claimLimit)
@@ -158,6 +190,14 @@ struct QueueExchange: Sendable {
         binds.append(release)
         binds.append(claimToken)
         binds.append(held)
+        // What each result leaves with its URL; "" for none (a text[] of Swift optionals has no
+        // encoding here), made NULL again by the statement.
+        binds.append(results.map { $0.validators != nil })
+        binds.append(results.map { $0.validators?.etag ?? "" })
+        binds.append(results.map { $0.validators?.lastModified ?? "" })
+        binds.append(results.map { $0.validators?.capture?.recordID ?? "" })
+        binds.append(results.map { $0.validators?.capture?.date ?? "" })
+        binds.append(results.map { $0.validators?.capturedURL ?? "" })
         return PostgresQuery(unsafeSQL: Self.sql, binds: binds)
     }
 
@@ -168,11 +208,18 @@ struct QueueExchange: Sendable {
         return try database.run("the worker's statement", retries: retries) { session in
             var outcome = Outcome()
             let rows = try await session.query(query)
-            for try await (kind, id, url, attempts, text) in rows.decode((Int, Int64?, ByteBuffer?, Int?, String?).self) {
+            typealias Row = (Int, Int64?, ByteBuffer?, Int?, String?, String?, String?, String?, String?, String?)
+            for try await (kind, id, url, attempts, text, etag, lastModified, captureID, captureDate, capturedURL)
+                in rows.decode(Row.self) {
                 switch kind {
                 case 0:
-                    outcome.claimed.append(Claim(id: id ?? 0, url: url.map { Array($0.readableBytesView) } ?? [],
-                                                 attempts: attempts ?? 0, lastError: text))
+                    var claim = Claim(id: id ?? 0, url: url.map { Array($0.readableBytesView) } ?? [], attempts: attempts ?? 0,
+                                      lastError: text)
+                    if etag != nil || lastModified != nil {
+                        let capture = captureID.map { FetchRecord.Capture(date: captureDate ?? "", recordID: $0) }
+                        claim.validators = .init(etag: etag, lastModified: lastModified, capture: capture, capturedURL: capturedURL)
+                    }
+                    outcome.claimed.append(claim)
                 case 1:
                     outcome.stored = Int(id ?? 0)
                     outcome.extended = attempts ?? 0

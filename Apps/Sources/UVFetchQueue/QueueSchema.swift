@@ -12,14 +12,17 @@
 ///
 /// `uvfetch_schema` holds a row for each version whose changes the tables have: version 1 made
 /// them, version 2 added `uvfetch_urls.claim_token` (the worker's claim token, so that a claim
-/// whose answer was lost is found again). Each version's changes only add to the ones before,
-/// so a uvfetch that reads version 1 keeps working on a queue of version 2.
+/// whose answer was lost is found again), version 3 the validators of each URL's last response
+/// (`etag`, `last_modified`) and where `--warc` archived it (`capture_record_id`,
+/// `capture_date`, `captured_url`), so that a URL pushed again (`queue push --refetch`) is asked
+/// for conditionally by whichever worker claims it. Each version's changes only add to the ones
+/// before, so a uvfetch that reads version 1 keeps working on a queue of a later version.
 enum QueueSchema {
     /// The version this build writes, and `uvfetch worker` needs.
-    static let version = 2
+    static let version = 3
     /// The versions whose tables `queue push`, `status` and `results` can use: their statements
-    /// do not touch what version 2 added.
-    static let readable: Set<Int> = [1, 2]
+    /// do not touch what versions 2 and 3 added.
+    static let readable: Set<Int> = [1, 2, 3]
     /// Any number: only `queue init` and the upgrade take this transaction-scoped lock.
     static let initLock = 0x7576_6665_7463_68
 
@@ -65,13 +68,19 @@ enum QueueSchema {
         "CREATE INDEX IF NOT EXISTS uvfetch_results_recorded_at ON uvfetch_results (recorded_at)",
     ] + upgrade.dropFirst()
 
-    /// From version 1 to 2, run by `queue init` and by a worker that finds a queue of version
-    /// 1: only what changed, so that a role that owns the tables but may not create any (no
-    /// CREATE on the schema) can run it. Adding a nullable column without a default rewrites
-    /// nothing: it holds the table's lock for a moment.
+    /// From version 1 or 2 to 3, run by `queue init` and by a worker that finds a queue of an
+    /// older version: only what changed, so that a role that owns the tables but may not create
+    /// any (no CREATE on the schema) can run it. Adding nullable columns without a default
+    /// rewrites nothing: it holds the table's lock for a moment.
     static let upgrade = [
         "SELECT pg_advisory_xact_lock(\(initLock))",
         "ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS claim_token bigint",
         "INSERT INTO uvfetch_schema (version) VALUES (2) ON CONFLICT DO NOTHING",
+        """
+        ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS etag text, ADD COLUMN IF NOT EXISTS last_modified text,
+            ADD COLUMN IF NOT EXISTS capture_record_id text, ADD COLUMN IF NOT EXISTS capture_date text,
+            ADD COLUMN IF NOT EXISTS captured_url text
+        """,
+        "INSERT INTO uvfetch_schema (version) VALUES (3) ON CONFLICT DO NOTHING",
     ]
 }

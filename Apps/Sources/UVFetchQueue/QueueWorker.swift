@@ -117,6 +117,11 @@ public final class QueueWorker: Sendable {
     }
     private let running = Atomic<Bool>(false)
 
+    /// The validators the queue keeps for the claimed URLs, for the run's
+    /// `FetchRunner.Settings.since`: a URL fetched before asks again conditionally.
+    public var validatorLookup: any ValidatorLookup { claimedValidators }
+    private let claimedValidators = ClaimedValidators()
+
     /// A worker on `database` (connected, its schema checked).
     public init(database: QueueDatabase, settings: Settings) {
         self.database = database
@@ -297,6 +302,7 @@ public final class QueueWorker: Sendable {
             return nil
         }
         ledger.withLock { $0.expect(claim) }
+        if let validators = claim.validators { claimedValidators.add(validators, for: claim.url) }
         return entry
     }
 

@@ -55,7 +55,8 @@ struct WorkerLedger {
         awaitedCount -= 1
         awaited[key] = ids.isEmpty ? nil : ids
         add(QueueExchange.Result(id: id, record: line, status: record.status, succeeded: record.succeeded,
-                                 error: record.error.map { "\($0.code): \($0.message)" }))
+                                 error: record.error.map { "\($0.code): \($0.message)" },
+                                 validators: QueueExchange.validators(of: record)))
         return true
     }
 

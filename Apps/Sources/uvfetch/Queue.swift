@@ -41,6 +41,9 @@ struct Queue: ParsableCommand {
         @Option(name: .long, help: "URLs per INSERT statement.")
         var batchSize = 1_000
 
+        @Flag(name: .long, help: "Fetch again the URLs already in the queue and finished (done or failed): they go back to pending, and a worker asks for each with the ETag and Last-Modified of its last response, so an unchanged one answers 304 (\"notModified\": true). Its new result replaces the old.")
+        var refetch = false
+
         func validate() throws {
             guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
         }
@@ -56,7 +59,7 @@ struct Queue: ParsableCommand {
             defer { db.close() }
             let counts: PushCounts
             do throws(QueueError) {
-                counts = try db.push(input, batchSize: batchSize) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+                counts = try db.push(input, batchSize: batchSize, refetch: refetch) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
             } catch {
                 throw databaseFailure(error)
             }

@@ -87,6 +87,8 @@ struct Worker: ParsableCommand {
         let worker = QueueWorker(database: db, settings: queueSettings)
         var settings = fetching.settings()
         settings.onRecord = { worker.collect($0) }
+        // The queue keeps each URL's validators: one fetched before is asked for conditionally.
+        settings.since = worker.validatorLookup
         let runner = FetchRunner(options: request, settings: settings, writer: nil, outputDirectory: directory, warc: warc) { message in
             LineOutput.standardError.writeWithin(seconds: 5, message + "\n")
         }

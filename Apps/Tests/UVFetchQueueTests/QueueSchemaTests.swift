@@ -5,10 +5,14 @@ import Testing
 /// worker brings them up to the version its statement needs.
 @Suite(.tags(.postgres), .serialized, .enabled(if: PostgresCluster.isInstalled, "PostgreSQL is not installed (scripts/install-deps.sh)"))
 struct QueueSchemaTests {
+    /// What versions 2 and 3 added to `uvfetch_urls`, as an ALTER TABLE's drops.
+    private static let laterColumns = ["claim_token", "etag", "last_modified", "capture_record_id", "capture_date", "captured_url"]
+        .map { "DROP COLUMN \($0)" }.joined(separator: ", ")
+
     @Test func aQueueOfVersion1IsReadAsItIsAndUpgradedByAWorker() throws {
         let fixture = try QueueFixture(count: 50)
-        // The tables as version 1 made them: no claim token, no row for version 2.
-        try fixture.cluster.psql(fixture.db, "ALTER TABLE uvfetch_urls DROP COLUMN claim_token; DELETE FROM uvfetch_schema WHERE version = 2")
+        // The tables as version 1 made them: no claim token, no validators, no rows for 2 and 3.
+        try fixture.cluster.psql(fixture.db, "ALTER TABLE uvfetch_urls \(Self.laterColumns); DELETE FROM uvfetch_schema WHERE version > 1")
         let hasToken = "SELECT count(*) FROM information_schema.columns WHERE table_name = 'uvfetch_urls' AND column_name = 'claim_token'"
 
         let status = try uvfetch(["queue", "status", "--db", fixture.db])
@@ -25,7 +29,8 @@ struct QueueSchemaTests {
         #expect(worker.status == 0, "\(worker.stderr)")
         #expect(try fixture.states() == ["done": 51])
         #expect(try fixture.count(hasToken) == 1)
-        #expect(try fixture.cluster.psql(fixture.db, "SELECT version FROM uvfetch_schema ORDER BY version") == "1\n2\n")
+        #expect(try fixture.count(hasToken.replacingOccurrences(of: "'claim_token'", with: "'etag'")) == 1)
+        #expect(try fixture.cluster.psql(fixture.db, "SELECT version FROM uvfetch_schema ORDER BY version") == "1\n2\n3\n")
         #expect(try fixture.results().lines.count == 51)
     }
 
@@ -34,7 +39,7 @@ struct QueueSchemaTests {
     @Test func aWorkerThatMayNotUpgradeSaysWhatToDo() throws {
         let fixture = try QueueFixture(count: 5)
         try fixture.cluster.psql(fixture.db, """
-            ALTER TABLE uvfetch_urls DROP COLUMN claim_token; DELETE FROM uvfetch_schema WHERE version = 2;
+            ALTER TABLE uvfetch_urls \(Self.laterColumns); DELETE FROM uvfetch_schema WHERE version > 1;
             DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'uvfetch_user') THEN CREATE ROLE uvfetch_user LOGIN; END IF; END $$;
             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO uvfetch_user;
             GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO uvfetch_user
@@ -42,7 +47,7 @@ struct QueueSchemaTests {
         let url = fixture.db.replacingOccurrences(of: "postgres://postgres@", with: "postgres://uvfetch_user@")
         let worker = try uvfetch(["worker", "--db", url, "-q"])
         #expect(worker.status == 69, "\(worker.stderr)")
-        #expect(worker.stderr.contains("has schema version 1, and `uvfetch worker` needs version 2"), "\(worker.stderr)")
+        #expect(worker.stderr.contains("has schema version 1, and `uvfetch worker` needs version 3"), "\(worker.stderr)")
         #expect(worker.stderr.contains("run `uvfetch queue init` as a role that owns the queue's tables"), "\(worker.stderr)")
         #expect(try fixture.states() == ["pending": 5])
     }

@@ -12,7 +12,7 @@ import Foundation
 /// `urlBase64` decoded. The file is read a line at a time and only URLs with validators are
 /// kept, so memory grows with them, not with the file. A later record of a URL replaces an
 /// earlier one, when it had a response: a record without one says nothing of the resource.
-public final class RecordedValidators: Sendable {
+public final class RecordedValidators: ValidatorLookup {
     /// The validators of one URL, verbatim as its record kept them (quotes and `W/` kept).
     public struct Validators: Sendable, Equatable {
         /// Sent as If-None-Match.
