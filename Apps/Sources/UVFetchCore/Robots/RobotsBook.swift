@@ -39,6 +39,9 @@ final class RobotsBook: @unchecked Sendable {
         configuration.maximumRedirects = 5
         configuration.delayPerHost = 0
         configuration.requestsPerSecondPerHost = nil
+        // One robots.txt an origin: a connection kept after it would only hold a descriptor
+        // beside the crawl's own to that origin (two a host in a crawl of many).
+        configuration.idleConnectionTimeout = 0
         manager = SessionManager(configuration: configuration)
         manager.completionQueue = queue
         if let policy { try manager.setSecurityPolicy(policy) }
