@@ -26,6 +26,12 @@ public struct RequestOptions: ParsableArguments, Sendable {
     @Option(name: [.customShort("A"), .customLong("user-agent")], help: ArgumentHelp("The User-Agent of every request, the robots.txt fetch included (a -H User-Agent wins); with --robots its product token, up to the first / or space, is the name matched in robots.txt.", valueName: "name"))
     public var userAgent: String = "uvfetch"
 
+    /// The User-Agent every request sends: `-H`'s last User-Agent field, else `userAgent`.
+    public var sentUserAgent: String {
+        headers.reversed().lazy.compactMap(Self.splitHeader).first { $0.0.caseInsensitiveCompare("User-Agent") == .orderedSame }?.1
+            ?? userAgent
+    }
+
     @Option(name: .customShort("u"), help: ArgumentHelp("Basic authentication.", valueName: "user:password"))
     public var user: String?
 
@@ -172,7 +178,7 @@ public struct RequestOptions: ParsableArguments, Sendable {
         if let user {
             request.setValue("Basic " + Data(user.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         }
-        // Before -H, which may replace it (as curl's -H does its -A).
+        // Before -H, which may replace it (as curl's -H does its -A): `sentUserAgent`.
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         for header in headers {
             guard let (name, value) = Self.splitHeader(header) else { continue }

@@ -80,7 +80,8 @@ struct Fetch: ParsableCommand {
             // `-`, `/dev/stdout` or the file stdout already is.
             let recordsOnStdout = writer?.isStandardOutput ?? false
             let directory = try running.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
-            let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions(), continuing: resume)
+            let archive = try self.archive.makeWriter(command: "fetch", options: warcOptions(), continuing: resume,
+                                                      userAgent: request.sentUserAgent, robots: running.robots)
             var settings = running.settings()
             settings.since = validators
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.

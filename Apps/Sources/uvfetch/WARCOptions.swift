@@ -34,14 +34,17 @@ struct WARCOptions: ParsableArguments {
     /// - Throws: `FetchInputError` for a file that cannot be created, an archive that would be
     ///   replaced, or one that cannot be appended to; `WriteFailure` when the first record
     ///   cannot be written.
-    func makeWriter(command: String, options: [String], continuing: Bool) throws -> WARCWriter? {
+    /// `userAgent` and `robots` go into the warcinfo record as crawlers write them
+    /// (`http-header-user-agent`, `robots: obey` or `ignore`), for whoever reads the archive.
+    func makeWriter(command: String, options: [String], continuing: Bool, userAgent: String, robots: Bool) throws -> WARCWriter? {
         guard let warc else { return nil }
         var options = options
         if let warcMaxSize { options.append("--warc-max-size \(warcMaxSize.bytes)") }
         if warcDedup { options.append("--warc-dedup") }
         if cdxj { options.append("--cdxj") }
         let writer = try WARCWriter(path: warc, maximumFileSize: warcMaxSize?.bytes,
-                                    info: [("description", "uvfetch \(command) " + options.joined(separator: " "))],
+                                    info: [("description", "uvfetch \(command) " + options.joined(separator: " ")),
+                                           ("http-header-user-agent", userAgent), ("robots", robots ? "obey" : "ignore")],
                                     opening: continuing || warcAppend ? .append : .new, deduplicates: warcDedup,
                                     indexes: cdxj)
         if let notice = writer.notice { LineOutput.standardError.writeWithin(seconds: 5, "uvfetch: \(notice)\n") }

@@ -65,7 +65,8 @@ struct Worker: ParsableCommand {
             directory = try fetching.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
             // A worker started again with the same command line continues its archive: the URLs it
             // archived are done in the queue and are never fetched again.
-            warc = try archive.makeWriter(command: "worker", options: warcOptions(), continuing: true)
+            warc = try archive.makeWriter(command: "worker", options: warcOptions(), continuing: true,
+                                       userAgent: request.sentUserAgent, robots: fetching.robots)
         } catch let failure as WriteFailure {
             // The WARC file's first record could not be written (a full disk, /dev/full).
             FileHandle.standardError.write(Data("uvfetch: \(failure)\n".utf8))

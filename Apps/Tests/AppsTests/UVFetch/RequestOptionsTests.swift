@@ -7,6 +7,17 @@ import UVNetworking
 
 /// The curl-like options, parsed from real command lines and checked at httpbin's echo.
 @Suite(.tags(.nginx), .serialized) struct RequestOptionsTests {
+    /// What the warcinfo names as the User-Agent is what the requests send: -H's last one wins
+    /// over -A, as in `makeRequest`.
+    @Test func sentUserAgentIsWhatTheRequestCarries() throws {
+        for arguments in [[], ["-A", "bot/2 (+https://example.test)"], ["-A", "x", "-H", "user-agent: one", "-H", "User-Agent: two"]] {
+            let options = try RequestOptions.parse(arguments)
+            let request = options.makeRequest(for: URL(string: "http://example.test/")!, body: try options.body())
+            #expect(options.sentUserAgent == request.value(forHTTPHeaderField: "User-Agent"), "\(arguments)")
+        }
+        #expect(try RequestOptions.parse(["-A", "x", "-H", "User-Agent: two"]).sentUserAgent == "two")
+    }
+
     @Test func headersDataUserAndMethodReachTheServer() throws {
         let base = try TestServers.httpbin().baseURL
         let options = try RequestOptions.parse(["-X", "PUT", "-H", "X-Uvfetch: one two", "-H", "Accept: text/plain",

@@ -88,6 +88,9 @@ import UVFetchCore
         let index = try Self.checkAndIndex("crawl.warc.gz", in: directory)
         #expect(index.first?.type == "warcinfo")
         #expect(index.first?.offset == "0")
+        // The warcinfo says who fetched and whether robots.txt was obeyed, as crawlers write it.
+        let info = try runShell(#"zcat "$D/crawl.warc.gz" | head -c 2000; true"#, in: directory).stdout
+        #expect(info.contains("http-header-user-agent: uvfetch\r\n") && info.contains("robots: ignore\r\n"), "\(info)")
         let responses = index.filter { $0.type == "response" }
         #expect(index.filter { $0.type == "request" }.map(\.uri) == responses.map(\.uri))
         let statuses = Dictionary(responses.map { ($0.uri ?? "", $0.status ?? "") }, uniquingKeysWith: { first, _ in first })
