@@ -566,8 +566,14 @@ public final class FetchRunner: Sendable {
             driver.block(hostOf: next.url)
             driver.putBack(next)
             let pacing = settings.pacingInterval ?? 0
-            robots.fetch(originOf: next.url, key: key) { [self] rules in
+            let capture = warc.map { WireCapture(limit: $0.captureLimit) }
+            robots.fetch(originOf: next.url, key: key, capture: capture) { [self] rules, exchanges in
                 guard !stopping.load(ordering: .acquiring) else { return holdUntilStopped { run.ended(nil) } }
+                // Archived as it happened, with no record of its own (`--warc`).
+                if warc != nil, !exchanges.isEmpty {
+                    lines.addURL(nil, exchanges: exchanges)
+                    linesAdded()
+                }
                 driver.unblock(hostOf: next.url, interval: rules.crawlDelay.map { max($0, pacing) })
                 run.ended(nil)
             }

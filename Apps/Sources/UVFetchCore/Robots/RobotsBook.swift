@@ -54,8 +54,11 @@ final class RobotsBook: @unchecked Sendable {
     }
 
     /// Fetches the robots.txt of `url`'s origin (`key`) and calls `done` with the rules for
-    /// the product token, on the queue. Call once per origin, on the queue.
-    func fetch(originOf url: URL, key: String, done: @escaping @Sendable (RobotsRules) -> Void) {
+    /// the product token and the exchanges `capture` recorded (none without one: `--warc`
+    /// archives them, as Heritrix does its robots.txt fetches), on the queue. Call once per
+    /// origin, on the queue.
+    func fetch(originOf url: URL, key: String, capture: WireCapture? = nil,
+               done: @escaping @Sendable (RobotsRules, [WireExchange]) -> Void) {
         entries[key] = .fetching
         var components = URLComponents()
         components.scheme = url.scheme
@@ -64,17 +67,18 @@ final class RobotsBook: @unchecked Sendable {
         components.path = "/robots.txt"
         guard let robotsURL = components.url else {
             entries[key] = .known(.allowAll)
-            return queue.async { done(.allowAll) }
+            return queue.async { done(.allowAll, []) }
         }
         var request = Request(url: robotsURL)
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        request.wireCapture = capture
         let manager = manager, token = productToken
         Task {
             let file = await Self.read(request, with: manager)
             let rules = file.rules(for: token)
             queue.async { [self] in
                 entries[key] = .known(rules)
-                done(rules)
+                done(rules, capture?.exchanges ?? [])
             }
         }
     }

@@ -101,6 +101,28 @@ import UVFetchCore
         #expect(requests.pages.count == 1)
     }
 
+    /// With --warc the robots.txt fetch is archived as it happened (a request and a response
+    /// record, no --jsonl record of its own), beside the pages'.
+    @Test func theRobotsFetchIsArchived() throws {
+        let requests = Requests()
+        let server = try Self.origin(requests) { ScriptedResponse.text(Self.file) }
+        defer { server.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("robots-warc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let warc = directory.appendingPathComponent("crawl.warc")
+        let base = "http://127.0.0.1:\(server.port)"
+        let result = try runUVFetch(["--robots", "--warc", warc.path, "--jsonl", "-", base + "/public/1", base + "/private/x"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(Self.records(result.stdout).keys.sorted() == ["/private/x", "/public/1"])
+        let archive = try runShell(#"zcat "$D/crawl.warc""#, in: directory).stdout
+        let targets = archive.components(separatedBy: "\r\n").filter { $0.hasPrefix("WARC-Target-URI: ") }
+        #expect(targets.filter { $0.hasSuffix("/robots.txt") }.count == 2, "its request and response: \(targets)")
+        #expect(targets.filter { $0.hasSuffix("/public/1") }.count == 2)
+        #expect(!targets.contains { $0.hasSuffix("/private/x") }, "a disallowed URL has no exchange")
+        #expect(archive.contains("Disallow: /private"), "the file as served")
+    }
+
     /// RFC 9309 §2.3.1: 4xx (401 and 403 too) allows everything, 5xx disallows everything.
     @Test(arguments: [(404, true), (401, true), (403, true), (410, true), (500, false), (503, false)])
     func theRobotsStatusDecides(status: Int, allowed: Bool) throws {
