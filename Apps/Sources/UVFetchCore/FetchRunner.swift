@@ -456,8 +456,9 @@ public final class FetchRunner: Sendable {
 
     /// What every fetch of one run shares; a class, so that each try holds it by one reference.
     fileprivate final class Run: Sendable {
-        /// The runner, which a fetch's handler calls back: held by the run's fetches alone, so
-        /// the cycle through the driver's launch ends with the run.
+        /// The runner, which a fetch's handler calls back. Strong: the cycle it closes (runner,
+        /// its driver in use, the driver's launch, this run) ends when `run(_:)` lets the driver
+        /// go at its end.
         let runner: FetchRunner
         let manager: SessionManager
         let retry: RetryPolicy

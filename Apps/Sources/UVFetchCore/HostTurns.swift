@@ -122,7 +122,7 @@ struct HostTurns<Element> {
                 state.enter(.busy)
                 hosts[host] = state
             } else {
-                let at = max(now &+ interval, state.heldUntil)
+                let at = max(now &+ (state.interval ?? interval), state.heldUntil)
                 state.enter(.scheduled(at))
                 hosts[host] = state
                 schedule(host, at: at, generation: state.generation)
