@@ -25,10 +25,11 @@ extension QueueDatabase {
     }
 
     /// Fails unless `queue init` made this database's tables, of a version this uvfetch can
-    /// use. `upgrading` (the worker's) needs the current version, and brings a queue of an
+    /// use. `upgrading` (the worker's) needs the version its statement uses
+    /// (`QueueSchema.versionNeeded`: more when `sharingPayloads`), and brings a queue of an
     /// older one up to it first (`QueueSchema.upgrade`).
     /// - Throws: `QueueError` saying to run `uvfetch queue init`, or why the upgrade failed.
-    public func checkSchema(upgrading: Bool = false) throws(QueueError) {
+    public func checkSchema(upgrading: Bool = false, sharingPayloads: Bool = false) throws(QueueError) {
         let versions = try run("reading the queue's schema version") { session -> [Int] in
             do {
                 var versions: [Int] = []
@@ -45,11 +46,13 @@ extension QueueDatabase {
         guard !QueueSchema.readable.isDisjoint(with: versions) else {
             throw QueueError("the queue in \(settings) has schema version \(newest); this uvfetch reads version \(QueueSchema.version)")
         }
-        guard upgrading, !versions.contains(QueueSchema.version) else { return }
+        let needed = QueueSchema.versionNeeded(sharingPayloads: sharingPayloads)
+        guard upgrading, !versions.contains(needed) else { return }
         do throws(QueueError) {
-            try runInTransaction("upgrading the queue", QueueSchema.upgrade)
+            try runInTransaction("upgrading the queue", QueueSchema.upgrade(from: Set(versions), to: needed))
         } catch {
-            throw QueueError("the queue in \(settings) has schema version \(newest), and `uvfetch worker` needs version \(QueueSchema.version): \(error); run `uvfetch queue init` as a role that owns the queue's tables")
+            let who = sharingPayloads ? "`uvfetch worker --warc-dedup`" : "`uvfetch worker`"
+            throw QueueError("the queue in \(settings) has schema version \(newest), and \(who) needs version \(needed): \(error); run `uvfetch queue init` as a role that owns the queue's tables")
         }
     }
 }

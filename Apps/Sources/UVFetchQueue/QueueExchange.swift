@@ -26,6 +26,9 @@ import UVFetchCore
 /// replaces the URL's validators and capture, which the next claim hands out with the URL, so
 /// that any worker asks for it conditionally (`ValidatorLookup`). A result without a response
 /// says nothing of the resource and leaves them.
+///
+/// A worker with `--warc --warc-dedup` adds the payloads' part (`Payloads`): the originals it
+/// archived since its last statement, and the ones other workers archived that it has not seen.
 struct QueueExchange: Sendable {
     /// One finished URL.
     struct Result: Sendable {
@@ -73,6 +76,10 @@ struct QueueExchange: Sendable {
         /// Whether, having claimed fewer than asked, other URLs are still pending or leased by
         /// other workers (so the queue is not finished yet).
         var othersOutstanding = false
+        /// Other workers' originals after `Payloads.after`, and the highest serial of the rows
+        /// read (this worker's own among them), with `payloads`.
+        var payloads: [ArchivedPayload] = []
+        var payloadSerial: Int64?
     }
 
     var owner: String
@@ -91,6 +98,8 @@ struct QueueExchange: Sendable {
     /// lease it holds without knowing it (claimed by a statement whose answer it never got) is
     /// left to expire, so that some claim takes it over, rather than kept forever.
     var held: [Int64] = []
+    /// With `--warc --warc-dedup`: the originals to share and the rows to bring back.
+    var payloads: Payloads?
 
     // The CTEs' order does not matter to PostgreSQL (all see one snapshot; data-modifying ones
     // all run); each row is touched by one of them only: results ($4) are excluded from the
@@ -99,7 +108,13 @@ struct QueueExchange: Sendable {
     // held rows ($12), never this token's. `again` is empty but when the statement is a claim
     // sent a second time, after its answer was lost: it hands back what the first sending
     // claimed, with a fresh lease, and the claim takes only what is missing from the batch.
-    static let sql = """
+    static let sql = statement(sharingPayloads: false)
+    /// `sql` with the payloads' parts (`Payloads`): only for a worker that shares them, whose
+    /// queue has `uvfetch_payloads`.
+    static let sharingSQL = statement(sharingPayloads: true)
+
+    private static func statement(sharingPayloads: Bool) -> String {
+        """
         WITH input AS (
             SELECT * FROM unnest($4::bigint[], $5::text[], $6::integer[], $7::boolean[], $8::text[], $13::boolean[],
                                  $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
@@ -163,7 +178,7 @@ struct QueueExchange: Sendable {
                 attempts = greatest(attempts - 1, 0), updated_at = now()
             WHERE $10::boolean AND state = 'leased' AND lease_owner = $1::text AND NOT (id = ANY($4::bigint[]))
             RETURNING id
-        )
+        )\(sharingPayloads ? Payloads.tables : "")
         SELECT 0 AS kind, id, url, attempts, last_error, etag, last_modified, capture_record_id, capture_date, captured_url
         FROM granted
         UNION ALL
@@ -173,11 +188,12 @@ struct QueueExchange: Sendable {
         SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
         WHERE $3::integer > 0 AND (SELECT count(*) FROM granted) < $3::integer
             AND (EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'pending' AND id NOT IN (SELECT id FROM claimed))
-                 OR EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'leased' AND lease_owner <> $1::text))
+                 OR EXISTS (SELECT 1 FROM uvfetch_urls WHERE state = 'leased' AND lease_owner <> $1::text))\(sharingPayloads ? Payloads.rows : "")
         """
+    }
 
     var query: PostgresQuery {
-        var binds = PostgresBindings(capacity: 18)
+        var binds = PostgresBindings(capacity: payloads == nil ? 18 : 23)
         binds.append(owner)
         binds.append(leaseSeconds)
         binds.append(claimLimit)
@@ -198,7 +214,9 @@ struct QueueExchange: Sendable {
         binds.append(results.map { $0.validators?.capture?.recordID ?? "" })
         binds.append(results.map { $0.validators?.capture?.date ?? "" })
         binds.append(results.map { $0.validators?.capturedURL ?? "" })
-        return PostgresQuery(unsafeSQL: Self.sql, binds: binds)
+        guard let payloads else { return PostgresQuery(unsafeSQL: Self.sql, binds: binds) }
+        payloads.bind(to: &binds)
+        return PostgresQuery(unsafeSQL: Self.sharingSQL, binds: binds)
     }
 
     /// Sends the statement (retried after a lost connection unless `retries` is false: see the
@@ -224,8 +242,13 @@ struct QueueExchange: Sendable {
                     outcome.stored = Int(id ?? 0)
                     outcome.extended = attempts ?? 0
                     outcome.released = text.flatMap { Int($0) } ?? 0
-                default:
+                case 2:
                     outcome.othersOutstanding = true
+                case Payloads.originalKind:
+                    outcome.payloads.append(ArchivedPayload(digest: text ?? "", recordID: etag ?? "", targetURI: lastModified ?? "",
+                                                            date: captureID ?? ""))
+                default:
+                    outcome.payloadSerial = id
                 }
             }
             outcome.claimed.sort { $0.id < $1.id }

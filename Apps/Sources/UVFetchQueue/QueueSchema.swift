@@ -15,14 +15,22 @@
 /// whose answer was lost is found again), version 3 the validators of each URL's last response
 /// (`etag`, `last_modified`) and where `--warc` archived it (`capture_record_id`,
 /// `capture_date`, `captured_url`), so that a URL pushed again (`queue push --refetch`) is asked
-/// for conditionally by whichever worker claims it. Each version's changes only add to the ones
-/// before, so a uvfetch that reads version 1 keeps working on a queue of a later version.
+/// for conditionally by whichever worker claims it, version 4 the table `uvfetch_payloads`:
+/// one row per payload digest a worker archived as an original under `--warc --warc-dedup`
+/// (`FleetPayloads`), with the record that holds it, so that the other workers write revisits
+/// of it. Each version's changes only add to the ones before, so a uvfetch that reads version 1
+/// keeps working on a queue of a later version.
 enum QueueSchema {
-    /// The version this build writes, and `uvfetch worker` needs.
-    static let version = 3
+    /// The version this build writes (`queue init`).
+    static let version = 4
     /// The versions whose tables `queue push`, `status` and `results` can use: their statements
-    /// do not touch what versions 2 and 3 added.
-    static let readable: Set<Int> = [1, 2, 3]
+    /// do not touch what versions 2 to 4 added.
+    static let readable: Set<Int> = [1, 2, 3, 4]
+
+    /// The version `uvfetch worker` needs: its statement uses the validators (3), and the
+    /// payloads (4) only when it shares them, so a worker without `--warc-dedup` never makes
+    /// a table.
+    static func versionNeeded(sharingPayloads: Bool) -> Int { sharingPayloads ? 4 : 3 }
     /// Any number: only `queue init` and the upgrade take this transaction-scoped lock.
     static let initLock = 0x7576_6665_7463_68
 
@@ -66,21 +74,47 @@ enum QueueSchema {
         """,
         // `queue status`'s rate: results of the last minute.
         "CREATE INDEX IF NOT EXISTS uvfetch_results_recorded_at ON uvfetch_results (recorded_at)",
-    ] + upgrade.dropFirst()
+    ] + steps.flatMap(\.statements)
 
-    /// From version 1 or 2 to 3, run by `queue init` and by a worker that finds a queue of an
-    /// older version: only what changed, so that a role that owns the tables but may not create
-    /// any (no CREATE on the schema) can run it. Adding nullable columns without a default
-    /// rewrites nothing: it holds the table's lock for a moment.
-    static let upgrade = [
-        "SELECT pg_advisory_xact_lock(\(initLock))",
-        "ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS claim_token bigint",
-        "INSERT INTO uvfetch_schema (version) VALUES (2) ON CONFLICT DO NOTHING",
-        """
-        ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS etag text, ADD COLUMN IF NOT EXISTS last_modified text,
-            ADD COLUMN IF NOT EXISTS capture_record_id text, ADD COLUMN IF NOT EXISTS capture_date text,
-            ADD COLUMN IF NOT EXISTS captured_url text
-        """,
-        "INSERT INTO uvfetch_schema (version) VALUES (3) ON CONFLICT DO NOTHING",
+    /// What each version after 1 changed, run by `queue init` (all of them) and by a worker
+    /// that finds a queue of an older version (`upgrade`). Adding nullable columns without a
+    /// default rewrites nothing: it holds the table's lock for a moment.
+    static let steps: [(version: Int, statements: [String])] = [
+        (2, [
+            "ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS claim_token bigint",
+            "INSERT INTO uvfetch_schema (version) VALUES (2) ON CONFLICT DO NOTHING",
+        ]),
+        (3, [
+            """
+            ALTER TABLE uvfetch_urls ADD COLUMN IF NOT EXISTS etag text, ADD COLUMN IF NOT EXISTS last_modified text,
+                ADD COLUMN IF NOT EXISTS capture_record_id text, ADD COLUMN IF NOT EXISTS capture_date text,
+                ADD COLUMN IF NOT EXISTS captured_url text
+            """,
+            "INSERT INTO uvfetch_schema (version) VALUES (3) ON CONFLICT DO NOTHING",
+        ]),
+        // `serial` orders the rows as they were inserted: a worker asks for those after the
+        // last it saw. `date` is text: a revisit repeats the original's WARC-Date as written.
+        (4, [
+            """
+            CREATE TABLE IF NOT EXISTS uvfetch_payloads (
+                serial bigserial PRIMARY KEY,
+                digest text NOT NULL UNIQUE,
+                record_id text NOT NULL,
+                target_uri text NOT NULL,
+                date text NOT NULL,
+                worker text NOT NULL,
+                archived_at timestamptz NOT NULL DEFAULT now())
+            """,
+            "INSERT INTO uvfetch_schema (version) VALUES (4) ON CONFLICT DO NOTHING",
+        ]),
     ]
+
+    /// From a queue whose versions are `present` up to `version`, under `queue init`'s lock:
+    /// only the steps missing, so that a role that owns the tables but may not create any (no
+    /// CREATE on the schema) can bring a queue to version 3, and one that may create tables but
+    /// does not own them can add version 4.
+    static func upgrade(from present: Set<Int>, to version: Int) -> [String] {
+        ["SELECT pg_advisory_xact_lock(\(initLock))"]
+            + steps.filter { $0.version <= version && !present.contains($0.version) }.flatMap(\.statements)
+    }
 }

@@ -122,10 +122,16 @@ public final class QueueWorker: Sendable {
     public var validatorLookup: any ValidatorLookup { claimedValidators }
     private let claimedValidators = ClaimedValidators()
 
-    /// A worker on `database` (connected, its schema checked).
-    public init(database: QueueDatabase, settings: Settings) {
+    /// `--warc --warc-dedup`: the payloads shared with the fleet, which every statement
+    /// carries (`QueueExchange.Payloads`); nil otherwise, and the statement has no such part.
+    let payloads: FleetPayloads?
+
+    /// A worker on `database` (connected, its schema checked: version 4 with `payloads`), whose
+    /// statements share `payloads` (the run's WARC writer's index) if given.
+    public init(database: QueueDatabase, settings: Settings, payloads: FleetPayloads? = nil) {
         self.database = database
         self.settings = settings
+        self.payloads = payloads
     }
 
     /// The hook for `FetchRunner.Settings.onRecord`: keeps each URL's record for the next
@@ -205,6 +211,7 @@ public final class QueueWorker: Sendable {
         var last = QueueExchange(owner: settings.owner, leaseSeconds: settings.leaseSeconds, results: remaining)
         last.release = true
         last.claimToken = statements.add(1, ordering: .relaxed).newValue
+        last.payloads = payloads?.takeOutgoing()
         do throws(QueueError) {
             let done = try last.send(on: database, retries: !failedBefore)
             ledger.withLock { $0.note(stored: done.stored, sent: remaining.count) }
@@ -269,10 +276,10 @@ public final class QueueWorker: Sendable {
             do throws(QueueError) {
                 outcome = try exchange.send(on: database)
             } catch {
-                fail(error, unsent: exchange.results.count)
+                fail(error, unsent: exchange)
                 return
             }
-            ledger.withLock { $0.note(stored: outcome.stored, sent: exchange.results.count) }
+            noteSent(exchange, outcome)
             for claim in outcome.claimed {
                 if let entry = accept(claim) { buffer.append(entry) }
             }
@@ -321,10 +328,11 @@ public final class QueueWorker: Sendable {
                     urlBase64: bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL)
     }
 
-    /// The statement to send now: the ready records, the extension if one is due.
+    /// The statement to send now: the ready records, the extension if one is due, and the
+    /// payloads to share.
     private func makeExchange(claiming limit: Int) -> QueueExchange {
         let extensionDue = settings.leaseSeconds / 3
-        return ledger.withLock { ledger in
+        var exchange = ledger.withLock { ledger in
             var exchange = QueueExchange(owner: settings.owner, leaseSeconds: settings.leaseSeconds, results: ledger.takeFinished())
             exchange.claimLimit = limit
             // Chosen before the statement is sent, so that sending it again sends the same.
@@ -337,6 +345,16 @@ public final class QueueWorker: Sendable {
             }
             return exchange
         }
+        // After the records: a URL's payloads are shared before it is recorded (the writer
+        // hears of them first), so they go with its record or in a statement before.
+        exchange.payloads = payloads?.takeOutgoing()
+        return exchange
+    }
+
+    /// What a statement that went through did: results stored, payloads learned.
+    private func noteSent(_ exchange: QueueExchange, _ outcome: QueueExchange.Outcome) {
+        ledger.withLock { $0.note(stored: outcome.stored, sent: exchange.results.count) }
+        payloads?.learn(outcome.payloads, through: outcome.payloadSerial)
     }
 
     /// The keeper's loop: sends records no claim has carried for `flushSeconds`, and extends the
@@ -356,10 +374,9 @@ public final class QueueWorker: Sendable {
             guard due else { continue }
             let exchange = makeExchange(claiming: 0)
             do throws(QueueError) {
-                let outcome = try exchange.send(on: database)
-                ledger.withLock { $0.note(stored: outcome.stored, sent: exchange.results.count) }
+                noteSent(exchange, try exchange.send(on: database))
             } catch {
-                fail(error, unsent: exchange.results.count)
+                fail(error, unsent: exchange)
             }
         }
     }
@@ -367,9 +384,11 @@ public final class QueueWorker: Sendable {
     /// The database stayed unreachable (or refused a statement): stop claiming. At the end the
     /// worker tries once more to hand its leases back (`handBack`); if that fails too, what was
     /// not recorded goes back to the queue when its leases expire.
-    private func fail(_ error: QueueError, unsent: Int) {
+    private func fail(_ error: QueueError, unsent: QueueExchange) {
         failure.withLock { if $0 == nil { $0 = error } }
-        ledger.withLock { $0.unrecorded += unsent }
+        ledger.withLock { $0.unrecorded += unsent.results.count }
+        // For that last statement.
+        payloads?.putBack(unsent.payloads?.archived ?? [])
         stop()
     }
 

@@ -17,13 +17,13 @@ struct DatabaseOption: ParsableArguments {
     }
 
     /// Connected, its queue's schema checked unless `checkingSchema` is false (and brought up
-    /// to this uvfetch's version if `upgrading`); or the process ends with the database's
-    /// error (exit 69).
-    func connect(checkingSchema: Bool = true, upgrading: Bool = false) throws -> QueueDatabase {
+    /// to the version a worker needs if `upgrading`: `sharingPayloads` needs the payloads'
+    /// table); or the process ends with the database's error (exit 69).
+    func connect(checkingSchema: Bool = true, upgrading: Bool = false, sharingPayloads: Bool = false) throws -> QueueDatabase {
         let database = QueueDatabase(settings: try settings())
         do throws(QueueError) {
             try database.connect()
-            if checkingSchema { try database.checkSchema(upgrading: upgrading) }
+            if checkingSchema { try database.checkSchema(upgrading: upgrading, sharingPayloads: sharingPayloads) }
         } catch {
             throw databaseFailure(error)
         }

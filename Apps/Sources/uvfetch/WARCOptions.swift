@@ -14,7 +14,7 @@ struct WARCOptions: ParsableArguments {
     @Flag(name: .customLong("warc-append"), help: "With --warc, add to an archive that is already there (after its last whole record; with --warc-max-size, from its highest numbered file on) instead of refusing it. --resume implies it.")
     var warcAppend = false
 
-    @Flag(name: .customLong("warc-dedup"), help: "With --warc, write a response whose payload this run already archived as a revisit record (identical-payload-digest) referring to the first, without the payload again.")
+    @Flag(name: .customLong("warc-dedup"), help: "With --warc, write a response whose payload this run already archived as a revisit record (identical-payload-digest) referring to the first, without the payload again. A worker also counts the payloads the fleet's workers archived (kept in the queue).")
     var warcDedup = false
 
     @Flag(name: .customLong("cdxj"), help: "With --warc, write the CDXJ index of each WARC file beside it (FILE.cdxj): a line per response and revisit record, as cdxj-indexer writes it, for pywb and other replay tools.")
@@ -36,7 +36,9 @@ struct WARCOptions: ParsableArguments {
     ///   cannot be written.
     /// `userAgent` and `robots` go into the warcinfo record as crawlers write them
     /// (`http-header-user-agent`, `robots: obey` or `ignore`), for whoever reads the archive.
-    func makeWriter(command: String, options: [String], continuing: Bool, userAgent: String, robots: Bool) throws -> WARCWriter? {
+    /// With `--warc-dedup`, `sharedPayloads` (a worker's fleet) counts as archived too.
+    func makeWriter(command: String, options: [String], continuing: Bool, userAgent: String, robots: Bool,
+                    sharedPayloads: (any PayloadIndex)? = nil) throws -> WARCWriter? {
         guard let warc else { return nil }
         var options = options
         if let warcMaxSize { options.append("--warc-max-size \(warcMaxSize.bytes)") }
@@ -46,7 +48,7 @@ struct WARCOptions: ParsableArguments {
                                     info: [("description", "uvfetch \(command) " + options.joined(separator: " ")),
                                            ("http-header-user-agent", userAgent), ("robots", robots ? "obey" : "ignore")],
                                     opening: continuing || warcAppend ? .append : .new, deduplicates: warcDedup,
-                                    indexes: cdxj)
+                                    indexes: cdxj, sharedPayloads: sharedPayloads)
         if let notice = writer.notice { LineOutput.standardError.writeWithin(seconds: 5, "uvfetch: \(notice)\n") }
         return writer
     }

@@ -61,12 +61,14 @@ struct Worker: ParsableCommand {
         ClosedPipe.prepare()
         let directory: OutputDirectory?
         let warc: WARCWriter?
+        // --warc --warc-dedup: payloads archived by any worker of the queue are revisits here.
+        let payloads = archive.warc != nil && archive.warcDedup ? FleetPayloads() : nil
         do {
             directory = try fetching.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
             // A worker started again with the same command line continues its archive: the URLs it
             // archived are done in the queue and are never fetched again.
             warc = try archive.makeWriter(command: "worker", options: warcOptions(), continuing: true,
-                                       userAgent: request.sentUserAgent, robots: fetching.robots)
+                                       userAgent: request.sentUserAgent, robots: fetching.robots, sharedPayloads: payloads)
         } catch let failure as WriteFailure {
             // The WARC file's first record could not be written (a full disk, /dev/full).
             FileHandle.standardError.write(Data("uvfetch: \(failure)\n".utf8))
@@ -76,7 +78,10 @@ struct Worker: ParsableCommand {
             throw ExitCode(ExitStatus.usage)
         }
         // A queue made by an older uvfetch lacks what this worker's statement uses.
-        let db = try database.connect(upgrading: true)
+        let db = try database.connect(upgrading: true, sharingPayloads: payloads != nil)
+        if let payloads {
+            do throws(QueueError) { _ = try db.loadPayloads(into: payloads) } catch { throw databaseFailure(error) }
+        }
         var queueSettings = QueueWorker.Settings(owner: QueueWorker.Settings.defaultOwner())
         queueSettings.batchSize = batchSize
         queueSettings.leaseSeconds = lease
@@ -85,7 +90,7 @@ struct Worker: ParsableCommand {
         queueSettings.pollSeconds = poll
         // The run's slots, its read-ahead (FetchRunner's: max(256, 2 x concurrency)) and two batches.
         queueSettings.claimAhead = fetching.concurrency + max(256, 2 * fetching.concurrency) + 2 * batchSize
-        let worker = QueueWorker(database: db, settings: queueSettings)
+        let worker = QueueWorker(database: db, settings: queueSettings, payloads: payloads)
         var settings = fetching.settings()
         settings.onRecord = { worker.collect($0) }
         // The queue keeps each URL's validators: one fetched before is asked for conditionally.

@@ -15,7 +15,7 @@ struct QueueCommandTests {
         let second = try uvfetch(["queue", "init", "--db", db])
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try cluster.psql(db, "SELECT count(*) FROM uvfetch_urls") == "1\n")
-        #expect(try cluster.psql(db, "SELECT version FROM uvfetch_schema ORDER BY version") == "1\n2\n3\n")
+        #expect(try cluster.psql(db, "SELECT version FROM uvfetch_schema ORDER BY version") == "1\n2\n3\n4\n")
         #expect(first.stdout.contains("queue ready in postgres://postgres@127.0.0.1:\(cluster.port)/"))
     }
 

@@ -126,13 +126,6 @@ struct WorkerArchiveTests {
         }
         #expect(uris == Set(fixture.urls), "\(uris.count) of \(fixture.urls.count) URLs archived")
     }
-
-    /// Runs `script` with /bin/sh; its status and output.
-    private func shell(_ script: String) throws -> UVFetchRun {
-        let child = try UVFetchChild(["-c", script], executable: "/bin/sh")
-        let exited = child.wait(timeout: 120)
-        return UVFetchRun(status: exited ? child.status : -1, stdout: child.stdout, stderr: child.stderr)
-    }
 }
 
 /// `warcio check`, its complaint about chunked payloads aside (Apps/Tests/Scripts/warc_check.py).

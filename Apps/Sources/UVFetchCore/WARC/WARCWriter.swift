@@ -58,12 +58,18 @@ public final class WARCWriter: @unchecked Sendable {
     /// What opening the archive repaired (a torn last record cut off), for standard error; nil
     /// when nothing was.
     public let notice: String?
-    /// `--warc-dedup`: a response whose payload this run already archived is written as a
-    /// `revisit` record referring to the first one.
+    /// `--warc-dedup`: a response whose payload this run already archived (or, with a
+    /// `PayloadIndex`, was archived elsewhere) is written as a `revisit` record referring to the
+    /// first one.
     public let deduplicates: Bool
     /// With `deduplicates`: the first response record of each payload digest this run wrote,
     /// and the digests in the order they came (a roll back forgets the ones after its mark).
     private var archivedPayloads: [String: WARCExchangeRecords.Original] = [:]
+    /// With `deduplicates`: the payloads archived elsewhere (a fleet's other workers), asked
+    /// when this run has not archived one, and told of this run's originals once committed.
+    private let sharedPayloads: (any PayloadIndex)?
+    /// How many of `payloadOrder` `sharedPayloads` was told of.
+    private var sharedCount = 0
     /// `--cdxj`: each WARC file gets its index beside it (`CDXJIndexFile`).
     public let indexes: Bool
     /// The current file's index, with `indexes`.
@@ -84,15 +90,17 @@ public final class WARCWriter: @unchecked Sendable {
     public static let defaultCaptureLimit = 32 << 20
 
     /// Opens the archive as `opening` says and writes this run's warcinfo record, whose fields
-    /// end with `info` (the run's options that matter).
+    /// end with `info` (the run's options that matter). With `deduplicates`, `sharedPayloads`
+    /// (a fleet's) counts as archived too, and hears of this run's originals.
     /// - Throws: `FetchInputError.cannotCreate` when the file cannot be opened or is standard
     ///   output (which carries the lines); `.archiveExists` for `.new` over an earlier archive;
     ///   `.cannotAppend` when the file is in use by another run or is not a WARC file to add to;
     ///   `WriteFailure` when the warcinfo record cannot be written (a full disk, /dev/full).
     public init(path: String, maximumFileSize: Int64? = nil, info: [(name: String, value: String)] = [],
                 captureLimit: Int = WARCWriter.defaultCaptureLimit, opening: Opening = .new, deduplicates: Bool = false,
-                indexes: Bool = false) throws {
+                indexes: Bool = false, sharedPayloads: (any PayloadIndex)? = nil) throws {
         self.deduplicates = deduplicates
+        self.sharedPayloads = deduplicates ? sharedPayloads : nil
         self.indexes = indexes
         naming = WARCFileNaming(path: path, isNumbered: maximumFileSize != nil)
         self.maximumFileSize = maximumFileSize
@@ -202,9 +210,23 @@ public final class WARCWriter: @unchecked Sendable {
         if committed.serial > state.serial || (committed.serial == state.serial && committed.size > state.size) { committed = state }
     }
 
-    /// The records that go with the archive up to `mark` are out: a forced exit keeps it.
+    /// The records that go with the archive up to `mark` are out: a forced exit keeps it, and
+    /// `sharedPayloads` hears of the originals archived up to it.
     public func commit(_ mark: Mark) {
-        lock.withLock { committed = mark }
+        lock.withLock {
+            committed = mark
+            share(upTo: mark.payloadCount)
+        }
+    }
+
+    /// Tells `sharedPayloads` of the originals noted after the last it was told of, up to the
+    /// first `count` (under `lock`).
+    private func share(upTo count: Int) {
+        guard let sharedPayloads else { return }
+        let end = min(count, payloadOrder.count)
+        guard end > sharedCount else { return }
+        sharedPayloads.archived(payloadOrder[sharedCount..<end].map { ArchivedPayload(digest: $0, original: archivedPayloads[$0]!) })
+        sharedCount = end
     }
 
     /// For a process about to exit without the completion queue (a stop whose queue is stuck
@@ -241,6 +263,9 @@ public final class WARCWriter: @unchecked Sendable {
     private func forgetPayloads(after count: Int) {
         while payloadOrder.count > count { archivedPayloads.removeValue(forKey: payloadOrder.removeLast()) }
         state.payloadCount = payloadOrder.count
+        // Never below a commit, which is what `sharedPayloads` is told of; the clamp only keeps
+        // the count true.
+        sharedCount = min(sharedCount, payloadOrder.count)
     }
 
     private static func truncate(_ descriptor: Int32, to size: Int64) {
@@ -276,12 +301,13 @@ public final class WARCWriter: @unchecked Sendable {
     }
 
     /// `response` as it goes in the archive: a revisit when its payload was archived before in
-    /// this run, else itself, noted as the original of its payload. Only whole 2xx payloads
-    /// count: an empty one says nothing, and a cut one is not the payload it would have been.
+    /// this run (or, by `sharedPayloads`, elsewhere), else itself, noted as the original of its
+    /// payload. Only whole 2xx payloads count: an empty one says nothing, and a cut one is not
+    /// the payload it would have been.
     private func deduplicated(_ response: WARCRecord, exchange: WireExchange, scan: ResponsePayloadScan) -> WARCRecord {
         guard let digest = scan.payloadDigest, let status = scan.status, (200..<300).contains(status), scan.payloadLength > 0,
               let bodyStart = scan.bodyStart, exchange.isComplete, !exchange.isResponseTruncated else { return response }
-        if let original = archivedPayloads[digest] {
+        if let original = archivedPayloads[digest] ?? sharedPayloads?.original(ofPayload: digest)?.original {
             return WARCExchangeRecords.revisit(of: response, headEnd: bodyStart - scan.finalHeadStart, original: original)
         }
         archivedPayloads[digest] = .init(id: response.id, targetURI: exchange.url.absoluteString, date: WARCDate.string(response.date))
