@@ -224,12 +224,19 @@ func readme_14() {
     case .doNotRetry: print("final")
     }
     _ = allowed
+
+    var retrying = SessionConfiguration()
+    retrying.retrier = policy                           // or a RequestRetrier of your own
+    let patient = HTTPSessionManager(baseURL: URL(string: "https://example.com/api/"), configuration: retrying)
+    _ = patient
     _ = robots
     _ = rules
     _ = allowed
     _ = policy
     _ = request
     _ = busy
+    _ = retrying
+    _ = patient
 }
 
 // README.md, swift block 15

@@ -15,6 +15,9 @@ protocol ResponseSink {
     var isBehind: Bool { get }
     /// The exchange is sent again on a fresh connection: forget what it delivered.
     mutating func exchangeRestarted(task: SessionTask)
+    /// Whether what it took of a response can be forgotten (`exchangeRestarted`) for another
+    /// attempt: false once bytes left for the caller (a stream's reader, a download's file).
+    var restartsAfterHead: Bool { get }
     /// Hands over the body kept for the serializer (empty unless kept in memory). Mutating, so
     /// that it is moved out of the runner in place rather than through a copy of the sink.
     mutating func takeBody() -> Data
@@ -61,6 +64,7 @@ struct BufferSink: ResponseSink {
 
     var isBehind: Bool { false }
     mutating func exchangeRestarted(task: SessionTask) { body = Data() }
+    var restartsAfterHead: Bool { true }
 
     mutating func takeBody() -> Data {
         defer { body = Data() }
@@ -83,6 +87,7 @@ struct DiscardSink: ResponseSink {
 
     var isBehind: Bool { false }
     mutating func exchangeRestarted(task: SessionTask) { task.recordDiscarded(nil) }
+    var restartsAfterHead: Bool { true }
     mutating func takeBody() -> Data { Data() }
     mutating func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool { true }
 }
@@ -103,6 +108,8 @@ struct StreamSink: ResponseSink {
 
     var isBehind: Bool { buffer.isProducerPaused }
     mutating func exchangeRestarted(task: SessionTask) {}
+    /// The head went to the stream's reader as it arrived.
+    var restartsAfterHead: Bool { false }
     mutating func takeBody() -> Data { Data() }
 
     mutating func taskEnded(_ error: NetworkingError?, runner: TaskRunner) -> Bool {

@@ -14,7 +14,7 @@ final class SessionEngine {
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
     /// What each runner needs of the configuration, made once.
-    private let taskSettings: TaskSettings
+    let taskSettings: TaskSettings
     /// Unowned: the manager owns the engine. Its tasks keep it alive (a task holds its manager),
     /// so it is there whenever the engine has tasks; once it is gone, `managerReleased` closes
     /// everything without it.

@@ -28,7 +28,7 @@ final class TaskRunner {
     /// The request's and the session's timeouts (TaskTimeouts decides with them).
     private let timeouts: TaskTimeouts
     /// When the whole request must be over (`Request.totalTimeoutInterval`); .max for never.
-    @exclusivity(unchecked) private var requestDeadline: UInt64 = .max
+    @exclusivity(unchecked) private(set) var requestDeadline: UInt64 = .max
     @exclusivity(unchecked) private var headDeadline: UInt64 = .max
     /// The last byte sent or received (or the start, or a resume): what the inactivity and idle
     /// timeouts count from. One store per read or write; the timer is not touched.
@@ -87,6 +87,10 @@ final class TaskRunner {
     @exclusivity(unchecked) private(set) var contentDecoder: ContentDecoder?
     /// nil when the session does not decode responses.
     private let decodingLimits: ContentDecoder.Limits?
+    /// The attempts made after the first, and the wait for the next; nil until the session's
+    /// retrier first asks for one, so that most runners make and keep nothing for it
+    /// (TaskRunner+Retries.swift).
+    @exclusivity(unchecked) var retries: RetryWait?
 
     init(task: SessionTask, engine: SessionEngine, settings: TaskSettings) {
         self.machine = TaskStateMachine(isReplayable: task.preparedRequest?.isReplayable ?? task.originalRequest.isReplayable)
@@ -155,7 +159,11 @@ final class TaskRunner {
         case .planRedirect:
             planRedirect()
         case .planRestart:
-            if let download { planDownloadRestart(download) }
+            if retries?.isPending == true {
+                waitForRetry()
+            } else if let download {
+                planDownloadRestart(download)
+            }
         case .consumerResumed(let read):
             // The silence was ours: inactivity counts from now.
             lastByteAt = LoopTimer.now(loop)
@@ -236,8 +244,25 @@ final class TaskRunner {
 
     private func finish(error: NetworkingError?) {
         connection = nil
+        // A failure the session's retrier answers with another attempt does not end the task.
+        if let error, let retrier = engine.taskSettings.retrier, retryAfterFailure(error, retrier) { return }
+        retries?.close()
         // A download's task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
         if sink.taskEnded(error, runner: self) { engine.runnerFinished(self, error: error) }
+    }
+
+    /// The exchange in hand is over and another attempt follows: nothing of its response is
+    /// left, and inactivity counts from now (the wait was ours). `bodyDelivered`: the task's
+    /// sink took some of it, and forgets it.
+    func resetForNextAttempt(bodyDelivered: Bool) {
+        head = nil
+        contentDecoder = nil
+        redirectBody = nil
+        if bodyDelivered {
+            sink.exchangeRestarted(task: task)
+            task.recordResumedBytes(0)
+        }
+        lastByteAt = LoopTimer.now(loop)
     }
 
     // MARK: Timers
@@ -376,6 +401,11 @@ extension TaskRunner: ExchangeDelegate {
             // Its body is not the task's: no progress, stream or hooks see it unless the
             // redirect ends up delivered. The plan starts now; the body waits for it.
             redirectHeadReceived(bodyLength: expectedLength)
+            return
+        }
+        // An error status may be one the session's retrier tries again: its body is dropped,
+        // like a redirect's, and reaches neither the sink nor the hooks.
+        if head.status >= 400, let retrier = engine.taskSettings.retrier, retryAfterStatus(head, bodyLength: expectedLength, retrier) {
             return
         }
         acceptFinalHead(head, bodyLength: expectedLength)
@@ -532,8 +562,11 @@ struct TaskSettings: Sendable {
     let redirectLimits: RedirectPlanner.Limits
     /// nil when the session does not decode responses.
     let decodingLimits: ContentDecoder.Limits?
+    /// `SessionConfiguration.retrier`; read only when an attempt ends badly.
+    let retrier: (any RequestRetrier)?
 
     init(configuration: SessionConfiguration) {
+        retrier = configuration.retrier
         responseHeadTimeout = LoopDuration.timeout(configuration.responseHeadTimeout)
         idleTimeout = LoopDuration.timeout(configuration.idleTimeout)
         redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,

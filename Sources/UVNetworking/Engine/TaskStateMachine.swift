@@ -13,8 +13,13 @@
 /// - `redirecting`: the next request is being planned off the loop. follow → `waitingForConnection`
 ///   (a new exchange, maybe on another origin); deliver → `completed` (the redirect response is
 ///   the task's response); failure → `failed`.
+/// - `waitingToRetry`: the session's retrier asked for another attempt after a delay (the
+///   attempt failed, or its response's status asked for one and its body was dropped).
+///   retryDue → `waitingForConnection`; cancel → `cancelled`.
 /// - `completed`, `failed`, `cancelled`: terminal; every later event is ignored, which is what
-///   makes completion exactly-once (a cancel racing with the last byte loses harmlessly).
+///   makes completion exactly-once (a cancel racing with the last byte loses harmlessly). The
+///   one way out of `failed` is `retryLater()`, which the runner calls in the same loop turn as
+///   the failure, before the task is reported ended, when its retrier asks for another attempt.
 ///
 /// A failure on a connection that had served an earlier request, before any response byte, is
 /// retried once on a fresh connection when the request is replayable (Go's net/http rule: the
@@ -27,7 +32,7 @@
 /// redirect's plan being made off the loop).
 struct TaskStateMachine: Sendable {
     enum State: Equatable, Sendable {
-        case idle, waitingForConnection, sending, awaitingHead, receivingBody, redirecting
+        case idle, waitingForConnection, sending, awaitingHead, receivingBody, redirecting, waitingToRetry
         case completed, failed, cancelled
 
         var isTerminal: Bool { self == .completed || self == .failed || self == .cancelled }
@@ -44,7 +49,8 @@ struct TaskStateMachine: Sendable {
         case redirectPlanning
         /// A redirect being followed: its body is dropped as it arrives.
         case redirectDraining
-        /// A response a download drops to send its request again without Range.
+        /// A response a download drops to send its request again without Range, or one whose
+        /// status the session's retrier answered with another attempt.
         case restartDraining
 
         /// The body is dropped and its end applies the next request.
@@ -95,8 +101,8 @@ struct TaskStateMachine: Sendable {
         case startRedirectPlan
         /// The redirect's body is done with: apply the plan for the next request.
         case planRedirect
-        /// The body of a response a download drops is done with: plan its request again,
-        /// without Range.
+        /// The body of a response a download drops (or a retrier retries) is done with: plan its
+        /// request again, without Range (or after the retrier's delay).
         case planRestart
         /// Reading is paused for the consumer no more: activity counts from now; `read`: read
         /// again (the task is not suspended, nothing holds the response).
@@ -157,7 +163,7 @@ struct TaskStateMachine: Sendable {
             return .enqueue(requireFreshConnection: false)
         case .sending, .awaitingHead, .receivingBody:
             return mayRead ? .resumeReading : .none
-        case .waitingForConnection, .redirecting, .completed, .failed, .cancelled:
+        case .waitingForConnection, .redirecting, .waitingToRetry, .completed, .failed, .cancelled:
             return .none
         }
     }
@@ -168,7 +174,7 @@ struct TaskStateMachine: Sendable {
         switch state {
         case .sending, .awaitingHead, .receivingBody:
             return .pauseReading
-        case .idle, .waitingForConnection, .redirecting, .completed, .failed, .cancelled:
+        case .idle, .waitingForConnection, .redirecting, .waitingToRetry, .completed, .failed, .cancelled:
             // A queued task keeps its place: pausing a connection it does not have yet would only
             // block the pool. It pauses once it gets one.
             return .none
@@ -347,6 +353,25 @@ struct TaskStateMachine: Sendable {
         }
         state = .failed
         return .fail(code)
+    }
+
+    /// The session's retrier asked for another attempt: from a failure just reported (`failed`,
+    /// never `cancelled`), or from the end of a response dropped for its status (`redirecting`,
+    /// after `planRestart`). Nothing happens until `retryDue()`. Returns whether the task waits.
+    mutating func retryLater() -> Bool {
+        guard state == .failed || state == .redirecting else { return false }
+        state = .waitingToRetry
+        return true
+    }
+
+    /// The retry's delay is over: the request is queued again, as a new exchange.
+    mutating func retryDue() -> Action {
+        guard state == .waitingToRetry else { return .none }
+        state = .waitingForConnection
+        // The stale-connection retry is per exchange, as after a redirect.
+        hasRetried = false
+        resetResponse()
+        return .enqueue(requireFreshConnection: false)
     }
 
     /// The pool could not give the task a connection (DNS, refused, connect timeout).

@@ -75,6 +75,12 @@ extension TaskRunner {
         observation?.log(.debug, "retrying on a new connection: the reused one failed", [LogKey.error: "\(error)"])
     }
 
+    /// The session's retrier asked for another attempt `delay` seconds after `reason` (a
+    /// status, an error code).
+    func observeRetryScheduled(after reason: String, delay: TimeInterval) {
+        observation?.log(.debug, "retrying as the session's retrier asked", [LogKey.reason: "\(reason)", "delay": "\(delay)"])
+    }
+
     /// A redirect is followed from `currentRequest` to `next`.
     func observeRedirect(to next: Request, status: Int) {
         guard let observation else { return }

@@ -154,6 +154,25 @@ public struct SessionConfiguration: Sendable {
     /// it is when the session is made: a session made before `MetricsSystem.bootstrap`, or
     /// with none, records nothing and pays nothing for metrics. See docs/observability.md.
     public var metricsFactory: (any MetricsFactory)?
+    /// Sends a request again when an attempt ends badly, as its rules say: `RetryPolicy` for
+    /// the rules of curl's `--retry` and of crawlers (idempotent methods; 408, 429, 500, 502,
+    /// 503, 504 and transport failures and timeouts; Retry-After waited for, capped), or a
+    /// `RequestRetrier` of your own (Alamofire's shape). nil (the default): every attempt's
+    /// outcome is the task's, as in URLSession.
+    ///
+    /// The retrier is asked on the session's loop thread, so it must be quick and must not
+    /// block: when a response head with a status of 400 or more arrives (`error` nil), and when
+    /// an attempt fails (transport, timeout, decoding; `response` the head, if one came). A
+    /// retried response is dropped: its body reaches neither the serializer nor the hooks, and
+    /// the completion handler runs once, with the last attempt's outcome. Not asked after a
+    /// cancellation or the session's end, once a response body has gone to a `bytes(for:)`
+    /// stream or a download's file, or when the delay would end past the request's
+    /// `totalTimeoutInterval` (which counts every attempt and wait). The wait holds no
+    /// connection; the next attempt is queued as any request (so `delayPerHost` and the
+    /// connection limits apply to it). `SessionTask.retryCount` tells how many were made. The
+    /// delay is the request's own: a server's Retry-After does not hold the origin's other
+    /// requests (uvfetch does that itself, per host).
+    public var retrier: (any RequestRetrier)?
     /// Where download tasks write bodies while they arrive; nil (the default) for FileManager's
     /// temporary directory. Not public: tests give a session a directory of its own, so they
     /// can count what is left in it.

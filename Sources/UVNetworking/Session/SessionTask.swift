@@ -34,6 +34,7 @@ public class SessionTask: @unchecked Sendable {
         var error: (any Error & Sendable)?
         var uploadProgress: Progress?
         var downloadProgress: Progress?
+        var retryCount = 0
     }
 
     /// The request a followed redirect led to (`Snapshot.redirected`).
@@ -165,6 +166,10 @@ public class SessionTask: @unchecked Sendable {
     public var networkProtocolName: String? {
         snapshot.withLock { $0.head.map { $0.versionMajor == 2 ? "h2" : "http/1.1" } }
     }
+    /// How many times the request was sent again because the session's retrier asked
+    /// (`SessionConfiguration.retrier`); 0 for a task that took one attempt. The library's own
+    /// resends (a reused connection found closed, a redirect) do not count.
+    public var retryCount: Int { snapshot.withLock { $0.retryCount } }
     /// The error the task ended with, if it failed.
     public var error: (any Error & Sendable)? { snapshot.withLock { $0.error } }
     /// Body bytes received so far (after decoding the transfer coding).
@@ -287,6 +292,16 @@ public class SessionTask: @unchecked Sendable {
             return snapshot.downloadProgress
         }
         if let progress, let expectedLength { progress.totalUnitCount = expectedLength }
+    }
+
+    /// The session's retrier asked for another attempt: nothing of the last response stands.
+    func recordRetry() {
+        bytesExpectedToReceive.store(-1, ordering: .relaxed)
+        snapshot.withLock {
+            $0.retryCount += 1
+            $0.head = nil
+            $0.response = nil
+        }
     }
 
     /// A redirect was followed: `request` is sent next.

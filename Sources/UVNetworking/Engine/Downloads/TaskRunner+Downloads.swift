@@ -100,6 +100,8 @@ extension DownloadRun: ResponseSink {
 
     var isBehind: Bool { writer.wantsPause }
     func exchangeRestarted(task: SessionTask) {}
+    /// The head opened the file; resume data, not a retry, continues a download cut short.
+    var restartsAfterHead: Bool { false }
     func takeBody() -> Data { Data() }
 
     /// The task ends once the file is closed, on a worker.
