@@ -101,7 +101,11 @@ struct WorkerDedupTests {
             let ids = Set(other.responses.map { $0["warc-record-id"]! })
             return archive.revisits.filter { ids.contains($0["warc-refers-to"]!) }.count
         }
-        #expect(crossFile.reduce(0, +) > 0, "no revisit refers to the other worker's file: \(crossFile)")
+        // Both took a share (a worker that started late on a loaded machine may find the queue
+        // drained): then the copies, pushed last, reach one of them after the other's originals.
+        if archives.allSatisfy({ $0.responses.count + $0.revisits.count >= 100 }) {
+            #expect(crossFile.reduce(0, +) > 0, "no revisit refers to the other worker's file: \(crossFile)")
+        }
         // The table holds one original per payload, each a response in one of the files.
         let responses = Dictionary(archives.flatMap(\.responses).map { ($0["warc-record-id"]!, $0) }) { first, _ in first }
         let rows = try fixture.cluster.psql(fixture.db, "SELECT digest || ' ' || record_id FROM uvfetch_payloads")
