@@ -101,13 +101,10 @@ enum WARCExchangeRecords {
     /// How a HEAD request starts: its response has no body, whatever its head says.
     private static let head = Data("HEAD ".utf8)
 
-    /// `WARC-Payload-Digest` of a request: the SHA-1 of what follows its head, as written
-    /// (chunked framing included). None when the head itself is incomplete. The request is the
-    /// client's own encoding, whose lines always end in CRLF (the encoder refuses a CR or LF in
-    /// a field), so its head ends at the first empty line.
+    /// `WARC-Payload-Digest` of a request: the SHA-1 of its body, chunked framing removed
+    /// (`RequestPayloadScan`). None when the head itself is incomplete.
     static func requestPayloadFields(_ request: Data) -> [(name: String, value: String)] {
-        let separator = Data([0x0D, 0x0A, 0x0D, 0x0A])
-        guard let bodyStart = request.range(of: separator)?.upperBound else { return [] }
-        return [("WARC-Payload-Digest", WARCDigest.sha1(request[bodyStart...]))]
+        guard let digest = RequestPayloadScan.digest(request) else { return [] }
+        return [("WARC-Payload-Digest", digest)]
     }
 }

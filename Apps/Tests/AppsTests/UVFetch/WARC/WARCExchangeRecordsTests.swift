@@ -41,6 +41,28 @@ func makeExchange(url: String = "http://127.0.0.1:8080/a", request: String = "GE
         #expect(value("WARC-Payload-Digest", in: request) == "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
     }
 
+    /// A streamed upload goes out chunked: its payload digest is the body's, whatever the
+    /// chunks (WARC 1.1 §6.3.2), while the record keeps the bytes as sent.
+    @Test func aChunkedRequestIsDigestedWithoutItsFraming() throws {
+        let response = Data("HTTP/1.1 204 No Content\r\n\r\n".utf8)
+        func requestRecord(_ request: String) throws -> WARCRecord {
+            let records = WARCExchangeRecords.records(for: makeExchange(request: request, response: response), warcinfoID: nil)
+            try #require(records.count == 2)
+            return records[0]
+        }
+        let head = "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let whole = try requestRecord(head + "3\r\nabc\r\n0\r\n\r\n")
+        let split = try requestRecord(head + "1\r\na\r\n2;ext=1\r\nbc\r\n0\r\n\r\n")
+        let sized = try requestRecord("POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc")
+        for record in [whole, split, sized] {
+            #expect(value("WARC-Payload-Digest", in: record) == "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5")
+        }
+        #expect(split.block == Data((head + "1\r\na\r\n2;ext=1\r\nbc\r\n0\r\n\r\n").utf8))
+        // Cut short (a capture limit, a failed write): the digest of the body that came.
+        let cut = try requestRecord(head + "1\r\na\r\n2\r\n")
+        #expect(value("WARC-Payload-Digest", in: cut) == "sha1:Q336IN72UWT7ZYK5DXOLT2XK5I3XMZ5Y")
+    }
+
     @Test func noResponseMeansNoRecords() {
         #expect(WARCExchangeRecords.records(for: makeExchange(response: Data()), warcinfoID: nil).isEmpty)
     }
