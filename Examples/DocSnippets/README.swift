@@ -211,7 +211,7 @@ func readme_13() {
 }
 
 // README.md, swift block 14
-func readme_14() {
+func readme_14() async throws {
     let robots = RobotsTxt(status: 200, body: Array("User-agent: *\nDisallow: /private\n".utf8))
     let rules = robots.rules(for: RobotsTxt.productToken(fromUserAgent: "MyCrawler/1.0"))
     let allowed = rules.isAllowed(URL(string: "https://example.com/private/x")!)   // false
@@ -225,6 +225,13 @@ func readme_14() {
     }
     _ = allowed
 
+    let crawler = try RobotsCache(userAgent: "MyCrawler/1.0")
+    let page = URL(string: "https://example.com/articles/1")!
+    if await crawler.isAllowed(page) {
+        let delay = await crawler.rules(for: page).crawlDelay ?? 0   // seconds between this origin's requests
+        _ = delay
+    }
+
     var retrying = SessionConfiguration()
     retrying.retrier = policy                           // or a RequestRetrier of your own
     let patient = HTTPSessionManager(baseURL: URL(string: "https://example.com/api/"), configuration: retrying)
@@ -235,6 +242,8 @@ func readme_14() {
     _ = policy
     _ = request
     _ = busy
+    _ = crawler
+    _ = page
     _ = retrying
     _ = patient
 }

@@ -8,8 +8,9 @@ import UVNetworking
 ///
 /// The fetch goes through a session of its own: redirects followed up to five hops, across
 /// origins (§2.3.1.2), and no pacing, so a Crawl-delay spaces the pages, never the robots.txt
-/// fetch. Only the first `RobotsTxt.maximumParsedBytes` of a body are read: a larger file is
-/// cut there, its rest never downloaded. Queue-confined: the table is read and written only on
+/// fetch; `RobotsTxt.fetch(_:with:)` reads its outcome (as the library's `RobotsCache` does,
+/// which a run cannot use as it is: the run's queue decides, without waiting, and its fetches
+/// are archived). Queue-confined: the table is read and written only on
 /// the run's completion queue.
 final class RobotsBook: @unchecked Sendable {
     // @unchecked: `entries` is touched only on `queue` (the run's completion queue); the rest
@@ -60,12 +61,7 @@ final class RobotsBook: @unchecked Sendable {
     func fetch(originOf url: URL, key: String, capture: WireCapture? = nil,
                done: @escaping @Sendable (RobotsRules, [WireExchange]) -> Void) {
         entries[key] = .fetching
-        var components = URLComponents()
-        components.scheme = url.scheme
-        components.host = url.host
-        components.port = url.port
-        components.path = "/robots.txt"
-        guard let robotsURL = components.url else {
+        guard let robotsURL = RobotsTxt.url(governing: url) else {
             entries[key] = .known(.allowAll)
             return queue.async { done(.allowAll, []) }
         }
@@ -74,34 +70,12 @@ final class RobotsBook: @unchecked Sendable {
         request.wireCapture = capture
         let manager = manager, token = productToken
         Task {
-            let file = await Self.read(request, with: manager)
+            let file = await RobotsTxt.fetch(request, with: manager)
             let rules = file.rules(for: token)
             queue.async { [self] in
                 entries[key] = .known(rules)
                 done(rules, capture?.exchanges ?? [])
             }
-        }
-    }
-
-    /// The file as RFC 9309 §2.3.1 reads the fetch's outcome (`RobotsTxt(status:body:)`):
-    /// more than five redirects count as unavailable (§2.3.1.2), any other failure as
-    /// unreachable.
-    private static func read(_ request: Request, with manager: SessionManager) async -> RobotsTxt {
-        do {
-            let (response, stream) = try await manager.bytes(for: request)
-            var body: [UInt8] = []
-            // One byte past the limit, so the parser knows a line cut there goes on (and drops
-            // it). Leaving the loop early drops the stream, which cancels the rest of the body.
-            let wanted = RobotsTxt.maximumParsedBytes + 1
-            for try await chunk in stream {
-                body += chunk.prefix(wanted - body.count)
-                if body.count >= wanted { break }
-            }
-            return RobotsTxt(status: response.status.code, body: body)
-        } catch let error as NetworkingError where error.code == .tooManyRedirects {
-            return .allowAll
-        } catch {
-            return RobotsTxt(status: nil, body: [UInt8]())
         }
     }
 
