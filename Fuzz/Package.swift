@@ -44,5 +44,6 @@ let package = Package(
         harness("fetch-input", [.product(name: "UVFetchCore", package: "UVNetworkingApps")]),
         harness("http2-frames", [library, codec]),
         harness("robots-txt", [library]),
+        harness("cache-policy", [library, .product(name: "HTTPTypes", package: "swift-http-types")]),
     ]
 )
