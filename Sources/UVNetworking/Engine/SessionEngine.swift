@@ -14,7 +14,10 @@ final class SessionEngine {
     private let workers: WorkerPool
     private let configuration: SessionConfiguration
     /// What each runner needs of the configuration, made once.
-    let taskSettings: TaskSettings
+    private let taskSettings: TaskSettings
+    /// `SessionConfiguration.retrier`, apart from `taskSettings`: an existential there would
+    /// make the settings a type every runner copies through value witnesses (TaskRunner+Retries).
+    let retrier: (any RequestRetrier)?
     /// Unowned: the manager owns the engine. Its tasks keep it alive (a task holds its manager),
     /// so it is there whenever the engine has tasks; once it is gone, `managerReleased` closes
     /// everything without it.
@@ -76,6 +79,7 @@ final class SessionEngine {
         self.workers = workers
         self.configuration = configuration
         self.taskSettings = TaskSettings(configuration: configuration)
+        self.retrier = configuration.retrier
         self.manager = manager
         self.hooks = manager.hooks
         self.resolver = DNSResolver(loop: loop, workers: workers, settings: DNSResolver.Settings(configuration))

@@ -64,9 +64,17 @@ extension TaskRunner {
         startWait(wait, delay: delay)
     }
 
+    /// `retryAfterFailure` with the session's retrier, out of line: `finish` calls it only for
+    /// a failure of a session that has one, and stays small for every success.
+    @inline(never)
+    func retriedAfterFailure(_ error: NetworkingError?) -> Bool {
+        guard let error, let retrier = engine.retrier else { return false }
+        return retryAfterFailure(error, retrier)
+    }
+
     /// The task failed with `error` (the machine is `failed`, the exchange given up); true when
     /// the retrier asked for another attempt, and the task waits for it instead of ending.
-    func retryAfterFailure(_ error: NetworkingError, _ retrier: any RequestRetrier) -> Bool {
+    private func retryAfterFailure(_ error: NetworkingError, _ retrier: any RequestRetrier) -> Bool {
         guard machine.state == .failed, Self.mayRetry(after: error.code) else { return false }
         // Bytes an async stream's reader or a download's file already took cannot be taken back.
         let bodyDelivered = head != nil && machine.destination == .task

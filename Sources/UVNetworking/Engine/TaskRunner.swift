@@ -245,8 +245,9 @@ final class TaskRunner {
     private func finish(error: NetworkingError?) {
         connection = nil
         // A failure the session's retrier answers with another attempt does not end the task.
-        if let error, let retrier = engine.taskSettings.retrier, retryAfterFailure(error, retrier) { return }
-        retries?.close()
+        // Tested without binding: a success must not pay for copying the optional error.
+        if error != nil && engine.retrier != nil && retriedAfterFailure(error) { return }
+        if retries != nil { retries!.close() }
         // A download's task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
         if sink.taskEnded(error, runner: self) { engine.runnerFinished(self, error: error) }
     }
@@ -405,7 +406,7 @@ extension TaskRunner: ExchangeDelegate {
         }
         // An error status may be one the session's retrier tries again: its body is dropped,
         // like a redirect's, and reaches neither the sink nor the hooks.
-        if head.status >= 400, let retrier = engine.taskSettings.retrier, retryAfterStatus(head, bodyLength: expectedLength, retrier) {
+        if head.status >= 400, let retrier = engine.retrier, retryAfterStatus(head, bodyLength: expectedLength, retrier) {
             return
         }
         acceptFinalHead(head, bodyLength: expectedLength)
@@ -562,11 +563,7 @@ struct TaskSettings: Sendable {
     let redirectLimits: RedirectPlanner.Limits
     /// nil when the session does not decode responses.
     let decodingLimits: ContentDecoder.Limits?
-    /// `SessionConfiguration.retrier`; read only when an attempt ends badly.
-    let retrier: (any RequestRetrier)?
-
     init(configuration: SessionConfiguration) {
-        retrier = configuration.retrier
         responseHeadTimeout = LoopDuration.timeout(configuration.responseHeadTimeout)
         idleTimeout = LoopDuration.timeout(configuration.idleTimeout)
         redirectLimits = RedirectPlanner.Limits(maximumRedirects: configuration.maximumRedirects,
