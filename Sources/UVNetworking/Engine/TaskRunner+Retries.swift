@@ -82,6 +82,9 @@ extension TaskRunner {
         guard let delay = retryDelay(from: retrier, response: error.response, error: error), machine.retryLater() else { return false }
         let wait = retries ?? RetryWait()
         retries = wait
+        // A failure while a dropped response drained replaces that response's wait: a later
+        // `planRestart` (a download's) must not find it.
+        wait.pendingDelay = nil
         observeRetryScheduled(after: "\(error.code)", delay: delay)
         resetForNextAttempt(bodyDelivered: bodyDelivered)
         startWait(wait, delay: delay)

@@ -147,6 +147,34 @@ import Testing
         harness.finish()
     }
 
+    @Test func aFailureWhileARetriedResponseDrainsIsRetriedOnce() throws {
+        // The 503 is retried; its body stalls while being drained, so the inactivity timeout
+        // fails that attempt: one wait, not two, and the next connection answers.
+        let connections = TurnServer.Count()
+        let server = try ScriptedServer { connection in
+            let index = connections.value.add(1, ordering: .relaxed).oldValue
+            _ = try connection.readRequest()
+            if index == 0 {
+                try connection.write("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n0123456789")
+                _ = connection.waitForPeerClose(timeout: 10)
+            } else {
+                try connection.write(ScriptedResponse.text("after the stall"))
+                _ = connection.waitForPeerClose()
+            }
+        }
+        let harness = ClientHarness { $0.retrier = Self.policy(3) }
+        let (task, wait) = harness.makeTask(ClientHarness.request("http://127.0.0.1:\(server.port)/", timeout: 0.5))
+        task.resume()
+        let outcome = try #require(wait(10))
+        #expect(outcome.text == "after the stall")
+        #expect(outcome.calls == 1)
+        // The status's retry never began its wait: the failure's took its place.
+        #expect(task.retryCount == 1)
+        #expect(connections.value.load(ordering: .relaxed) == 2)
+        server.stop()
+        harness.finish()
+    }
+
     @Test func aCancelDuringTheWaitEndsTheTaskOnce() throws {
         let asked = ScriptedResponse.text("later", status: 503, reason: "Service Unavailable", headers: [("Retry-After", "30")])
         let server = try TurnServer([asked])
