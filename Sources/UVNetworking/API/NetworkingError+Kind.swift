@@ -30,7 +30,8 @@ extension NetworkingError {
         case file
         /// The request could not be built from the caller's input; nothing was sent. Also a
         /// streamed body that failed or did not match its declared length, which may have been
-        /// partly sent, and a client identity that could not be loaded.
+        /// partly sent, a client identity that could not be loaded, and a request only the cache
+        /// may answer that it cannot (`resourceUnavailable`).
         case invalidRequest
     }
 
@@ -98,6 +99,8 @@ extension NetworkingError.Code {
 
         // What URLSession reports for a redirect limit or loop; an https-to-http redirect is
         // refused as App Transport Security refuses cleartext.
+        // Asked of the cache alone: nothing was sent, and sending it again would not help.
+        case .resourceUnavailable: return (.invalidRequest, NSURLErrorDomain, NSURLErrorResourceUnavailable)
         case .tooManyRedirects, .redirectCycle: return (.transport, NSURLErrorDomain, NSURLErrorHTTPTooManyRedirects)
         case .insecureRedirect: return (.invalidRequest, NSURLErrorDomain, NSURLErrorAppTransportSecurityRequiresSecureConnection)
 

@@ -121,6 +121,12 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         /// `maximumResponseBodyBytes`: refused as a decompression bomb.
         public static let decompressionLimitExceeded = Code("decompressionLimitExceeded")
 
+        // The cache.
+        /// The request may only be answered from the session's cache (`returnCacheDataDontLoad`,
+        /// a `Cache-Control: only-if-cached` request) and it holds no response that may answer
+        /// it: nothing was sent (URLSession's NSURLErrorResourceUnavailable; RFC 9111's 504).
+        public static let resourceUnavailable = Code("resourceUnavailable")
+
         // Redirects.
         /// The task followed more redirects than `SessionConfiguration.maximumRedirects`.
         public static let tooManyRedirects = Code("tooManyRedirects")

@@ -83,6 +83,10 @@ public struct Request: Sendable, Equatable {
     /// Set-Cookie fields are stored. True by default, as on URLRequest; it does nothing in a
     /// session without a store.
     public var httpShouldHandleCookies = true { didSet { generation = RequestGeneration.next() } }
+    /// How the session's cache (`SessionConfiguration.cache`) answers this request, as on an
+    /// NSURLRequest: `.useProtocolCachePolicy` (the default) follows RFC 9111 and the request's
+    /// own Cache-Control. It does nothing in a session without a cache.
+    public var cachePolicy = CachePolicy.useProtocolCachePolicy { didSet { generation = RequestGeneration.next() } }
     /// Where this request's task logs (its start, connection, retries, redirects, end), with its
     /// task identifier as metadata; nil (the default) for the session's
     /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no
@@ -144,13 +148,13 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body, timeouts and cookie handling. Streamed bodies
+    /// Same URL, method, fields (in order), body, timeouts, cookie handling and cache policy. Streamed bodies
     /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
         if lhs.generation == rhs.generation { return true }
         return lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
             && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
-            && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies
+            && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies && lhs.cachePolicy == rhs.cachePolicy
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 

@@ -38,6 +38,19 @@ public struct TransactionMetrics: Sendable, Hashable {
     /// The protocol the exchange spoke, by its ALPN name as URLSession reports it: "h2" or
     /// "http/1.1"; nil when no connection was assigned.
     public var networkProtocolName: String?
+    /// Where the response came from, as URLSessionTaskTransactionMetrics says it: the network,
+    /// or the session's cache (`SessionConfiguration.cache`) without a connection, its
+    /// connection facts then nil and its byte counts 0. A 304 that revalidated a stored
+    /// response is a network load.
+    public var resourceFetchType: ResourceFetchType = .networkLoad
+
+    /// Where an exchange's response came from.
+    public enum ResourceFetchType: Sendable, Hashable {
+        /// From the origin (or a proxy), over a connection.
+        case networkLoad
+        /// From the session's cache, without a request on the wire.
+        case localCache
+    }
 
     public init(url: URL, method: HTTPRequest.Method, fetchStartDate: Date, isReusedConnection: Bool = false) {
         self.url = url

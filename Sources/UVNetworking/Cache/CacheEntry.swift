@@ -38,6 +38,9 @@ struct CacheEntry: Sendable, Equatable {
     /// `requestTime`) has validated it: its fields updated, its clock readings the 304's.
     func revalidated(by update: HTTPFields, requestTime: Date, responseTime: Date) -> CacheEntry {
         var entry = self
+        var update = update
+        // A body stored decoded has no coding left for a 304 to name.
+        if fields[.contentEncoding] == nil { update[.contentEncoding] = nil }
         entry.fields = CacheStorePolicy.fields(fields, updatedBy: update)
         entry.requestTime = requestTime
         entry.responseTime = responseTime

@@ -41,6 +41,21 @@ enum CacheStorePolicy {
         return result
     }
 
+    /// The fields a response is stored with (§3.1): without the connection's own (and those
+    /// its Connection field names), with the length of the body as stored, and without
+    /// Content-Encoding when the body is stored decoded (`decoded`), as the caller was given it.
+    static func storedFields(_ fields: HTTPFields, bodyLength: Int, decoded: Bool) -> HTTPFields {
+        var excluded = notUpdated
+        for value in fields[values: .connection] {
+            for name in value.split(separator: ",") { excluded.insert(name.trimmingCharacters(in: .whitespaces).lowercased()) }
+        }
+        if decoded { excluded.insert("content-encoding") }
+        var result = HTTPFields()
+        for field in fields where !excluded.contains(field.name.canonicalName) { result.append(field) }
+        result[.contentLength] = String(bodyLength)
+        return result
+    }
+
     /// The URLs a response to an unsafe request invalidates (§4.4): none for a safe method or
     /// an error status; else the target, and the URLs its Location and Content-Location name
     /// when they are of the same origin (another origin's entries are not this response's to

@@ -35,6 +35,12 @@ extension TaskRunner {
             transaction.secureConnectionStartDate = timings.secureConnectionStart
             transaction.secureConnectionEndDate = timings.secureConnectionEnd
         }
+        // The cache's stored response has no connection (StoredExchange).
+        guard connection.connectionID >= 0 else {
+            transaction.resourceFetchType = .localCache
+            state.transaction = transaction
+            return
+        }
         transaction.remoteAddress = connection.remoteAddressText
         transaction.networkProtocolName = connection.protocolName
         transaction.remotePort = timings.remote?.port

@@ -74,6 +74,11 @@ final class TaskRunner {
         redirected = RedirectedRequest(request, prepared: prepared, visited: visited + [visit])
         pool = engine.pool(for: prepared)
     }
+    /// The task's own request goes out as `prepared` (the same request with fields added: a
+    /// cache's validators), with no redirect counted.
+    func sendInstead(_ prepared: PreparedRequest) {
+        redirected = RedirectedRequest(task.sentRequest, prepared: prepared, visited: [])
+    }
     /// `currentRequest` encoded (nil when the task's own request could not be). Read where it is
     /// kept, not held by the runner: a reference of its own would be one more to take and drop per
     /// task.
@@ -206,11 +211,27 @@ final class TaskRunner {
                 if case .failure(let error) = task.prepared { finish(error: error) }
                 return
             }
-            pool = engine.pool(for: prepared)
             let now = LoopTimer.now(loop)
             requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
             lastByteAt = now
             observeStart(prepared)
+            // A session with a cache: the lookup decided before the task reached the loop.
+            if let cacheState = task.cacheState {
+                switch cacheStart(cacheState) {
+                case .network:
+                    break
+                case .served(let stored):
+                    metricsFetchStarted()
+                    poolAssigned(stored)
+                    return
+                case .unavailable(var error):
+                    guard case .fail = machine.connectFailed(error.code) else { return }
+                    error.failingURL = currentRequest.url
+                    finish(error: error)
+                    return
+                }
+            }
+            pool = engine.pool(for: prepared)
         }
         metricsFetchStarted()
         // The pool watches the deadline while the task waits; the connection once it has one.
@@ -248,6 +269,7 @@ final class TaskRunner {
         // Tested without binding: a success must not pay for copying the optional error.
         if error != nil && engine.retrier != nil && retriedAfterFailure(error) { return }
         if retries != nil { retries!.close() }
+        if let cacheState = task.cacheState { cacheTaskEnded(error, cacheState) }
         // A download's task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
         if sink.taskEnded(error, runner: self) { engine.runnerFinished(self, error: error) }
     }
@@ -349,7 +371,8 @@ extension TaskRunner: PoolRequest {
         let body = prepared.streamedBody.map { RequestBodyReader(body: $0, loop: loop, workers: task.manager.workers) }
         // A captured request's exchange is recorded from its first byte (redirects and replays
         // each get their own).
-        if let capture = task.originalRequest.wireCapture {
+        // A stored response crossed no wire (the cache's exchange has no connection number).
+        if let capture = task.originalRequest.wireCapture, connection.connectionID >= 0 {
             connection.record(with: capture.begin(url: currentRequest.url, remoteAddress: connection.remoteAddressText,
                                                   protocolName: connection.protocolName))
         }
@@ -398,6 +421,7 @@ extension TaskRunner: ExchangeDelegate {
     func exchangeReceivedHead(_ head: ResponseHead, bodyLength expectedLength: Int64?) {
         self.head = head
         metricsResponseStarted(status: head.status)
+        if let cacheState = task.cacheState, cacheReceivedHead(head, cacheState) { return }
         if redirectLimits.maximumRedirects > 0 && isRedirectToFollow(head) {
             // Its body is not the task's: no progress, stream or hooks see it unless the
             // redirect ends up delivered. The plan starts now; the body waits for it.
@@ -436,6 +460,7 @@ extension TaskRunner: ExchangeDelegate {
             return
         }
         task.recordResponse(head, expectedLength: expectedLength)
+        if let cacheState = task.cacheState { cacheAcceptedHead(head, cacheState) }
         lastByteAt = LoopTimer.now(loop)
         perform(machine.headReceived())
         armIdleTimer()
@@ -473,6 +498,7 @@ extension TaskRunner: ExchangeDelegate {
             lastByteAt = LoopTimer.now(loop)
             return
         }
+        if let cacheState = task.cacheState { cacheReceivedBody(bytes, cacheState) }
         // Progress counts what came off the wire, so it reaches its Content-Length.
         task.recordReceived(wireCount)
         engine.progressChanged(task, upload: false)
@@ -496,6 +522,7 @@ extension TaskRunner: ExchangeDelegate {
 
     func exchangeFinished() {
         metricsExchangeEnded(on: connection)
+        if let cacheState = task.cacheState, cacheState.pendingBody != nil { cacheDeliverPendingBody(cacheState) }
         responseEnded()
     }
 

@@ -10,8 +10,8 @@ import Synchronization
 /// `serialize(_:parameters:)` start from `applyingDefaults(to:)`, as the JSON and property list
 /// serializers do.
 ///
-/// Of AFNetworking's request properties only `timeoutInterval` and `httpShouldHandleCookies`
-/// exist here: cache policy, pipelining, cellular access and network service type have no
+/// Of AFNetworking's request properties `timeoutInterval`, `httpShouldHandleCookies` and
+/// `cachePolicy` exist here: pipelining, cellular access and network service type have no
 /// meaning in this client yet, so they are left out rather than accepted and ignored.
 open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     // @unchecked: the only mutable state is `state`, behind a Mutex.
@@ -24,6 +24,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         var stringEncoding: String.Encoding = .utf8
         var timeoutInterval: TimeInterval?
         var httpShouldHandleCookies: Bool?
+        var cachePolicy: Request.CachePolicy?
         var methodsEncodingParametersInURI: Set<HTTPRequest.Method> = [.get, .head, .delete]
         var queryStringSerialization: QueryStringSerialization?
     }
@@ -59,6 +60,14 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     public var httpShouldHandleCookies: Bool? {
         get { state.withLock { $0.httpShouldHandleCookies } }
         set { state.withLock { $0.httpShouldHandleCookies = newValue } }
+    }
+
+    /// The `Request.cachePolicy` given to serialized requests (AFNetworking's `cachePolicy`);
+    /// nil (the default) leaves each request's own, `.useProtocolCachePolicy` unless changed.
+    /// It matters only in a session with a cache (`SessionConfiguration.cache`).
+    public var cachePolicy: Request.CachePolicy? {
+        get { state.withLock { $0.cachePolicy } }
+        set { state.withLock { $0.cachePolicy = newValue } }
     }
 
     /// Methods whose parameters go in the URL's query rather than the body.
@@ -128,13 +137,16 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     /// `request` with the default headers it does not already have and the properties set on
     /// this serializer.
     public func applyingDefaults(to request: Request) -> Request {
-        let (headers, timeout, cookies) = state.withLock { ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies) }
+        let (headers, timeout, cookies, cachePolicy) = state.withLock {
+            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy)
+        }
         var request = request
         for header in headers where request.value(forHTTPHeaderField: header.name) == nil {
             request.addValue(header.value, forHTTPHeaderField: header.name)
         }
         if let timeout { request.timeoutInterval = timeout }
         if let cookies { request.httpShouldHandleCookies = cookies }
+        if let cachePolicy { request.cachePolicy = cachePolicy }
         return request
     }
 

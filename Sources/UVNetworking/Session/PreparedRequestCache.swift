@@ -74,7 +74,7 @@ final class PreparedRequestCache: Sendable {
     }
 
     /// A new preparation of `request` with the session's fields, cookies, proxies and policies.
-    private static func make(_ request: Request, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
+    static func make(_ request: Request, for manager: SessionManager) throws(NetworkingError) -> PreparedRequest {
         try PreparedRequest(request, defaults: manager.defaultFields(for: request), cookies: manager.cookieStore,
                             proxies: manager.proxies) { (host) throws(NetworkingError) in
             try manager.securityBinding(forHost: host)

@@ -173,6 +173,11 @@ public struct SessionConfiguration: Sendable {
     /// delay is the request's own: a server's Retry-After does not hold the origin's other
     /// requests (uvfetch does that itself, per host).
     public var retrier: (any RequestRetrier)?
+    /// The private HTTP cache (RFC 9111) the session's GET requests are answered from and
+    /// stored in, as `Request.cachePolicy` says; nil (the default) for none: every request
+    /// goes to the origin and pays nothing for caching. Several sessions may share one;
+    /// `HTTPCache.shared` is there for that, as URLCache.shared is. See docs/caching.md.
+    public var cache: HTTPCache?
     /// Where download tasks write bodies while they arrive; nil (the default) for FileManager's
     /// temporary directory. Not public: tests give a session a directory of its own, so they
     /// can count what is left in it.

@@ -35,6 +35,7 @@ final class SessionHooks: Sendable {
         var taskDidFinishCollectingMetrics: (@Sendable (SessionTask, TaskMetrics) -> Void)?
         var taskWillPerformHTTPRedirection: (@Sendable (SessionTask, HTTPResponse, Request) -> Request?)?
         var authenticationChallengeHandler: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)?
+        var dataTaskWillCacheResponse: (@Sendable (DataTask, CachedResponse) -> CachedResponse?)?
 
         /// The kinds the loop acts on (the redirect and challenge hooks are only stored for now).
         var active: Kind {
@@ -131,6 +132,16 @@ extension SessionManager {
         set { hooks.update { $0.taskDidFinishCollectingMetrics = newValue } }
     }
 
+    /// Asked before a data task's response is stored in the session's cache
+    /// (`SessionConfiguration.cache`), with the response as it would be kept: return it, a
+    /// changed one (its fields, its body), or nil to keep nothing (AFNetworking's
+    /// setDataTaskWillCacheResponseBlock). Called on a worker thread, after the task's
+    /// completion was queued, once per response the cache would store; a 304 that refreshes a
+    /// stored response asks it too. Not asked for download tasks and streams.
+    public var dataTaskWillCacheResponse: (@Sendable (DataTask, CachedResponse) -> CachedResponse?)? {
+        get { hooks.read { $0.dataTaskWillCacheResponse } }
+        set { hooks.update { $0.dataTaskWillCacheResponse = newValue } }
+    }
     /// Asked before a redirect is followed, with the redirect response and the request the session
     /// would send; return it, a changed one, or nil to stop and complete with the redirect response
     /// (AFNetworking's setTaskWillPerformHTTPRedirectionBlock). Called on a worker thread, once per

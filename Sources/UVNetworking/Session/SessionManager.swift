@@ -62,6 +62,8 @@ public class SessionManager: @unchecked Sendable {
     /// `configuration.cookieStore` and `.proxy`, read per task without copying the configuration.
     let cookieStore: CookieStore?
     let proxies: ProxyConfiguration
+    /// `configuration.cache`, read per task without copying the configuration.
+    let cache: HTTPCache?
     /// The tracer the session's tasks report spans to; nil when there is none (a `NoOpTracer`),
     /// so that each task pays one nil check (SessionManager+Tracing.swift).
     let tracing: SessionTracing?
@@ -118,6 +120,7 @@ public class SessionManager: @unchecked Sendable {
         self.defaultRangeRequestFields = EncodedFields(configuration.defaultRangeRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
+        self.cache = configuration.cache
         self.tracing = SessionTracing(configuration)
         self.group = EventLoopGroup(loops: [loop])
         self.loop = loop
@@ -137,6 +140,7 @@ public class SessionManager: @unchecked Sendable {
         self.defaultRangeRequestFields = EncodedFields(configuration.defaultRangeRequestFields)
         self.cookieStore = configuration.cookieStore
         self.proxies = configuration.proxy
+        self.cache = configuration.cache
         self.tracing = SessionTracing(configuration)
         self.group = group
         self.loop = group.loops[0]

@@ -88,6 +88,9 @@ public class SessionTask: @unchecked Sendable {
     let extras: Extras?
     /// The task's span, when its session has a tracer (Observability/Tracing); nil otherwise.
     let trace: TaskTrace?
+    /// The task's part in its session's cache (Cache/TaskCacheState.swift); nil when the
+    /// session has none.
+    let cacheState: TaskCacheState?
 
     /// The async API's seams. Each is set at most once, right after the task is made and before
     /// it is resumed or cancelled, and only read afterwards (on the loop, then on a worker): the
@@ -144,6 +147,7 @@ public class SessionTask: @unchecked Sendable {
             ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
             : nil
         self.trace = trace
+        self.cacheState = manager.cache.map(TaskCacheState.init)
         // Last: the arguments are the caller's (+1) references, moved into the fields when
         // nothing reads them afterwards; a read after the store costs a retain and a release.
         self.originalRequest = request
@@ -170,6 +174,9 @@ public class SessionTask: @unchecked Sendable {
     /// (`SessionConfiguration.retrier`); 0 for a task that took one attempt. The library's own
     /// resends (a reused connection found closed, a redirect) do not count.
     public var retryCount: Int { snapshot.withLock { $0.retryCount } }
+    /// How the session's cache took part (`SessionConfiguration.cache`): hit, revalidated,
+    /// miss or bypass. nil when the session has no cache, and until the task has looked it up.
+    public var cacheOutcome: CacheOutcome? { cacheState?.outcome }
     /// The error the task ended with, if it failed.
     public var error: (any Error & Sendable)? { snapshot.withLock { $0.error } }
     /// Body bytes received so far (after decoding the transfer coding).
@@ -239,7 +246,17 @@ public class SessionTask: @unchecked Sendable {
             snapshot.state = .running
             return true
         }
-        if changed { manager.send(.resume, for: self) }
+        guard changed else { return }
+        // With a cache, the first resume looks the request up on a worker first, and that
+        // lookup sends the resume (SessionManager+Cache.swift).
+        if let cacheState {
+            switch cacheState.start() {
+            case .lookUp: return manager.lookUp(self, cacheState)
+            case .wait: return
+            case .proceed: break
+            }
+        }
+        manager.send(.resume, for: self)
     }
 
     /// Pauses the task: before it starts, it does not start; while it runs, reading stops.

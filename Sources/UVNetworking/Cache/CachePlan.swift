@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+
+/// What the cache does for one request before it goes out, decided from the request, its
+/// policy and what is stored (RFC 9111 §4). Pure: the caller looked the entry up and says what
+/// "now" is.
+enum CachePlan: Equatable, Sendable {
+    /// The stored response answers, without the origin.
+    case serve(CacheEntry)
+    /// The origin is asked with the stored response's validators; a 304 makes the stored
+    /// response (its fields updated) the answer, anything else replaces it.
+    case validate(CacheEntry)
+    /// The origin answers. `store`: its response may be stored (RFC 9111 §3 still decides);
+    /// `lookedUp`: the cache was consulted and had nothing usable (a miss, not a bypass).
+    case fetch(store: Bool, lookedUp: Bool)
+    /// Nothing usable is stored and the request may not go out (only-if-cached,
+    /// returnCacheDataDontLoad).
+    case unavailable
+
+    /// Whether a request of `method` with `fields` under `policy` consults the cache at all:
+    /// a GET without Range or conditions of its own, whose policy and Cache-Control allow it.
+    /// Requests that do not are `plan`ned without an entry.
+    static func looksUp(method: HTTPRequest.Method, fields: HTTPFields, policy: Request.CachePolicy, control: CacheControl) -> Bool {
+        guard method == .get, policy != .reloadWithoutCaching, policy != .reloadIgnoringLocalCacheData, !control.noStore else { return false }
+        return !hasRange(fields) && !isConditional(fields)
+    }
+
+    /// The plan for a request of `method` with `fields` (its Cache-Control read into `control`)
+    /// under `policy`, when `stored` is the stored response its Vary selection matches (nil
+    /// for none, or when `looksUp` said no lookup), at `now`.
+    static func make(method: HTTPRequest.Method, fields: HTTPFields, policy: Request.CachePolicy, control: CacheControl,
+                     stored: CacheEntry?, now: Date) -> CachePlan {
+        // Only a full GET's response is stored; a Range asks for a part (RFC 9111 §3.3 lets a
+        // cache combine parts: this one keeps none), and a no-store request's bytes are never kept.
+        let storable = method == .get && policy != .reloadWithoutCaching && !control.noStore && !hasRange(fields)
+        guard looksUp(method: method, fields: fields, policy: policy, control: control) else {
+            return .fetch(store: storable, lookedUp: false)
+        }
+        guard let stored else {
+            let onlyCache = policy == .returnCacheDataDontLoad || (policy == .useProtocolCachePolicy && control.onlyIfCached)
+            return onlyCache ? .unavailable : .fetch(store: storable, lookedUp: true)
+        }
+        switch policy {
+        case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
+            return .serve(stored)
+        case .reloadRevalidatingCacheData:
+            return revalidation(of: stored, storable: storable)
+        case .useProtocolCachePolicy:
+            switch CacheReuse.decide(stored.freshness, response: stored.control, request: control, now: now) {
+            case .fresh, .staleAccepted: return .serve(stored)
+            // only-if-cached: a response that would need the origin is not there (§5.2.1.7).
+            case .validate: return control.onlyIfCached ? .unavailable : revalidation(of: stored, storable: storable)
+            }
+        case .reloadIgnoringLocalCacheData, .reloadWithoutCaching:
+            return .fetch(store: storable, lookedUp: false)
+        }
+    }
+
+    /// Validation when the stored response has a validator; else it cannot be validated and
+    /// the origin's full answer replaces it.
+    private static func revalidation(of stored: CacheEntry, storable: Bool) -> CachePlan {
+        CacheReuse.conditionalFields(for: stored.fields).isEmpty ? .fetch(store: storable, lookedUp: true) : .validate(stored)
+    }
+
+    private static let conditionNames: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange]
+
+    /// Whether the request carries preconditions of its own: the caller then wants the origin's
+    /// answer to them (a 304 is theirs), not the cache's.
+    static func isConditional(_ fields: HTTPFields) -> Bool {
+        conditionNames.contains { fields[$0] != nil }
+    }
+
+    static func hasRange(_ fields: HTTPFields) -> Bool { fields[.range] != nil }
+}

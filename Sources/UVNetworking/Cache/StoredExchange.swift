@@ -1,0 +1,103 @@
+import Foundation
+import UVHTTP1
+
+/// A stored response played to a task as if a connection received it: the task's runner gets
+/// the head, the body in chunks and the end through `ExchangeDelegate`, so progress, hooks,
+/// sinks (memory, stream, file), redirects and the serializer work as for the network, and the
+/// cache needs no path of its own through them. Nothing is sent. Loop thread only.
+///
+/// The body goes in `chunkSize` pieces, one loop turn each, and stops while the task's
+/// consumer is behind or the task suspended (`pauseReading`), as a socket would.
+final class StoredExchange: Exchange {
+    private let loop: EventLoop
+    private let head: ResponseHead
+    private var body: Data
+    private var offset = 0
+    private weak var delegate: ExchangeDelegate?
+    private var paused = false
+    /// A turn is queued to deliver the next chunk.
+    private var scheduled = false
+    private var over = false
+    private var headSent = false
+
+    static let chunkSize = 64 * 1024
+
+    /// Plays `entry`, aged as at `now` (its Age field says so, RFC 9111 §5.1).
+    init(entry: CacheEntry, now: Date, loop: EventLoop) {
+        self.loop = loop
+        head = Self.head(of: entry, now: now)
+        body = entry.body
+    }
+
+    /// `entry`'s head as a connection would hand it over, with its age at `now` in Age.
+    static func head(of entry: CacheEntry, now: Date) -> ResponseHead {
+        var fields = entry.fields
+        fields[.age] = String(Int(entry.freshness.age(at: now).rounded(.down)))
+        let received = ReceivedFields(fields.map { HeaderField(name: $0.name.rawName, value: $0.value) })
+        return ResponseHead(versionMajor: 1, versionMinor: 1, status: entry.status, reason: entry.reason, headers: received, keepAlive: true)
+    }
+
+    func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader?, expectsContinue: Bool, for delegate: ExchangeDelegate) {
+        self.delegate = delegate
+        // A stored GET response may answer a HEAD that a stored redirect led to: no body then.
+        if isHEAD { self.body = Data() }
+        // Next turn: the runner is in the middle of assigning the exchange.
+        schedule()
+    }
+
+    private func schedule() {
+        guard !scheduled, !over else { return }
+        scheduled = true
+        let me = LoopBound(self, loop: loop)
+        if !loop.execute({ me.value.step() }) { scheduled = false }
+    }
+
+    /// One turn: the request "written" and the head, or the next chunk, or the end.
+    private func step() {
+        scheduled = false
+        guard !over, !paused, let delegate else { return }
+        if !headSent {
+            headSent = true
+            delegate.exchangeRequestWritten()
+            guard !over else { return }
+            delegate.exchangeReceivedHead(head, bodyLength: Int64(body.count))
+        } else if offset < body.count {
+            let end = min(body.count, offset + Self.chunkSize)
+            let range = offset..<end
+            offset = end
+            body.withUnsafeBytes { bytes in
+                delegate.exchangeReceivedBody(UnsafeRawBufferPointer(rebasing: bytes[range]))
+            }
+        }
+        guard !over else { return }
+        if offset >= body.count {
+            over = true
+            delegate.exchangeFinished()
+        } else if !paused {
+            schedule()
+        }
+    }
+
+    func record(with recorder: WireExchangeRecorder) {}
+    func pauseReading() { paused = true }
+    func resumeReading() {
+        guard paused else { return }
+        paused = false
+        schedule()
+    }
+    func abort() { over = true }
+    func armExchangeTimer(at deadline: UInt64) {}
+    var responseBodyEndsWithConnection: Bool { false }
+
+    var connectionID: Int { -1 }
+    /// Not a protocol of the wire: metrics say `nil` and `localCache` for it.
+    var protocolName: String { "cache" }
+    var isReused: Bool { false }
+    var hasServedRequests: Bool { false }
+    var timings: ConnectTimings { ConnectTimings() }
+    var remoteAddressText: String? { nil }
+    var tlsTransport: TLSTransport? { nil }
+    var exchangeBytesWritten: Int64 { 0 }
+    var exchangeBytesRead: Int64 { 0 }
+    var connectionObservation: (any ConnectionObserver)? { nil }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import HTTPTypes
+import UVHTTP1
+
+/// The runner's side of the session's cache (Cache/): playing a stored response, sending a
+/// validation and turning its 304 into the stored response, collecting a response for the
+/// store, and the invalidations of unsafe requests. The lookup ran before the task reached
+/// the loop (Session/SessionManager+Cache.swift); what it decided is in the task's
+/// `TaskCacheState`. Tasks of a session without a cache pass each hook with one nil check.
+extension TaskRunner {
+    /// How the task's first start goes, as its lookup decided.
+    enum CacheStart {
+        /// To the origin (maybe with the stored validators).
+        case network
+        /// From the store: the exchange plays it.
+        case served(StoredExchange)
+        /// Only the cache may answer, and it cannot.
+        case unavailable(NetworkingError)
+    }
+
+    func cacheStart(_ state: TaskCacheState) -> CacheStart {
+        state.requestDate = Date()
+        switch state.plan {
+        case .serve(let entry):
+            // Once: a retry or a redirect's next request goes to the network.
+            state.plan = .fetch(store: false, lookedUp: false)
+            state.record(.hit)
+            return .served(StoredExchange(entry: entry, now: state.requestDate, loop: loop))
+        case .unavailable:
+            state.record(.miss)
+            let why = task.originalRequest.cachePolicy == .returnCacheDataDontLoad
+                ? "the request's cache policy is returnCacheDataDontLoad" : "the request says Cache-Control: only-if-cached"
+            return .unavailable(NetworkingError(.resourceUnavailable, "no stored response may answer the request, and \(why)"))
+        case .validate:
+            state.record(.miss)
+            if let conditional = state.conditional { sendInstead(conditional) }
+            return .network
+        case .fetch(_, let lookedUp):
+            state.record(lookedUp ? .miss : .bypass)
+            return .network
+        }
+    }
+
+    /// A response head arrived (before redirects and the retrier see it). Returns true when
+    /// the cache made it something else: a 304 to a validation became the stored response.
+    func cacheReceivedHead(_ head: ResponseHead, _ state: TaskCacheState) -> Bool {
+        let method = currentRequest.method
+        if method != .get && method != .head {
+            let fields = head.httpFields
+            let urls = CacheStorePolicy.invalidatedURLs(method: method, status: head.status, target: currentRequest.url, fields: fields)
+            if !urls.isEmpty { state.cache.invalidate(urls) }
+            return false
+        }
+        guard head.status == 304, case .validate(let stored) = state.plan else { return false }
+        let responseDate = Date()
+        let entry = stored.revalidated(by: head.httpFields, requestTime: state.requestDate, responseTime: responseDate)
+        state.plan = .fetch(store: false, lookedUp: false)
+        state.record(.revalidated)
+        state.pendingBody = entry.body
+        store(entry, state)
+        let merged = StoredExchange.head(of: entry, now: responseDate)
+        self.head = merged
+        acceptFinalHead(merged, bodyLength: Int64(entry.body.count))
+        return true
+    }
+
+    /// The task's final response head was accepted: collect its body for the store when the
+    /// lookup allowed storing and RFC 9111 §3 lets a private cache keep it.
+    func cacheAcceptedHead(_ head: ResponseHead, _ state: TaskCacheState) {
+        state.fill = nil
+        let storable: Bool
+        switch state.plan {
+        case .fetch(let store, _): storable = store
+        case .validate: storable = true
+        case .serve, .unavailable: storable = false
+        }
+        // After a redirect the response is another URL's: not kept under this one.
+        guard storable, visited.isEmpty, let request = state.request else {
+            state.lead?.end(stored: false)
+            return
+        }
+        let fields = head.httpFields
+        guard CacheStorePolicy.mayStore(method: request.method, status: head.status, fields: fields,
+                                        response: CacheControl(fields), request: request.control) else {
+            state.lead?.end(stored: false)
+            return
+        }
+        state.fill = CacheFill(limit: state.cache.maximumEntrySize, head: head, decoded: contentDecoder != nil, responseDate: Date())
+    }
+
+    /// Decoded body bytes of the task's response, as the sink got them.
+    @inline(__always)
+    func cacheReceivedBody(_ bytes: UnsafeRawBufferPointer, _ state: TaskCacheState) {
+        state.fill?.append(bytes)
+    }
+
+    /// A 304 turned into the stored response: its exchange ended, so the stored body follows.
+    func cacheDeliverPendingBody(_ state: TaskCacheState) {
+        guard let body = state.pendingBody else { return }
+        state.pendingBody = nil
+        var offset = 0
+        while offset < body.count, !machine.state.isTerminal {
+            let end = min(body.count, offset + StoredExchange.chunkSize)
+            body.withUnsafeBytes { exchangeReceivedBody(UnsafeRawBufferPointer(rebasing: $0[offset..<end])) }
+            offset = end
+        }
+    }
+
+    /// The task ends: a complete response collected is stored (on a worker); a fetch others
+    /// wait for ends now when nothing will be stored.
+    func cacheTaskEnded(_ error: NetworkingError?, _ state: TaskCacheState) {
+        state.pendingBody = nil
+        guard error == nil, let fill = state.fill, !fill.overflowed, let request = state.request else {
+            state.fill = nil
+            state.lead?.end(stored: false)
+            return
+        }
+        state.fill = nil
+        let fields = fill.head.httpFields
+        let names = CacheVary.names(in: fields)
+        let entry = CacheEntry(key: request.key, status: fill.head.status, reason: fill.head.reason,
+                               fields: CacheStorePolicy.storedFields(fields, bodyLength: fill.body.count, decoded: fill.decoded),
+                               body: fill.body, requestTime: state.requestDate, responseTime: fill.responseDate,
+                               varyNames: names, varyValues: CacheVary.selected(names, from: request.fields))
+        store(entry, state)
+    }
+
+    /// Stores `entry` on a worker, after the session's `dataTaskWillCacheResponse` had its say,
+    /// then ends the task's lead.
+    private func store(_ entry: CacheEntry, _ state: TaskCacheState) {
+        let cache = state.cache
+        // Lookups of the key wait until the response is in (see `HTTPCache.leadStore`).
+        let lead = state.lead ?? cache.leadStore(entry.key)
+        state.lead = nil
+        let dataTask = task as? DataTask
+        let manager = task.manager
+        let url = currentRequest.url
+        let requestFields = state.request?.fields ?? HTTPFields()
+        let job: @Sendable () -> Void = {
+            var kept: CacheEntry? = entry
+            if let dataTask, let hook = manager.hooks.read({ $0.dataTaskWillCacheResponse }) {
+                kept = hook(dataTask, CachedResponse(entry)).map { $0.entry(for: url, requestFields: requestFields) }
+            }
+            let stored = kept.map { cache.store($0) } ?? false
+            lead?.end(stored: stored)
+        }
+        if !task.manager.workers.submit(job) { lead?.end(stored: false) }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The cache's step before a task reaches its loop: the lookup (the store may be on disk, and
+/// a loop thread does no I/O), coalescing with another task's fetch of the same URL, and the
+/// conditional request a validation sends. The loop's side is Engine/TaskRunner+Cache.swift.
+extension SessionManager {
+    /// Looks `task`'s request up on a worker, then sends the resume the lookup held. A pool
+    /// that was shut down does the lookup here: the loop then ends the task as it ends any.
+    func lookUp(_ task: SessionTask, _ state: TaskCacheState) {
+        if !workers.submit({ [self] in self.runLookup(task, state, coalescing: true) }) {
+            runLookup(task, state, coalescing: true)
+        }
+    }
+
+    /// The lookup. `coalescing`: a miss may wait for another task's fetch of the same key
+    /// (false once such a fetch ended without storing: its waiters then go to the origin
+    /// together rather than one after another).
+    private func runLookup(_ task: SessionTask, _ state: TaskCacheState, coalescing: Bool) {
+        let cache = state.cache
+        let request = state.request ?? CacheRequest(task.sentRequest, sessionFields: configuration.defaultRequestFields)
+        state.request = request
+        var plan = cache.plan(for: request)
+        if coalescing, case .fetch(store: true, lookedUp: true) = plan,
+           request.policy == .useProtocolCachePolicy || request.policy == .returnCacheDataElseLoad {
+            let lead = cache.lead(request.key) { [self] stored in
+                // Off the thread that ended the lead (a loop thread, or a worker storing).
+                if !self.workers.submit({ self.runLookup(task, state, coalescing: stored) }) {
+                    self.runLookup(task, state, coalescing: stored)
+                }
+            }
+            // Another task fetches it: this one is looked up again when that one ends.
+            guard let lead else { return }
+            state.lead = lead
+        }
+        if case .validate(let stored) = plan {
+            if let conditional = conditionalPreparation(of: task, validating: stored) {
+                state.conditional = conditional
+            } else {
+                plan = .fetch(store: true, lookedUp: true)
+            }
+        }
+        state.plan = plan
+        state.ready()
+        send(.resume, for: task)
+    }
+
+    /// `task`'s request with `stored`'s validators (RFC 9111 §4.3.1), prepared; nil when it
+    /// cannot be (the task's own request could not be either, and fails on its loop).
+    private func conditionalPreparation(of task: SessionTask, validating stored: CacheEntry) -> PreparedRequest? {
+        guard task.preparedRequest != nil else { return nil }
+        var request = task.sentRequest
+        for field in CacheReuse.conditionalFields(for: stored.fields) {
+            request.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        return try? PreparedRequestCache.make(request, for: self)
+    }
+}

@@ -1,0 +1,345 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+/// `SessionConfiguration.cache` against a scripted origin on loopback: what is served from the
+/// store, validated, stored, refused and invalidated, the request policies, coalescing of
+/// concurrent misses, and the session's `dataTaskWillCacheResponse` hook.
+@Suite(.tags(.loopback)) struct SessionCacheTests {
+    /// An origin that answers with `respond` and keeps every request it saw.
+    private final class Origin: Sendable {
+        final class Log: Sendable { let requests = Mutex<[ScriptedRequest]>([]) }
+        let server: ScriptedServer
+        private let log: Log
+
+        init(_ respond: @escaping @Sendable (ScriptedRequest) -> String) throws {
+            let log = Log()
+            self.log = log
+            server = try ScriptedServer { connection in
+                try connection.serveKeepAlive { request in
+                    log.requests.withLock { $0.append(request) }
+                    return respond(request)
+                }
+            }
+        }
+
+        var requests: [ScriptedRequest] { log.requests.withLock { $0 } }
+        func url(_ path: String = "/") -> String { "http://127.0.0.1:\(server.port)\(path)" }
+    }
+
+    private static func harness(_ cache: HTTPCache = HTTPCache(memoryCapacity: 1 << 20)) -> ClientHarness {
+        ClientHarness { $0.cache = cache }
+    }
+
+    private static func request(_ url: String, policy: Request.CachePolicy = .useProtocolCachePolicy,
+                                fields: [(String, String)] = []) -> Request {
+        var request = ClientHarness.request(url, fields: fields)
+        request.cachePolicy = policy
+        return request
+    }
+
+    /// Runs `request` and returns its outcome and the task's cache outcome.
+    private static func fetch(_ harness: ClientHarness, _ request: Request) -> (Outcome, CacheOutcome?) {
+        let (task, wait) = harness.makeTask(request)
+        task.resume()
+        guard let outcome = wait(20) else {
+            Issue.record("the task did not complete")
+            task.cancel()
+            return (Outcome(response: nil, object: nil, error: nil, calls: 0), nil)
+        }
+        return (outcome, task.cacheOutcome)
+    }
+
+    @Test func aFreshResponseAnswersWithoutTheOrigin() throws {
+        let origin = try Origin { _ in ScriptedResponse.text("stored body", headers: [("Cache-Control", "max-age=60")]) }
+        let harness = Self.harness()
+        let (first, firstOutcome) = Self.fetch(harness, Self.request(origin.url()))
+        let (second, secondOutcome) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(first.text == "stored body" && firstOutcome == .miss)
+        #expect(second.text == "stored body" && secondOutcome == .hit)
+        #expect(second.status == 200)
+        #expect(second.response?.headerFields[.age] != nil)
+        #expect(origin.requests.count == 1)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func aStaleResponseIsValidatedAndA304ReusesItsBody() throws {
+        let origin = try Origin { request in
+            if request.header("If-None-Match") == "\"v1\"" {
+                return "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nX-Checked: yes\r\nCache-Control: max-age=0\r\n\r\n"
+            }
+            return ScriptedResponse.text("versioned", headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), ("X-Checked", "no")])
+        }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        let (second, outcome) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(outcome == .revalidated)
+        #expect(second.status == 200)
+        #expect(second.text == "versioned")
+        #expect(second.response?.headerFields[HTTPField.Name("X-Checked")!] == "yes")
+        #expect(origin.requests.count == 2)
+        #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
+        // The 304's fields were stored: a third request validates again and sees them.
+        let (third, _) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(third.text == "versioned")
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func aChangedResponseReplacesTheStoredOne() throws {
+        let turn = Atomic(0)
+        let origin = try Origin { _ in
+            let n = turn.add(1, ordering: .relaxed).newValue
+            return ScriptedResponse.text("version \(n)", headers: [("Cache-Control", "no-cache"), ("ETag", "\"v\(n)\"")])
+        }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        let (second, outcome) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(second.text == "version 2" && outcome == .miss)
+        #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        #expect(origin.requests.last?.header("If-None-Match") == "\"v2\"")
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func noStoreResponsesAndRequestsAreNeverKept() throws {
+        let origin = try Origin { request in
+            request.target == "/no-store"
+                ? ScriptedResponse.text("secret", headers: [("Cache-Control", "no-store, max-age=60")])
+                : ScriptedResponse.text("public", headers: [("Cache-Control", "max-age=60")])
+        }
+        let cache = HTTPCache(memoryCapacity: 1 << 20)
+        let harness = Self.harness(cache)
+        _ = Self.fetch(harness, Self.request(origin.url("/no-store")))
+        let (_, outcome) = Self.fetch(harness, Self.request(origin.url("/no-store")))
+        #expect(outcome == .miss)
+        _ = Self.fetch(harness, Self.request(origin.url("/public"), fields: [("Cache-Control", "no-store")]))
+        #expect(cache.currentMemoryUsage == 0)
+        #expect(origin.requests.count == 3)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func returnCacheDataDontLoadFailsWithoutTouchingTheNetwork() throws {
+        let origin = try Origin { _ in ScriptedResponse.text("x") }
+        let harness = Self.harness()
+        let (outcome, cacheOutcome) = Self.fetch(harness, Self.request(origin.url(), policy: .returnCacheDataDontLoad))
+        #expect(outcome.code == .resourceUnavailable)
+        #expect(cacheOutcome == .miss)
+        let (onlyIfCached, _) = Self.fetch(harness, Self.request(origin.url(), fields: [("Cache-Control", "only-if-cached")]))
+        #expect(onlyIfCached.code == .resourceUnavailable)
+        #expect(origin.requests.isEmpty)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func thePoliciesDecideBetweenStoreAndOrigin() throws {
+        let origin = try Origin { request in
+            if request.header("If-None-Match") != nil { return "HTTP/1.1 304 Not Modified\r\nETag: \"e\"\r\n\r\n" }
+            return ScriptedResponse.text("body", headers: [("Cache-Control", "max-age=0"), ("ETag", "\"e\"")])
+        }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        // Stale, but force-cache takes it.
+        let (forced, forcedOutcome) = Self.fetch(harness, Self.request(origin.url(), policy: .returnCacheDataElseLoad))
+        #expect(forced.text == "body" && forcedOutcome == .hit)
+        let (onlyCache, onlyCacheOutcome) = Self.fetch(harness, Self.request(origin.url(), policy: .returnCacheDataDontLoad))
+        #expect(onlyCache.text == "body" && onlyCacheOutcome == .hit)
+        #expect(origin.requests.count == 1)
+        // reload: the origin, unconditionally.
+        let (_, reloadOutcome) = Self.fetch(harness, Self.request(origin.url(), policy: .reloadIgnoringLocalCacheData))
+        #expect(reloadOutcome == .bypass)
+        #expect(origin.requests.last?.header("If-None-Match") == nil)
+        // no-cache: validated.
+        let (_, revalidated) = Self.fetch(harness, Self.request(origin.url(), policy: .reloadRevalidatingCacheData))
+        #expect(revalidated == .revalidated)
+        // no-store: neither looked up nor stored.
+        let (_, bypassed) = Self.fetch(harness, Self.request(origin.url(), policy: .reloadWithoutCaching))
+        #expect(bypassed == .bypass)
+        #expect(origin.requests.count == 4)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func maxStaleAcceptsAStaleResponseAndMinFreshRefusesAFreshOne() throws {
+        let origin = try Origin { _ in ScriptedResponse.text("aged", headers: [("Cache-Control", "max-age=1"), ("Age", "5")]) }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        let (stale, staleOutcome) = Self.fetch(harness, Self.request(origin.url(), fields: [("Cache-Control", "max-stale=60")]))
+        #expect(stale.text == "aged" && staleOutcome == .hit)
+        let (_, refused) = Self.fetch(harness, Self.request(origin.url(), fields: [("Cache-Control", "max-stale=1")]))
+        #expect(refused == .miss)
+        #expect(origin.requests.count == 2)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func anUnsafeRequestInvalidatesItsTarget() throws {
+        let origin = try Origin { request in
+            request.method == "POST" ? ScriptedResponse.text("posted") : ScriptedResponse.text("page", headers: [("Cache-Control", "max-age=60")])
+        }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url("/item")))
+        let (_, hit) = Self.fetch(harness, Self.request(origin.url("/item")))
+        #expect(hit == .hit)
+        let (_, post) = Self.fetch(harness, ClientHarness.request(origin.url("/item"), method: .post, body: "x"))
+        #expect(post == .bypass)
+        let (_, after) = Self.fetch(harness, Self.request(origin.url("/item")))
+        #expect(after == .miss)
+        #expect(origin.requests.count == 3)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func varyKeepsOneResponsePerSelection() throws {
+        let origin = try Origin { request in
+            ScriptedResponse.text("for \(request.header("Accept") ?? "none")", headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept")])
+        }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url(), fields: [("Accept", "text/a")]))
+        let (other, otherOutcome) = Self.fetch(harness, Self.request(origin.url(), fields: [("Accept", "text/b")]))
+        #expect(other.text == "for text/b" && otherOutcome == .miss)
+        let (first, firstOutcome) = Self.fetch(harness, Self.request(origin.url(), fields: [("Accept", "text/a")]))
+        #expect(first.text == "for text/a" && firstOutcome == .hit)
+        #expect(origin.requests.count == 2)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func concurrentMissesShareOneOriginRequest() throws {
+        let origin = try Origin { _ in
+            Thread.sleep(forTimeInterval: 0.3)
+            return ScriptedResponse.text("shared", headers: [("Cache-Control", "max-age=60")])
+        }
+        let harness = Self.harness()
+        let tasks = (0..<100).map { _ in harness.makeTask(Self.request(origin.url("/shared"))) }
+        for (task, _) in tasks { task.resume() }
+        let outcomes = tasks.map { $0.wait(30) }
+        #expect(outcomes.allSatisfy { $0?.text == "shared" })
+        #expect(origin.requests.count == 1)
+        let counts = Dictionary(grouping: tasks.map { $0.task.cacheOutcome }, by: { $0 }).mapValues(\.count)
+        #expect(counts[.miss] == 1 && counts[.hit] == 99)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func concurrentMissesOfAnUnstorableResponseAllReachTheOrigin() throws {
+        let origin = try Origin { _ in
+            Thread.sleep(forTimeInterval: 0.2)
+            return ScriptedResponse.text("private to each", headers: [("Cache-Control", "no-store")])
+        }
+        let harness = Self.harness()
+        let tasks = (0..<20).map { _ in harness.makeTask(Self.request(origin.url("/each"))) }
+        for (task, _) in tasks { task.resume() }
+        let outcomes = tasks.map { $0.wait(30) }
+        #expect(outcomes.allSatisfy { $0?.text == "private to each" })
+        #expect(origin.requests.count == 20)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func aTaskWaitingForAnotherFetchCanBeCancelled() throws {
+        let release = DispatchSemaphore(value: 0)
+        let origin = try Origin { _ in
+            _ = release.wait(timeout: .now() + 10)
+            return ScriptedResponse.text("late", headers: [("Cache-Control", "max-age=60")])
+        }
+        let harness = Self.harness()
+        let (leader, leaderWait) = harness.makeTask(Self.request(origin.url()))
+        leader.resume()
+        Thread.sleep(forTimeInterval: 0.2)
+        let (waiter, waiterWait) = harness.makeTask(Self.request(origin.url()))
+        waiter.resume()
+        Thread.sleep(forTimeInterval: 0.1)
+        waiter.cancel()
+        let cancelled = waiterWait(5)
+        #expect(cancelled?.code == .cancelled)
+        release.signal()
+        #expect(leaderWait(10)?.text == "late")
+        #expect(cancelled?.calls == 1)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func willCacheResponseCanChangeOrVetoWhatIsStored() throws {
+        let origin = try Origin { request in
+            ScriptedResponse.text("original \(request.target)", headers: [("Cache-Control", "max-age=60")])
+        }
+        let cache = HTTPCache(memoryCapacity: 1 << 20)
+        let harness = Self.harness(cache)
+        let stored = DispatchSemaphore(value: 0)
+        harness.manager.dataTaskWillCacheResponse = { _, proposed in
+            defer { stored.signal() }
+            guard proposed.response.headerFields[.contentLength] != nil, !String(decoding: proposed.data, as: UTF8.self).hasSuffix("/veto") else {
+                return nil
+            }
+            var changed = proposed
+            changed.data = Data("changed".utf8)
+            return changed
+        }
+        _ = Self.fetch(harness, Self.request(origin.url("/veto")))
+        #expect(stored.wait(timeout: .now() + 5) == .success)
+        let (again, againOutcome) = Self.fetch(harness, Self.request(origin.url("/veto")))
+        #expect(again.text == "original /veto" && againOutcome == .miss)
+        #expect(stored.wait(timeout: .now() + 5) == .success)
+        _ = Self.fetch(harness, Self.request(origin.url("/keep")))
+        #expect(stored.wait(timeout: .now() + 5) == .success)
+        let (kept, keptOutcome) = Self.fetch(harness, Self.request(origin.url("/keep")))
+        #expect(kept.text == "changed" && keptOutcome == .hit)
+        #expect(cache.cachedResponse(for: Self.request(origin.url("/keep")))?.data == Data("changed".utf8))
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func aBodyLargerThanTheLargestEntryIsNotKept() throws {
+        let big = String(repeating: "b", count: 200_000)
+        let origin = try Origin { _ in ScriptedResponse.text(big, headers: [("Cache-Control", "max-age=60")]) }
+        let cache = HTTPCache(memoryCapacity: 1 << 20, maximumEntrySize: 100_000)
+        let harness = Self.harness(cache)
+        let (first, _) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(first.data?.count == 200_000)
+        let (_, outcome) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(outcome == .miss)
+        #expect(cache.currentMemoryUsage == 0)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func aStoredResponseIsPlayedInChunksToAStream() async throws {
+        let body = String(repeating: "0123456789", count: 30_000)
+        let origin = try Origin { _ in ScriptedResponse.text(body, headers: [("Cache-Control", "max-age=60")]) }
+        let harness = Self.harness(HTTPCache(memoryCapacity: 8 << 20))
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        let (response, bytes) = try await harness.manager.bytes(for: Self.request(origin.url()))
+        #expect(response.status.code == 200)
+        var received = 0
+        for try await chunk in bytes { received += chunk.count }
+        #expect(received == body.utf8.count)
+        #expect(origin.requests.count == 1)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func metricsSayAHitCameFromTheCache() throws {
+        let origin = try Origin { _ in ScriptedResponse.text("m", headers: [("Cache-Control", "max-age=60")]) }
+        let harness = Self.harness()
+        let fetchTypes = Mutex<[TransactionMetrics.ResourceFetchType]>([])
+        let collected = DispatchSemaphore(value: 0)
+        harness.manager.taskDidFinishCollectingMetrics = { _, metrics in
+            fetchTypes.withLock { $0 += metrics.transactions.map { $0.resourceFetchType } }
+            collected.signal()
+        }
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        #expect(collected.wait(timeout: .now() + 5) == .success)
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        #expect(collected.wait(timeout: .now() + 5) == .success)
+        #expect(fetchTypes.withLock { $0 } == [.networkLoad, .localCache])
+        origin.server.stop()
+        harness.finish()
+    }
+}
