@@ -50,6 +50,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // Only the HTTP cache's disk store imports CSQLite (its index; bodies are files).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libbrotlienc, for the tests only: they compress their br fixtures with brotli's own
         // encoder (zstd's is in libzstd, which CZstd already links).
         .systemLibrary(
@@ -67,7 +69,7 @@ let package = Package(
         .target(
             name: "UVNetworking",
             dependencies: [
-                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CBrotli", "CZstd", "CAres", "CNGHTTP2",
+                "UVHTTP1", "CUV", "COpenSSL", "CZlib", "CBrotli", "CZstd", "CAres", "CNGHTTP2", "CSQLite",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -18,7 +18,7 @@ LLHTTP_PREFIX=${LLHTTP_PREFIX:-/usr/local}
 # the ForeignServers end-to-end tests (docs/conformance.md, "Foreign servers"). The tests start
 # instances of their own on free loopback ports; the system services these packages bring are
 # never started or enabled (below).
-packages=(libuv1-dev libssl-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils python3-protego apache2 h2o lighttpd lighttpd-mod-deflate)
+packages=(libuv1-dev libssl-dev libsqlite3-dev libc-ares-dev libnghttp2-dev libbrotli-dev libzstd-dev nghttp2-server nghttp2-client python3-h2 pkg-config ca-certificates zlib1g-dev nginx-light python3-httpbin tinyproxy tmux wrk curl dnsmasq-base iproute2 postgresql valgrind binutils python3-protego apache2 h2o lighttpd lighttpd-mod-deflate)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -24,24 +24,55 @@ import Synchronization
 /// Thread-safe. Its work (lookups, stores) runs on the session's worker threads, never on a
 /// loop thread.
 public final class HTTPCache: Sendable {
-    /// A cache for the whole process, as URLCache.shared: 16 MiB in memory.
+    /// A cache for the whole process, as URLCache.shared: 16 MiB in memory, no disk.
     public static let shared = HTTPCache(memoryCapacity: 16 << 20)
 
     /// The most bytes kept in memory.
     public var memoryCapacity: Int { memory.capacity }
-    /// The largest response kept (its body and fields).
-    public var maximumEntrySize: Int { memory.maximumEntryCost }
+    /// The most bytes of bodies kept on disk (0 without a directory).
+    public var diskCapacity: Int { disk?.capacity ?? 0 }
+    /// The largest response kept (its body and fields); a larger one is fetched and delivered
+    /// as usual, and not kept.
+    public let maximumEntrySize: Int
     /// Bytes kept in memory now.
     public var currentMemoryUsage: Int { memory.currentCost }
+    /// Bytes of bodies on disk now, those other processes sharing the directory stored
+    /// included. Reads the index: not for a loop thread.
+    public var currentDiskUsage: Int { disk?.currentCost ?? 0 }
+    /// Where the disk store is; nil for a cache in memory only.
+    public var directory: URL? { disk?.directory }
 
     let memory: MemoryCacheStore
+    let disk: DiskCacheStore?
+    /// Keys whose disk entries are being removed (`invalidate`): lookups skip the disk for
+    /// them meanwhile, so that what was invalidated is not read back.
+    private let removing = Mutex([String: Int]())
     /// The responses being fetched by a request that missed, by key, and who waits for them.
     private let fetches = Mutex([String: [@Sendable (_ stored: Bool) -> Void]]())
 
-    /// A cache of `memoryCapacity` bytes that keeps responses up to `maximumEntrySize` bytes
-    /// each (by default a tenth of the capacity, at most 8 MiB).
+    /// A cache in memory of `memoryCapacity` bytes that keeps responses up to
+    /// `maximumEntrySize` bytes each (by default a tenth of the capacity, at most 8 MiB).
     public init(memoryCapacity: Int, maximumEntrySize: Int? = nil) {
-        memory = MemoryCacheStore(capacity: memoryCapacity, maximumEntryCost: maximumEntrySize ?? min(8 << 20, memoryCapacity / 10))
+        let largest = max(0, maximumEntrySize ?? min(8 << 20, memoryCapacity / 10))
+        self.maximumEntrySize = largest
+        memory = MemoryCacheStore(capacity: memoryCapacity, maximumEntryCost: largest)
+        disk = nil
+    }
+
+    /// A cache in memory and on disk, in `directory` (created if missing): an SQLite index and
+    /// one file per body, kept across runs, shared safely with other processes that open the
+    /// same directory (see docs/caching.md). Responses up to `maximumEntrySize` bytes (by
+    /// default a tenth of the disk capacity, at most 64 MiB) are kept on disk, the smaller
+    /// ones (up to a tenth of `memoryCapacity`) in memory too.
+    ///
+    /// Throws `NetworkingError.Code.cannotCreateFile` when the directory cannot be made or
+    /// written, or its index cannot be opened; an index found damaged is replaced by an empty
+    /// one instead.
+    public init(memoryCapacity: Int, diskCapacity: Int, directory: URL, maximumEntrySize: Int? = nil) throws(NetworkingError) {
+        let largest = max(0, maximumEntrySize ?? min(64 << 20, diskCapacity / 10))
+        self.maximumEntrySize = largest
+        memory = MemoryCacheStore(capacity: memoryCapacity, maximumEntryCost: min(largest, memoryCapacity / 10))
+        disk = try DiskCacheStore(directory: directory, capacity: diskCapacity, maximumEntryCost: largest)
     }
 
     // MARK: URLCache's face
@@ -49,42 +80,75 @@ public final class HTTPCache: Sendable {
     /// The response kept for `request` (its URL, and its fields for the response's Vary),
     /// fresh or not; nil when none is.
     public func cachedResponse(for request: Request) -> CachedResponse? {
-        memory.entry(for: CacheKey.key(for: request.url), requestFields: request.httpFields).map(CachedResponse.init)
+        entry(for: CacheKey.key(for: request.url), requestFields: request.httpFields).map(CachedResponse.init)
     }
 
     /// Keeps `cached` as the response to `request`, replacing what was kept for the same URL
     /// and Vary selection; ignored when it is larger than `maximumEntrySize`. No RFC 9111
     /// rule is applied: what the caller stores is kept.
     public func storeCachedResponse(_ cached: CachedResponse, for request: Request) {
-        memory.store(cached.entry(for: request.url, requestFields: request.httpFields))
+        store(cached.entry(for: request.url, requestFields: request.httpFields))
     }
 
     /// Drops what is kept for `request`'s URL (every Vary selection).
     public func removeCachedResponse(for request: Request) {
-        memory.remove(CacheKey.key(for: request.url))
+        remove(CacheKey.key(for: request.url))
     }
 
-    /// Drops everything.
+    /// Drops everything, on disk too (other processes' entries included).
     public func removeAllCachedResponses() {
         memory.removeAll()
+        disk?.removeAll()
     }
 
     // MARK: For the session
 
     /// What to do for `request` now: looked up, and decided (`CachePlan`).
     func plan(for request: CacheRequest, now: Date = Date()) -> CachePlan {
-        let stored = request.looksUp ? memory.entry(for: request.key, requestFields: request.fields) : nil
+        let stored = request.looksUp ? entry(for: request.key, requestFields: request.fields) : nil
         return CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
                               stored: stored, now: now)
     }
 
-    /// Keeps `entry` (a response the RFC lets a private cache store); false when too large.
-    @discardableResult
-    func store(_ entry: CacheEntry) -> Bool { memory.store(entry) }
+    /// The variant of `key` for `requestFields`: from memory, else from disk (then kept in
+    /// memory too, when small enough).
+    private func entry(for key: String, requestFields: HTTPFields) -> CacheEntry? {
+        if let entry = memory.entry(for: key, requestFields: requestFields) { return entry }
+        guard let disk, removing.withLock({ $0[key] == nil }), let entry = disk.entry(for: key, requestFields: requestFields) else { return nil }
+        memory.store(entry)
+        return entry
+    }
 
-    /// Drops what is kept for `urls` (an unsafe request's success, §4.4).
-    func invalidate(_ urls: [URL]) {
-        for url in urls { memory.remove(CacheKey.key(for: url)) }
+    /// Keeps `entry` in memory and on disk; false when neither kept it.
+    @discardableResult
+    func store(_ entry: CacheEntry) -> Bool {
+        let inMemory = memory.store(entry)
+        guard let disk else { return inMemory }
+        return disk.store(entry) || inMemory
+    }
+
+    private func remove(_ key: String) {
+        memory.remove(key)
+        disk?.remove(key)
+    }
+
+    /// Drops what is kept for `urls` (an unsafe request's success, §4.4): from memory at once,
+    /// so that the next lookup cannot find it, and from disk on a worker of `workers`.
+    func invalidate(_ urls: [URL], workers: WorkerPool) {
+        let keys = urls.map(CacheKey.key(for:))
+        for key in keys { memory.remove(key) }
+        guard let disk else { return }
+        removing.withLock { for key in keys { $0[key, default: 0] += 1 } }
+        let job: @Sendable () -> Void = { [self] in
+            for key in keys { disk.remove(key) }
+            removing.withLock { removing in
+                for key in keys {
+                    removing[key]! -= 1
+                    if removing[key] == 0 { removing[key] = nil }
+                }
+            }
+        }
+        if !workers.submit(job) { job() }
     }
 
     // MARK: Coalescing

@@ -48,7 +48,7 @@ extension TaskRunner {
         if method != .get && method != .head {
             let fields = head.httpFields
             let urls = CacheStorePolicy.invalidatedURLs(method: method, status: head.status, target: currentRequest.url, fields: fields)
-            if !urls.isEmpty { state.cache.invalidate(urls) }
+            if !urls.isEmpty { state.cache.invalidate(urls, workers: task.manager.workers) }
             return false
         }
         guard head.status == 304, case .validate(let stored) = state.plan else { return false }

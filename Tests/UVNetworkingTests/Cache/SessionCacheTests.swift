@@ -342,4 +342,30 @@ import Testing
         origin.server.stop()
         harness.finish()
     }
+
+    @Test func aDiskCacheAnswersANewSessionAndNeverWritesNoStoreBytes() throws {
+        let origin = try Origin { request in
+            request.target == "/secret"
+                ? ScriptedResponse.text("secret", headers: [("Cache-Control", "no-store")])
+                : ScriptedResponse.text("kept on disk", headers: [("Cache-Control", "max-age=60")])
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-session-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bodies = directory.appendingPathComponent("bodies").path
+        do {
+            let harness = Self.harness(try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 22, directory: directory))
+            _ = Self.fetch(harness, Self.request(origin.url("/page")))
+            _ = Self.fetch(harness, Self.request(origin.url("/secret")))
+            _ = Self.fetch(harness, Self.request(origin.url("/page"), fields: [("Cache-Control", "no-store")]))
+            harness.finish()
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bodies).count == 1)
+        // Another cache on the directory, as another run of a program would open it.
+        let harness = Self.harness(try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 22, directory: directory))
+        let (again, outcome) = Self.fetch(harness, Self.request(origin.url("/page")))
+        #expect(again.text == "kept on disk" && outcome == .hit)
+        #expect(origin.requests.count == 3)
+        origin.server.stop()
+        harness.finish()
+    }
 }

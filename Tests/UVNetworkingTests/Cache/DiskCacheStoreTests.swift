@@ -1,0 +1,142 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import UVNetworking
+
+/// The disk store on real files: kept across opens, damaged bodies and indexes read as
+/// misses, eviction, two stores on one directory at once, and directories it cannot use.
+@Suite struct DiskCacheStoreTests {
+    private static func directory() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-disk-cache-\(UUID().uuidString)")
+        return url
+    }
+
+    private static func entry(_ key: String, body: String, vary: [String: String?] = [:], at date: Date = Date()) -> CacheEntry {
+        var fields = HTTPFields()
+        fields[.cacheControl] = "max-age=60"
+        fields[.contentType] = "text/plain"
+        if !vary.isEmpty { fields[.vary] = vary.keys.sorted().joined(separator: ", ") }
+        return CacheEntry(key: key, status: 200, reason: "OK", fields: fields, body: Data(body.utf8), requestTime: date,
+                          responseTime: date, varyNames: vary.keys.sorted(), varyValues: vary)
+    }
+
+    private static func bodyFiles(_ directory: URL) -> [URL] {
+        let bodies = directory.appendingPathComponent("bodies")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: bodies.path)) ?? []).map { bodies.appendingPathComponent($0) }
+    }
+
+    @Test func entriesOutliveTheStoreThatWroteThem() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        do {
+            let store = try DiskCacheStore(directory: directory, capacity: 1 << 20, maximumEntryCost: 1 << 19)
+            #expect(store.store(Self.entry("http://a/x", body: "for json", vary: ["accept": "application/json"], at: date)))
+            #expect(store.store(Self.entry("http://a/x", body: "for html", vary: ["accept": "text/html"], at: date)))
+        }
+        let reopened = try DiskCacheStore(directory: directory, capacity: 1 << 20, maximumEntryCost: 1 << 19)
+        #expect(reopened.count == 2)
+        var json = HTTPFields()
+        json[.accept] = "application/json"
+        let found = try #require(reopened.entry(for: "http://a/x", requestFields: json))
+        #expect(found == Self.entry("http://a/x", body: "for json", vary: ["accept": "application/json"], at: date))
+        var none = HTTPFields()
+        none[.accept] = "image/png"
+        #expect(reopened.entry(for: "http://a/x", requestFields: none) == nil)
+        reopened.remove("http://a/x")
+        #expect(reopened.count == 0)
+        #expect(Self.bodyFiles(directory).isEmpty)
+    }
+
+    @Test func aDamagedShortOrMissingBodyIsAMissAndItsRowGoes() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 1 << 20, maximumEntryCost: 1 << 19)
+        for (index, damage) in ["flip", "truncate", "delete"].enumerated() {
+            let key = "http://a/\(index)"
+            store.store(Self.entry(key, body: String(repeating: "z", count: 1000)))
+            let file = try #require(Self.bodyFiles(directory).first)
+            switch damage {
+            case "flip":
+                var bytes = try Data(contentsOf: file)
+                bytes[500] ^= 0xFF
+                try bytes.write(to: file)
+            case "truncate":
+                try Data(repeating: 0x7A, count: 999).write(to: file)
+            default:
+                try FileManager.default.removeItem(at: file)
+            }
+            #expect(store.entry(for: key, requestFields: HTTPFields()) == nil, "\(damage)")
+            #expect(store.count == 0, "\(damage)")
+            #expect(Self.bodyFiles(directory).isEmpty, "\(damage)")
+        }
+    }
+
+    @Test func anIndexThatIsNotADatabaseIsReplacedByAnEmptyOne() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(repeating: 0x41, count: 8192).write(to: directory.appendingPathComponent("index.sqlite"))
+        let store = try DiskCacheStore(directory: directory, capacity: 1 << 20, maximumEntryCost: 1 << 19)
+        #expect(store.count == 0)
+        #expect(store.store(Self.entry("http://a/", body: "fresh start")))
+        #expect(store.entry(for: "http://a/", requestFields: HTTPFields())?.body == Data("fresh start".utf8))
+    }
+
+    @Test func theLeastRecentlyUsedGoFirstWhenTheCapacityIsPassed() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 3000, maximumEntryCost: 1500)
+        let body = String(repeating: "b", count: 1000)
+        store.store(Self.entry("http://a/1", body: body))
+        store.store(Self.entry("http://a/2", body: body))
+        store.store(Self.entry("http://a/3", body: body))
+        // A use makes the first the most recent.
+        #expect(store.entry(for: "http://a/1", requestFields: HTTPFields()) != nil)
+        store.store(Self.entry("http://a/4", body: body))
+        #expect(store.entry(for: "http://a/2", requestFields: HTTPFields()) == nil)
+        #expect(store.entry(for: "http://a/1", requestFields: HTTPFields()) != nil)
+        #expect(store.currentCost <= 3000)
+        #expect(Self.bodyFiles(directory).count == store.count)
+        // Too large for the store: not kept.
+        #expect(!store.store(Self.entry("http://a/big", body: String(repeating: "x", count: 2000))))
+    }
+
+    @Test func twoStoresOnOneDirectoryAtOnceReadOnlyWholeEntries() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try DiskCacheStore(directory: directory, capacity: 1 << 22, maximumEntryCost: 1 << 20)
+        let second = try DiskCacheStore(directory: directory, capacity: 1 << 22, maximumEntryCost: 1 << 20)
+        let bad = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            let store = worker % 2 == 0 ? first : second
+            for round in 0..<40 {
+                let key = "http://a/\(round % 5)"
+                let body = String(repeating: Character(UnicodeScalar(UInt8(97 + worker))), count: 2000 + round)
+                store.store(Self.entry(key, body: body))
+                if let read = store.entry(for: key, requestFields: HTTPFields()) {
+                    // Whoever wrote it, it is one writer's whole body.
+                    let bytes = Set(read.body)
+                    if bytes.count != 1 || read.body.count < 2000 { bad.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        #expect(bad.load(ordering: .relaxed) == 0)
+        #expect(first.count == 5)
+        #expect(Self.bodyFiles(directory).count == 5)
+    }
+
+    @Test func aDirectoryThatCannotBeMadeIsAClearError() {
+        #expect(throws: NetworkingError.self) {
+            _ = try DiskCacheStore(directory: URL(fileURLWithPath: "/dev/null/cache"), capacity: 1 << 20, maximumEntryCost: 1 << 10)
+        }
+        do {
+            _ = try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: URL(fileURLWithPath: "/dev/null/cache"))
+            Issue.record("no error")
+        } catch {
+            #expect(error.code == .cannotCreateFile)
+        }
+    }
+}
