@@ -250,6 +250,20 @@ func readme_14() async throws {
 
 // README.md, swift block 15
 func readme_15() throws {
+    var cached = SessionConfiguration()
+    cached.cache = try HTTPCache(memoryCapacity: 16 << 20, diskCapacity: 256 << 20,
+                                 directory: FileManager.default.temporaryDirectory.appendingPathComponent("http-cache"))
+    let api = HTTPSessionManager(baseURL: URL(string: "https://example.com/api/"), configuration: cached)
+    api.requestSerializer.cachePolicy = .returnCacheDataElseLoad   // offline-first: stale beats nothing
+    api.dataTaskWillCacheResponse = { _, proposed in
+        proposed.response.status.code == 200 ? proposed : nil        // keep only 200s
+    }
+    _ = cached
+    _ = api
+}
+
+// README.md, swift block 16
+func readme_16() throws {
     var configuration = SessionConfiguration()
     configuration.maximumConnections = 512              // across every origin
     configuration.dnsServers = ["127.0.0.1:5353"]       // instead of resolv.conf's
@@ -261,8 +275,8 @@ func readme_15() throws {
     _ = manager
 }
 
-// README.md, swift block 16
-func readme_16() {
+// README.md, swift block 17
+func readme_17() {
     var configuration = SessionConfiguration()
     configuration.cookieStore = CookieStore()           // or CookieStore.shared, NSHTTPCookieStorage's role
     let manager = SessionManager(configuration: configuration)
@@ -273,8 +287,8 @@ func readme_16() {
     _ = request
 }
 
-// README.md, swift block 17
-func readme_17() {
+// README.md, swift block 18
+func readme_18() {
     let manager = SessionManager()
     let upload = Request(url: URL(string: "http://127.0.0.1:8080/put")!, method: .put)
     manager.uploadTask(with: upload, fromFile: URL(fileURLWithPath: "big.iso"), progress: { print($0.fractionCompleted) }) { response, _, error in
@@ -298,8 +312,8 @@ func readme_17() {
     _ = download
 }
 
-// README.md, swift block 18
-func readme_18() throws {
+// README.md, swift block 19
+func readme_19() throws {
     var configuration = SessionConfiguration()
     configuration.tls.additionalTrustedCAFiles = ["/etc/myorg/ca.pem"]                  // curl's --cacert
     configuration.tls.clientIdentity = try ClientIdentity.pkcs12(file: "me.p12", password: "secret") // mutual TLS
@@ -314,8 +328,8 @@ func readme_18() throws {
     _ = policy
 }
 
-// README.md, swift block 19
-func readme_19() {
+// README.md, swift block 20
+func readme_20() {
     let reachability = NetworkReachabilityManager.shared       // a default route? (or init(domain:), init?(address:))
     reachability.statusChangeQueue = DispatchQueue(label: "reachability")   // nil: the main queue, as in AFNetworking
     reachability.setReachabilityStatusChangeHandler { status in print(status.localizedDescription) }

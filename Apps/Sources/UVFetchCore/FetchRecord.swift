@@ -126,11 +126,17 @@ public struct FetchRecord: Codable, Equatable, Sendable {
     public var notModified: Bool
     /// Where `--warc` archived the final response; nil without an archive or a response.
     public var capture: Capture?
+    /// With `--cache`: how the cache took part, "hit" (a stored response answered, or
+    /// another request's fetch of the same URL did), "revalidated" (the origin confirmed a
+    /// stored one with a 304), "miss" (nothing usable was stored; a corrupt entry is one) or
+    /// "bypass" (not looked up: a conditional or Range request, a method other than GET, the
+    /// reload mode); nil without a cache.
+    public var cache: String?
 
     /// Creates a record; `requestURL` and `effectiveURL` are `url` unless given.
     public init(url: String, status: Int?, bytes: Int, timings: Timings, error: Failure?, attempts: Int, file: String? = nil,
                 urlBase64: String? = nil, requestURL: String? = nil, effectiveURL: String? = nil, httpProtocol: String? = nil,
-                etag: String? = nil, lastModified: String? = nil, notModified: Bool = false) {
+                etag: String? = nil, lastModified: String? = nil, notModified: Bool = false, cache: String? = nil) {
         self.url = url
         self.urlBase64 = urlBase64
         self.requestURL = requestURL ?? url
@@ -145,11 +151,12 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         self.etag = etag
         self.lastModified = lastModified
         self.notModified = notModified
+        self.cache = cache
     }
 
     enum CodingKeys: String, CodingKey {
         case url, urlBase64, requestURL, effectiveURL, status, bytes, timings, error, attempts, file
-        case etag, lastModified, notModified, capture
+        case etag, lastModified, notModified, capture, cache
         case httpProtocol = "protocol"
     }
 
@@ -172,6 +179,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
         notModified = try container.decodeIfPresent(Bool.self, forKey: .notModified) ?? false
         capture = try container.decodeIfPresent(Capture.self, forKey: .capture)
+        cache = try container.decodeIfPresent(String.self, forKey: .cache)
     }
 
     /// Whether the URL counts as fetched: no error, and a 2xx or a 304 to a conditional request.
@@ -199,6 +207,7 @@ public struct FetchRecord: Codable, Equatable, Sendable {
         try container.encode(lastModified, forKey: .lastModified)
         try container.encode(notModified, forKey: .notModified)
         try container.encode(capture, forKey: .capture)
+        try container.encode(cache, forKey: .cache)
     }
 }
 

@@ -50,6 +50,11 @@ public final class FetchRunner: Sendable {
         /// queue's), sent as If-None-Match and If-Modified-Since with their URLs (unless `-H`
         /// sets those fields); nil for none.
         public var since: (any ValidatorLookup)? = nil
+        /// `--cache DIR`: the HTTP cache the run's GET requests go through (kept across runs in
+        /// its directory); nil for none.
+        public var cache: HTTPCache? = nil
+        /// `--cache-mode`: how each request uses `cache` (the Fetch standard's modes).
+        public var cacheMode = Request.CachePolicy.useProtocolCachePolicy
 
         /// Whether the run builds a record per URL, and so measures every task.
         var buildsRecords: Bool { onRecord != nil }
@@ -164,7 +169,8 @@ public final class FetchRunner: Sendable {
         let body = try options.body()
         // Every request alike but for its URL, so the options are read once: each read of an
         // ArgumentParser option looks up generic metadata, which cost ~2k instructions a URL.
-        let template = options.makeRequest(for: URL(string: "http://localhost/")!, body: body)
+        var template = options.makeRequest(for: URL(string: "http://localhost/")!, body: body)
+        template.cachePolicy = settings.cacheMode
         let manager = try makeManager()
         let robots = settings.obeysRobots
             ? try RobotsBook(userAgent: template.value(forHTTPHeaderField: "User-Agent") ?? options.userAgent,
@@ -234,6 +240,8 @@ public final class FetchRunner: Sendable {
         manager.invalidateSessionCancelingTasks(false, resetSession: false)
         robots?.stop()
         robotsInUse.withLock { $0 = nil }
+        // The last responses are stored after their records: the next run wants them.
+        settings.cache?.flush()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         return Outcome(statistics: statistics.withLock { $0 }, seconds: seconds, writeFailure: writeFailure.withLock { $0 })
     }
@@ -421,6 +429,7 @@ public final class FetchRunner: Sendable {
         if let total = settings.maxConnections { configuration.maximumConnections = total }
         configuration.delayPerHost = settings.delayPerHost
         configuration.requestsPerSecondPerHost = settings.ratePerHost
+        configuration.cache = settings.cache
         options.apply(to: &configuration)
         let manager = settings.loops <= 1
             ? SessionManager(configuration: configuration)
@@ -683,7 +692,8 @@ public final class FetchRunner: Sendable {
                                  error: error.map(FetchRecord.Failure.init), attempts: attempts, file: savedFile,
                                  urlBase64: fetch.bytes.map { Data($0).base64EncodedString() }, requestURL: requestURL,
                                  effectiveURL: task?.currentRequest.url.absoluteString ?? requestURL,
-                                 httpProtocol: httpProtocol, notModified: outcome.notModified)
+                                 httpProtocol: httpProtocol, notModified: outcome.notModified,
+                                 cache: task?.cacheOutcome?.description)
         // With an archive: the capture of the final response, named before it is written.
         var final: WARCWriter.FinalResponse?
         if warc != nil, let last = fetch.exchanges.last(where: { !$0.response.isEmpty }) {

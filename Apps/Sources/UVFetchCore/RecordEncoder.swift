@@ -47,6 +47,7 @@ public struct RecordEncoder: Sendable {
             + JSONBytes.maximumLength(of: record.requestURL) + JSONBytes.maximumLength(of: record.effectiveURL)
         if let file = record.file { length += JSONBytes.maximumLength(of: file) }
         if let name = record.httpProtocol { length += JSONBytes.maximumLength(of: name) }
+        if let cache = record.cache { length += JSONBytes.maximumLength(of: cache) }
         if let urlBase64 = record.urlBase64 { length += JSONBytes.maximumLength(of: urlBase64) }
         if let etag = record.etag { length += JSONBytes.maximumLength(of: etag) }
         if let lastModified = record.lastModified { length += JSONBytes.maximumLength(of: lastModified) }
@@ -68,6 +69,7 @@ public struct RecordEncoder: Sendable {
         json.number(record.attempts)
         json.text(",\"bytes\":")
         json.number(record.bytes)
+        json.field(",\"cache\":", record.cache, orNull: ",\"cache\":null")
         if let capture = record.capture {
             json.text(",\"capture\":{\"date\":")
             json.string(capture.date)

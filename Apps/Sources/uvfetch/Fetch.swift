@@ -84,6 +84,7 @@ struct Fetch: ParsableCommand {
                                                       userAgent: request.sentUserAgent, robots: running.robots)
             var settings = running.settings()
             settings.since = validators
+            settings.cache = try running.openCache()
             // JSON Lines on stdout must stay parseable, so the human lines give way to it.
             settings.printsLines = !running.quiet && !recordsOnStdout
             settings.showsProgress = !running.quiet && !recordsOnStdout && FetchRunner.standardOutputIsTerminal

@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import UVFetchCore
+import UVNetworking
 
 /// How `uvfetch fetch` and `uvfetch worker` run their requests: one set of options, with one
 /// set of names, defaults and checks.
@@ -27,6 +29,15 @@ struct FetchRunOptions: ParsableArguments {
     @Flag(name: .long, help: "Obey robots.txt (RFC 9309): each origin's is fetched once, before its first URL, with -A's User-Agent; a disallowed URL is not requested and gets a record of kind \"robots\"; a Crawl-delay spaces that host's requests unless --delay-per-host asks more. A robots.txt that answers 4xx allows everything, 5xx or no answer nothing.")
     var robots = false
 
+    @Option(name: .customLong("cache"), help: ArgumentHelp("Go through a private HTTP cache (RFC 9111) kept in this directory (created if missing) across runs; processes may share it. Fresh stored responses answer without a request, stale ones are revalidated; each --jsonl record says \"cache\": hit, revalidated, miss or bypass.", valueName: "dir"))
+    var cacheDirectory: String?
+
+    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The most bytes --cache keeps on disk (K, M, G suffixes).", valueName: "bytes"))
+    var cacheSize = ByteSize(bytes: 1 << 30)
+
+    @Option(name: .customLong("cache-mode"), help: ArgumentHelp("How requests use --cache, as the Fetch standard's modes: default; reload (fetch and store); no-cache (revalidate every stored response); force-cache (a stored response however stale, else fetch); only-if-cached (a stored response however stale, else fail without a request); no-store (the cache takes no part).", valueName: "mode"))
+    var cacheMode: String = "default"
+
     @Option(name: .customLong("out-dir"), help: ArgumentHelp("Keep each successful body in this directory (created if missing), named after the URL's last path segment; a taken name gets .1, .2, ... Without it bodies are discarded.", valueName: "dir"))
     var outputDirectory: String?
 
@@ -40,6 +51,18 @@ struct FetchRunOptions: ParsableArguments {
         guard loops <= Self.maximumLoops else { throw ValidationError("--loops must be at most \(Self.maximumLoops)") }
         guard ratePerHost.map({ $0 > 0 && $0.isFinite }) ?? true else { throw ValidationError("--rate-per-host must be a positive number") }
         guard delayPerHost >= 0, delayPerHost.isFinite else { throw ValidationError("--delay-per-host must be zero or more seconds") }
+        guard Request.CachePolicy(fetchMode: cacheMode) != nil else {
+            throw ValidationError("--cache-mode must be default, reload, no-cache, force-cache, only-if-cached or no-store")
+        }
+        if cacheDirectory == nil && cacheMode != "default" { throw ValidationError("--cache-mode needs --cache DIR") }
+    }
+
+    /// The cache `--cache` names, opened; nil without it. Throws when the directory cannot
+    /// be used.
+    func openCache() throws(NetworkingError) -> HTTPCache? {
+        guard let cacheDirectory else { return nil }
+        return try HTTPCache(memoryCapacity: 64 << 20, diskCapacity: Int(clamping: cacheSize.bytes),
+                             directory: URL(fileURLWithPath: cacheDirectory))
     }
 
     /// The options that shape what was fetched and how fast, for a warcinfo record.
@@ -48,6 +71,7 @@ struct FetchRunOptions: ParsableArguments {
         if let ratePerHost { options.append("--rate-per-host \(ratePerHost)") }
         if delayPerHost > 0 { options.append("--delay-per-host \(delayPerHost)") }
         if robots { options.append("--robots") }
+        if cacheDirectory != nil { options.append("--cache-mode \(cacheMode)") }
         return options
     }
 
@@ -61,6 +85,7 @@ struct FetchRunOptions: ParsableArguments {
         settings.ratePerHost = ratePerHost
         settings.delayPerHost = delayPerHost
         settings.obeysRobots = robots
+        settings.cacheMode = Request.CachePolicy(fetchMode: cacheMode) ?? .useProtocolCachePolicy
         settings.printsLines = !quiet
         settings.showsProgress = false
         return settings

@@ -61,10 +61,12 @@ struct Worker: ParsableCommand {
         ClosedPipe.prepare()
         let directory: OutputDirectory?
         let warc: WARCWriter?
+        let cache: HTTPCache?
         // --warc --warc-dedup: payloads archived by any worker of the queue are revisits here.
         let payloads = archive.warc != nil && archive.warcDedup ? FleetPayloads() : nil
         do {
             directory = try fetching.outputDirectory.map { path throws(FetchInputError) in try OutputDirectory(path: path) }
+            cache = try fetching.openCache()
             // A worker started again with the same command line continues its archive: the URLs it
             // archived are done in the queue and are never fetched again.
             warc = try archive.makeWriter(command: "worker", options: warcOptions(), continuing: true,
@@ -95,6 +97,7 @@ struct Worker: ParsableCommand {
         settings.onRecord = { worker.collect($0) }
         // The queue keeps each URL's validators: one fetched before is asked for conditionally.
         settings.since = worker.validatorLookup
+        settings.cache = cache
         let runner = FetchRunner(options: request, settings: settings, writer: nil, outputDirectory: directory, warc: warc) { message in
             LineOutput.standardError.writeWithin(seconds: 5, message + "\n")
         }

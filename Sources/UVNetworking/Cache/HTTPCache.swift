@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTPTypes
 import Synchronization
@@ -44,6 +45,8 @@ public final class HTTPCache: Sendable {
 
     let memory: MemoryCacheStore
     let disk: DiskCacheStore?
+    /// Stores and removals handed to workers and not done yet (`flush()`).
+    let pendingWrites = DispatchGroup()
     /// Keys whose disk entries are being removed (`invalidate`): lookups skip the disk for
     /// them meanwhile, so that what was invalidated is not read back.
     private let removing = Mutex([String: Int]())
@@ -95,6 +98,14 @@ public final class HTTPCache: Sendable {
         remove(CacheKey.key(for: request.url))
     }
 
+    /// Waits until every response the cache was handed (by the sessions using it) is stored,
+    /// and every invalidation done, on disk too: what a program calls before it exits, so that
+    /// the responses of its last requests are there for the next run. A task completes before
+    /// its response is stored (storing runs on a worker meanwhile).
+    public func flush() {
+        pendingWrites.wait()
+    }
+
     /// Drops everything, on disk too (other processes' entries included).
     public func removeAllCachedResponses() {
         memory.removeAll()
@@ -139,7 +150,9 @@ public final class HTTPCache: Sendable {
         for key in keys { memory.remove(key) }
         guard let disk else { return }
         removing.withLock { for key in keys { $0[key, default: 0] += 1 } }
+        pendingWrites.enter()
         let job: @Sendable () -> Void = { [self] in
+            defer { pendingWrites.leave() }
             for key in keys { disk.remove(key) }
             removing.withLock { removing in
                 for key in keys {

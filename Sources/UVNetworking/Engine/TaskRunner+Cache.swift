@@ -136,7 +136,9 @@ extension TaskRunner {
         let manager = task.manager
         let url = currentRequest.url
         let requestFields = state.request?.fields ?? HTTPFields()
+        cache.pendingWrites.enter()
         let job: @Sendable () -> Void = {
+            defer { cache.pendingWrites.leave() }
             var kept: CacheEntry? = entry
             if let dataTask, let hook = manager.hooks.read({ $0.dataTaskWillCacheResponse }) {
                 kept = hook(dataTask, CachedResponse(entry)).map { $0.entry(for: url, requestFields: requestFields) }
@@ -144,6 +146,9 @@ extension TaskRunner {
             let stored = kept.map { cache.store($0) } ?? false
             lead?.end(stored: stored)
         }
-        if !task.manager.workers.submit(job) { lead?.end(stored: false) }
+        if !task.manager.workers.submit(job) {
+            cache.pendingWrites.leave()
+            lead?.end(stored: false)
+        }
     }
 }
