@@ -13,6 +13,11 @@ FUZZ_SMOKE_SECONDS ?= 30
 CURL_REPLIES ?= $(abspath ../shared/conformance/curl-replies)
 export UVN_CURL_REPLIES := $(CURL_REPLIES)
 HAVE_CURL_REPLIES := $(wildcard $(CURL_REPLIES)/index.json)
+# The web-platform-tests' HTTP cache scenarios and their replay origin (docs/conformance.md), the
+# same way: run by `make test` when the folder is there, skipped otherwise.
+HTTP_CACHE_SCENARIOS ?= $(abspath ../shared/conformance/http-cache)
+export UVN_HTTP_CACHE_SCENARIOS := $(HTTP_CACHE_SCENARIOS)
+HAVE_HTTP_CACHE_SCENARIOS := $(wildcard $(HTTP_CACHE_SCENARIOS)/serve.py)
 
 .PHONY: all deps build release check test conformance fuzz fuzz-smoke demo bench gates gate-jsonl clean snippets snippets-check docs
 
@@ -47,6 +52,7 @@ check: deps snippets-check
 # runs the builds beside the tests, so the two cores stay busy; it says what runs when, and why.
 test: deps snippets-check
 	@echo "curl replies: $(if $(HAVE_CURL_REPLIES),$(CURL_REPLIES),none at $(CURL_REPLIES): their suite is skipped)"
+	@echo "http-cache scenarios: $(if $(HAVE_HTTP_CACHE_SCENARIOS),$(HTTP_CACHE_SCENARIOS),none at $(HTTP_CACHE_SCENARIOS): their suite is skipped)"
 	FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) SWIFT=$(SWIFT) bash scripts/make-test.sh
 
 # Writes every ```swift block of README.md, of the DocC articles and of docs/*.md into Examples/DocSnippets
@@ -64,11 +70,13 @@ docs: deps
 	$(SWIFT) package generate-documentation --target UVNetworking --warnings-as-errors
 	$(SWIFT) package generate-documentation --target UVHTTP1 --warnings-as-errors
 
-# Only the curl-replies suite: every reply of curl's test suite against the outcome decided for it.
+# Only the conformance suites: every reply of curl's test suite against the outcome decided for
+# it, and every HTTP cache scenario of the web-platform-tests that applies to a private cache.
 conformance: deps
 	@test -n "$(HAVE_CURL_REPLIES)" || { echo "make conformance: no curl-replies corpus at $(CURL_REPLIES) (set CURL_REPLIES=...)" >&2; exit 1; }
+	@test -n "$(HAVE_HTTP_CACHE_SCENARIOS)" || { echo "make conformance: no http-cache scenarios at $(HTTP_CACHE_SCENARIOS) (set HTTP_CACHE_SCENARIOS=...)" >&2; exit 1; }
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter CurlReplies
+	$(SWIFT) test --skip-build --filter "CurlReplies|CacheScenarios"
 
 fuzz-smoke: deps
 	bash Fuzz/run.sh --smoke $(FUZZ_SMOKE_SECONDS)

@@ -72,6 +72,7 @@ func checkReuse(_ freshness: CacheFreshness, response: CacheControl, request: Ca
         if let maxAge = request.maxAge { fuzzCheck(freshness.age(at: now) <= TimeInterval(maxAge), "older than the request's max-age") }
     case .staleAccepted:
         fuzzCheck(!freshness.isFresh(at: now) && request.maxStale != nil && !response.mustRevalidate, "stale served without max-stale")
+        fuzzCheck(freshness.initialAge < freshness.lifetime, "a response stale on arrival served stale")
     case .validate:
         break
     }

@@ -123,8 +123,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
 
         // The cache.
         /// The request may only be answered from the session's cache (`returnCacheDataDontLoad`,
-        /// a `Cache-Control: only-if-cached` request) and it holds no response that may answer
-        /// it: nothing was sent (URLSession's NSURLErrorResourceUnavailable; RFC 9111's 504).
+        /// Fetch's only-if-cached mode) and it holds no response: nothing was sent (URLSession's
+        /// NSURLErrorResourceUnavailable). A request's own `Cache-Control: only-if-cached` gets
+        /// the cache's 504 response instead, as RFC 9111 says.
         public static let resourceUnavailable = Code("resourceUnavailable")
 
         // Redirects.

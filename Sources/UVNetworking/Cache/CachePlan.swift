@@ -13,9 +13,12 @@ enum CachePlan: Equatable, Sendable {
     /// The origin answers. `store`: its response may be stored (RFC 9111 §3 still decides);
     /// `lookedUp`: the cache was consulted and had nothing usable (a miss, not a bypass).
     case fetch(store: Bool, lookedUp: Bool)
-    /// Nothing usable is stored and the request may not go out (only-if-cached,
-    /// returnCacheDataDontLoad).
+    /// Nothing usable is stored and the request may not go out: the task fails
+    /// (returnCacheDataDontLoad, Fetch's only-if-cached mode).
     case unavailable
+    /// Nothing usable is stored and the request said `Cache-Control: only-if-cached`: the
+    /// cache answers 504 (Gateway Timeout) itself, as RFC 9111 §5.2.1.7 says.
+    case gatewayTimeout
 
     /// Whether a request of `method` with `fields` under `policy` consults the cache at all:
     /// a GET without Range or conditions of its own, whose policy and Cache-Control allow it.
@@ -37,8 +40,9 @@ enum CachePlan: Equatable, Sendable {
             return .fetch(store: storable, lookedUp: false)
         }
         guard let stored else {
-            let onlyCache = policy == .returnCacheDataDontLoad || (policy == .useProtocolCachePolicy && control.onlyIfCached)
-            return onlyCache ? .unavailable : .fetch(store: storable, lookedUp: true)
+            if policy == .returnCacheDataDontLoad { return .unavailable }
+            if policy == .useProtocolCachePolicy && control.onlyIfCached { return .gatewayTimeout }
+            return .fetch(store: storable, lookedUp: true)
         }
         switch policy {
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
@@ -49,7 +53,7 @@ enum CachePlan: Equatable, Sendable {
             switch CacheReuse.decide(stored.freshness, response: stored.control, request: control, now: now) {
             case .fresh, .staleAccepted: return .serve(stored)
             // only-if-cached: a response that would need the origin is not there (§5.2.1.7).
-            case .validate: return control.onlyIfCached ? .unavailable : revalidation(of: stored, storable: storable)
+            case .validate: return control.onlyIfCached ? .gatewayTimeout : revalidation(of: stored, storable: storable)
             }
         case .reloadIgnoringLocalCacheData, .reloadWithoutCaching:
             return .fetch(store: storable, lookedUp: false)

@@ -31,7 +31,7 @@ public enum CacheOutcome: UInt8, Sendable, Hashable, CustomStringConvertible {
 /// worker), what the lookup decided, and what the run does with it (on the loop). A task of a
 /// session without a cache has none.
 ///
-/// Threads: `phase` orders the lookup's writes (`plan`, `lead`, `conditional`) before the
+/// Threads: `phase` orders the lookup's writes (`plan`, `lead`, `sentInstead`) before the
 /// loop's reads (the loop job that starts the task is queued after `phase` became `ready`);
 /// the fields after them are the loop's alone.
 final class TaskCacheState: @unchecked Sendable {
@@ -46,8 +46,9 @@ final class TaskCacheState: @unchecked Sendable {
     var plan = CachePlan.fetch(store: false, lookedUp: false)
     /// This task's fetch is the one others wait for.
     var lead: CacheFetchLead?
-    /// The task's request with the stored response's validators, for `.validate`.
-    var conditional: PreparedRequest?
+    /// What goes out in place of the task's own request: with the stored response's
+    /// validators (`.validate`), and the fields of the Fetch standard's cache modes.
+    var sentInstead: PreparedRequest?
 
     // The loop's.
     /// When the request went out (`CacheEntry.requestTime`).

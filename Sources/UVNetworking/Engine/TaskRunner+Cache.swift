@@ -26,6 +26,12 @@ extension TaskRunner {
             state.plan = .fetch(store: false, lookedUp: false)
             state.record(.hit)
             return .served(StoredExchange(entry: entry, now: state.requestDate, loop: loop))
+        case .gatewayTimeout:
+            state.plan = .fetch(store: false, lookedUp: false)
+            state.record(.miss)
+            let entry = CacheEntry(key: "", status: 504, reason: "Gateway Timeout", fields: [.contentLength: "0"], body: Data(),
+                                   requestTime: state.requestDate, responseTime: state.requestDate, varyNames: [], varyValues: [:])
+            return .served(StoredExchange(entry: entry, now: state.requestDate, loop: loop))
         case .unavailable:
             state.record(.miss)
             let why = task.originalRequest.cachePolicy == .returnCacheDataDontLoad
@@ -33,10 +39,11 @@ extension TaskRunner {
             return .unavailable(NetworkingError(.resourceUnavailable, "no stored response may answer the request, and \(why)"))
         case .validate:
             state.record(.miss)
-            if let conditional = state.conditional { sendInstead(conditional) }
+            if let prepared = state.sentInstead { sendInstead(prepared) }
             return .network
         case .fetch(_, let lookedUp):
             state.record(lookedUp ? .miss : .bypass)
+            if let prepared = state.sentInstead { sendInstead(prepared) }
             return .network
         }
     }
@@ -72,7 +79,7 @@ extension TaskRunner {
         switch state.plan {
         case .fetch(let store, _): storable = store
         case .validate: storable = true
-        case .serve, .unavailable: storable = false
+        case .serve, .unavailable, .gatewayTimeout: storable = false
         }
         // After a redirect the response is another URL's: not kept under this one.
         guard storable, visited.isEmpty, let request = state.request else {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The cache's step before a task reaches its loop: the lookup (the store may be on disk, and
 /// a loop thread does no I/O), coalescing with another task's fetch of the same URL, and the
@@ -32,10 +33,14 @@ extension SessionManager {
             guard let lead else { return }
             state.lead = lead
         }
-        if case .validate(let stored) = plan {
-            if let conditional = conditionalPreparation(of: task, validating: stored) {
-                state.conditional = conditional
-            } else {
+        // What goes out in the task's own request's place: the stored validators, and the
+        // fields the Fetch standard adds for its modes.
+        var added = Self.fetchModeFields(for: request)
+        if case .validate(let stored) = plan { added += CacheReuse.conditionalFields(for: stored.fields) }
+        if !added.isEmpty, plan != .unavailable, !isServed(plan) {
+            if let prepared = preparation(of: task, adding: added) {
+                state.sentInstead = prepared
+            } else if case .validate = plan {
                 plan = .fetch(store: true, lookedUp: true)
             }
         }
@@ -44,14 +49,37 @@ extension SessionManager {
         send(.resume, for: task)
     }
 
-    /// `task`'s request with `stored`'s validators (RFC 9111 §4.3.1), prepared; nil when it
-    /// cannot be (the task's own request could not be either, and fails on its loop).
-    private func conditionalPreparation(of task: SessionTask, validating stored: CacheEntry) -> PreparedRequest? {
+    private func isServed(_ plan: CachePlan) -> Bool {
+        if case .serve = plan { return true }
+        return false
+    }
+
+    /// The fields the Fetch standard's HTTP-network-or-cache fetch adds for a cache mode,
+    /// unless the request has its own: "no-cache" (`reloadRevalidatingCacheData`) asks
+    /// `Cache-Control: max-age=0`; "reload" and "no-store" (`reloadIgnoringLocalCacheData`,
+    /// `reloadWithoutCaching`) ask `Pragma: no-cache` and `Cache-Control: no-cache`, so that
+    /// caches on the way do not answer either.
+    static func fetchModeFields(for request: CacheRequest) -> [(name: String, value: String)] {
+        let hasCacheControl = request.fields[.cacheControl] != nil
+        switch request.policy {
+        case .reloadRevalidatingCacheData:
+            return hasCacheControl ? [] : [("Cache-Control", "max-age=0")]
+        case .reloadIgnoringLocalCacheData, .reloadWithoutCaching:
+            var fields: [(name: String, value: String)] = []
+            if request.fields[HTTPField.Name("Pragma")!] == nil { fields.append(("Pragma", "no-cache")) }
+            if !hasCacheControl { fields.append(("Cache-Control", "no-cache")) }
+            return fields
+        case .useProtocolCachePolicy, .returnCacheDataElseLoad, .returnCacheDataDontLoad:
+            return []
+        }
+    }
+
+    /// `task`'s request with `fields` set, prepared; nil when it cannot be (the task's own
+    /// request could not be either, and fails on its loop).
+    private func preparation(of task: SessionTask, adding fields: [(name: String, value: String)]) -> PreparedRequest? {
         guard task.preparedRequest != nil else { return nil }
         var request = task.sentRequest
-        for field in CacheReuse.conditionalFields(for: stored.fields) {
-            request.setValue(field.value, forHTTPHeaderField: field.name)
-        }
+        for field in fields { request.setValue(field.value, forHTTPHeaderField: field.name) }
         return try? PreparedRequestCache.make(request, for: self)
     }
 }

@@ -94,6 +94,8 @@ import Testing
         #expect(reuse([("Cache-Control", "max-age=1")], request: "max-stale", after: 100_000) == .staleAccepted)
         #expect(reuse([("Cache-Control", "max-age=1")], request: "max-stale=10", after: 30) == .validate)
         #expect(reuse([("Cache-Control", "max-age=1, must-revalidate")], request: "max-stale=1000", after: 3) == .validate)
+        // Stale when it arrived (Age past max-age): never served stale.
+        #expect(reuse([("Cache-Control", "max-age=1500"), ("Age", "2000")], request: "max-stale=1000") == .validate)
     }
 
     @Test func conditionalFieldsCarryTheStoredValidators() {

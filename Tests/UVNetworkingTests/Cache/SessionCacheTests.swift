@@ -131,8 +131,9 @@ import Testing
         let (outcome, cacheOutcome) = Self.fetch(harness, Self.request(origin.url(), policy: .returnCacheDataDontLoad))
         #expect(outcome.code == .resourceUnavailable)
         #expect(cacheOutcome == .miss)
+        // The request's own only-if-cached: the cache answers 504 itself (RFC 9111 §5.2.1.7).
         let (onlyIfCached, _) = Self.fetch(harness, Self.request(origin.url(), fields: [("Cache-Control", "only-if-cached")]))
-        #expect(onlyIfCached.code == .resourceUnavailable)
+        #expect(onlyIfCached.status == 504 && onlyIfCached.error == nil)
         #expect(origin.requests.isEmpty)
         origin.server.stop()
         harness.finish()
@@ -166,15 +167,24 @@ import Testing
         harness.finish()
     }
 
-    @Test func maxStaleAcceptsAStaleResponseAndMinFreshRefusesAFreshOne() throws {
-        let origin = try Origin { _ in ScriptedResponse.text("aged", headers: [("Cache-Control", "max-age=1"), ("Age", "5")]) }
+    @Test func maxStaleAcceptsAResponseThatWentStaleHere() throws {
+        let origin = try Origin { request in
+            request.target == "/pre-aged"
+                ? ScriptedResponse.text("aged", headers: [("Cache-Control", "max-age=1"), ("Age", "5")])
+                : ScriptedResponse.text("short", headers: [("Cache-Control", "max-age=1")])
+        }
         let harness = Self.harness()
-        _ = Self.fetch(harness, Self.request(origin.url()))
-        let (stale, staleOutcome) = Self.fetch(harness, Self.request(origin.url(), fields: [("Cache-Control", "max-stale=60")]))
-        #expect(stale.text == "aged" && staleOutcome == .hit)
-        let (_, refused) = Self.fetch(harness, Self.request(origin.url(), fields: [("Cache-Control", "max-stale=1")]))
+        _ = Self.fetch(harness, Self.request(origin.url("/short")))
+        Thread.sleep(forTimeInterval: 1.5)
+        let (stale, staleOutcome) = Self.fetch(harness, Self.request(origin.url("/short"), fields: [("Cache-Control", "max-stale=60")]))
+        #expect(stale.text == "short" && staleOutcome == .hit)
+        let (_, refused) = Self.fetch(harness, Self.request(origin.url("/short"), fields: [("Cache-Control", "max-stale=0")]))
         #expect(refused == .miss)
-        #expect(origin.requests.count == 2)
+        // Stale when it arrived: max-stale does not serve it.
+        _ = Self.fetch(harness, Self.request(origin.url("/pre-aged")))
+        let (_, preAged) = Self.fetch(harness, Self.request(origin.url("/pre-aged"), fields: [("Cache-Control", "max-stale=60")]))
+        #expect(preAged == .miss)
+        #expect(origin.requests.count == 4)
         origin.server.stop()
         harness.finish()
     }
