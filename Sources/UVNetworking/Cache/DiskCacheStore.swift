@@ -134,12 +134,36 @@ final class DiskCacheStore: Sendable {
     /// it is too large or could not be written (a full disk: the store is left as it was).
     @discardableResult
     func store(_ entry: CacheEntry) -> Bool {
-        let variant = Self.encodeVariant(entry.varyValues)
         guard entry.cost <= maximumEntryCost else {
-            remove(key: entry.key, variant: variant)
+            remove(key: entry.key, variant: Self.encodeVariant(entry.varyValues))
             return false
         }
         guard let file = writeBody(entry.body) else { return false }
+        return index(entry, file: file, size: entry.body.count, crc: Self.crc(entry.body))
+    }
+
+    /// A path for a body written elsewhere (a response collected as it arrives,
+    /// `CacheBodySpool`) and then given to `store(_:bodyFile:size:crc:)` by its name.
+    func newBodyFile() -> (name: String, path: String) {
+        let name = UUID().uuidString.lowercased() + ".body"
+        return (name, bodies.appendingPathComponent(name).path)
+    }
+
+    /// Keeps `entry` (its body left out) with the body already in the file `name` (complete,
+    /// `size` bytes, CRC-32 `crc`); the file is removed when it is not kept.
+    @discardableResult
+    func store(_ entry: CacheEntry, bodyFile name: String, size: Int, crc: Int64) -> Bool {
+        guard size + entry.cost <= maximumEntryCost, !name.contains("/") else {
+            unlink(bodies.appendingPathComponent(name).path)
+            return false
+        }
+        return index(entry, file: name, size: size, crc: crc)
+    }
+
+    /// Commits the row naming `file` (already complete on disk); removes the file when the
+    /// commit fails, and the files of the rows it replaced or evicted once it succeeded.
+    private func index(_ entry: CacheEntry, file: String, size: Int, crc: Int64) -> Bool {
+        let variant = Self.encodeVariant(entry.varyValues)
         var replaced: [String] = []
         var evicted: [String] = []
         let committed = (try? withIndex { (database) throws(CacheIndexDatabase.Failure) in
@@ -154,7 +178,7 @@ final class DiskCacheStore: Sendable {
                     """, [.text(entry.key), .text(variant), .integer(Int64(entry.status)), .text(entry.reason),
                           .text(Self.encodeFields(entry.fields)), .real(entry.requestTime.timeIntervalSince1970),
                           .real(entry.responseTime.timeIntervalSince1970), .text(entry.varyNames.joined(separator: "\n")),
-                          .text(file), .integer(Int64(entry.body.count)), .integer(Self.crc(entry.body)),
+                          .text(file), .integer(Int64(size)), .integer(crc),
                           .real(Date().timeIntervalSince1970)])
                 evicted = try evict(database)
             }
@@ -298,9 +322,12 @@ final class DiskCacheStore: Sendable {
     }
 
     static func crc(_ data: Data) -> Int64 {
-        data.withUnsafeBytes { bytes in
-            Int64(CZlib.crc32(0, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
-        }
+        data.withUnsafeBytes { crc(0, $0) }
+    }
+
+    /// `running` (the CRC-32 of the bytes before) continued over `bytes`.
+    static func crc(_ running: Int64, _ bytes: UnsafeRawBufferPointer) -> Int64 {
+        Int64(CZlib.crc32(uLong(running), bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
     }
 
     // MARK: Encodings

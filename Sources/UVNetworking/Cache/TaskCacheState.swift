@@ -80,16 +80,28 @@ final class TaskCacheState: @unchecked Sendable {
 }
 
 /// A response being collected for the store: its head, and its body up to the cache's
-/// largest entry.
-struct CacheFill {
+/// largest entry; past `spillThreshold`, with a disk store, the body goes to a file as it
+/// arrives (written on workers, never held whole in memory). Loop thread only.
+final class CacheFill {
     let limit: Int
     let head: ResponseHead
     /// The body is collected decoded (the head's Content-Encoding is not kept).
     let decoded: Bool
     let responseDate: Date
-    var body = Data()
-    /// Too large to keep: collection stopped.
-    var overflowed = false
+    /// The body while it is small (all of it, unless `spool` took over).
+    private(set) var body = Data()
+    /// Bytes collected, and their CRC-32 (what the disk store checks on every read).
+    private(set) var count = 0
+    private(set) var crc: Int64 = 0
+    /// Too large to keep, or its file could not be written: collection stopped.
+    private(set) var overflowed = false
+    /// The body's file once it passed `spillThreshold` (with a disk store).
+    private(set) var spool: (name: String, writer: DownloadFileWriter)?
+    /// The spool's writer asked the loop to stop reading until it drains.
+    var behind = false
+
+    /// Bodies up to this size are collected in memory.
+    static let spillThreshold = 1 << 20
 
     init(limit: Int, head: ResponseHead, decoded: Bool, responseDate: Date) {
         self.limit = limit
@@ -98,13 +110,42 @@ struct CacheFill {
         self.responseDate = responseDate
     }
 
-    mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        guard !overflowed else { return }
-        guard body.count + bytes.count <= limit else {
-            overflowed = true
+    /// Takes `bytes` (valid only during the call); returns true when the loop should stop
+    /// reading until `drained` (run on a worker) says the file caught up. `disk`: where a large
+    /// body spills to; nil keeps everything in memory.
+    func append(_ bytes: UnsafeRawBufferPointer, disk: DiskCacheStore?, workers: WorkerPool,
+                drained: @escaping @Sendable () -> Void) -> Bool {
+        guard !overflowed else { return false }
+        guard count + bytes.count <= limit else {
+            abandon()
+            return false
+        }
+        crc = DiskCacheStore.crc(crc, bytes)
+        count += bytes.count
+        if spool == nil, let disk, count > Self.spillThreshold {
+            let file = disk.newBodyFile()
+            // A failed write stops collection (the task goes on); its notice reads as drained
+            // so that a loop paused for the file reads again.
+            let writer = DownloadFileWriter(path: file.path, workers: workers, onDrained: drained, onFailed: { _ in drained() })
+            writer.start(.fromBeginning)
+            if !body.isEmpty { _ = writer.push([UInt8](body)) }
             body = Data()
-            return
+            spool = (file.name, writer)
+        }
+        if let spool {
+            if spool.writer.push(Array(bytes)) { behind = true }
+            return behind
         }
         if let base = bytes.baseAddress, !bytes.isEmpty { body.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+        return false
+    }
+
+    /// Stops collecting: what was taken is dropped, a spool's file removed.
+    func abandon() {
+        overflowed = true
+        body = Data()
+        behind = false
+        spool?.writer.close(.discard) { _ in }
+        spool = nil
     }
 }

@@ -74,6 +74,7 @@ extension TaskRunner {
     /// The task's final response head was accepted: collect its body for the store when the
     /// lookup allowed storing and RFC 9111 §3 lets a private cache keep it.
     func cacheAcceptedHead(_ head: ResponseHead, _ state: TaskCacheState) {
+        state.fill?.abandon()
         state.fill = nil
         let storable: Bool
         switch state.plan {
@@ -95,11 +96,28 @@ extension TaskRunner {
         state.fill = CacheFill(limit: state.cache.maximumEntrySize, head: head, decoded: contentDecoder != nil, responseDate: Date())
     }
 
-    /// Decoded body bytes of the task's response, as the sink got them.
-    @inline(__always)
-    func cacheReceivedBody(_ bytes: UnsafeRawBufferPointer, _ state: TaskCacheState) {
-        state.fill?.append(bytes)
+    /// Decoded body bytes of the task's response, as the sink got them. Returns true when the
+    /// file a large body goes to is behind, and reading should wait for it (as for a
+    /// download's file).
+    func cacheReceivedBody(_ bytes: UnsafeRawBufferPointer, _ state: TaskCacheState) -> Bool {
+        guard let fill = state.fill else { return false }
+        let runner = LoopBound(self, loop: loop)
+        let loop = self.loop
+        return fill.append(bytes, disk: state.cache.disk, workers: task.manager.workers) {
+            _ = loop.execute { runner.value.cacheSpoolDrained() }
+        }
     }
+
+    /// The file of a body being collected caught up (or failed): read again, unless the sink
+    /// is behind too.
+    private func cacheSpoolDrained() {
+        guard task.loopRunner === self, let fill = task.cacheState?.fill else { return }
+        fill.behind = fill.spool?.writer.wantsPause ?? false
+        consumerDrained()
+    }
+
+    /// Whether reading waits for the file of a body being collected.
+    var cacheIsBehind: Bool { task.cacheState?.fill?.behind ?? false }
 
     /// A 304 turned into the stored response: its exchange ended, so the stored body follows.
     func cacheDeliverPendingBody(_ state: TaskCacheState) {
@@ -118,6 +136,7 @@ extension TaskRunner {
     func cacheTaskEnded(_ error: NetworkingError?, _ state: TaskCacheState) {
         state.pendingBody = nil
         guard error == nil, let fill = state.fill, !fill.overflowed, let request = state.request else {
+            state.fill?.abandon()
             state.fill = nil
             state.lead?.end(stored: false)
             return
@@ -126,10 +145,46 @@ extension TaskRunner {
         let fields = fill.head.httpFields
         let names = CacheVary.names(in: fields)
         let entry = CacheEntry(key: request.key, status: fill.head.status, reason: fill.head.reason,
-                               fields: CacheStorePolicy.storedFields(fields, bodyLength: fill.body.count, decoded: fill.decoded),
+                               fields: CacheStorePolicy.storedFields(fields, bodyLength: fill.count, decoded: fill.decoded),
                                body: fill.body, requestTime: state.requestDate, responseTime: fill.responseDate,
                                varyNames: names, varyValues: CacheVary.selected(names, from: request.fields))
-        store(entry, state)
+        if let spool = fill.spool {
+            storeSpooled(entry, spool: spool, size: fill.count, crc: fill.crc, state)
+        } else {
+            store(entry, state)
+        }
+    }
+
+    /// Closes a large body's file, then indexes it with `entry` (on a worker): a body that
+    /// never held whole in memory, unless the session's `dataTaskWillCacheResponse` wants to
+    /// see it.
+    private func storeSpooled(_ entry: CacheEntry, spool: (name: String, writer: DownloadFileWriter), size: Int, crc: Int64,
+                              _ state: TaskCacheState) {
+        let cache = state.cache
+        let lead = state.lead ?? cache.leadStore(entry.key)
+        state.lead = nil
+        let dataTask = task as? DataTask
+        let hooks = task.manager.hooks
+        let url = currentRequest.url
+        let requestFields = state.request?.fields ?? HTTPFields()
+        cache.pendingWrites.enter()
+        spool.writer.close(.complete) { closed in
+            defer { cache.pendingWrites.leave() }
+            guard let disk = cache.disk, closed.error == nil, closed.size == Int64(size) else {
+                unlink(spool.writer.path)
+                lead?.end(stored: false)
+                return
+            }
+            if let dataTask, let hook = hooks.read({ $0.dataTaskWillCacheResponse }) {
+                var whole = entry
+                whole.body = FileManager.default.contents(atPath: spool.writer.path) ?? Data()
+                unlink(spool.writer.path)
+                let kept = whole.body.count == size ? hook(dataTask, CachedResponse(whole)) : nil
+                lead?.end(stored: kept.map { cache.store($0.entry(for: url, requestFields: requestFields)) } ?? false)
+                return
+            }
+            lead?.end(stored: disk.store(entry, bodyFile: spool.name, size: size, crc: crc))
+        }
     }
 
     /// Stores `entry` on a worker, after the session's `dataTaskWillCacheResponse` had its say,
@@ -140,14 +195,14 @@ extension TaskRunner {
         let lead = state.lead ?? cache.leadStore(entry.key)
         state.lead = nil
         let dataTask = task as? DataTask
-        let manager = task.manager
+        let hooks = task.manager.hooks
         let url = currentRequest.url
         let requestFields = state.request?.fields ?? HTTPFields()
         cache.pendingWrites.enter()
         let job: @Sendable () -> Void = {
             defer { cache.pendingWrites.leave() }
             var kept: CacheEntry? = entry
-            if let dataTask, let hook = manager.hooks.read({ $0.dataTaskWillCacheResponse }) {
+            if let dataTask, let hook = hooks.read({ $0.dataTaskWillCacheResponse }) {
                 kept = hook(dataTask, CachedResponse(entry)).map { $0.entry(for: url, requestFields: requestFields) }
             }
             let stored = kept.map { cache.store($0) } ?? false

@@ -498,7 +498,7 @@ extension TaskRunner: ExchangeDelegate {
             lastByteAt = LoopTimer.now(loop)
             return
         }
-        if let cacheState = task.cacheState { cacheReceivedBody(bytes, cacheState) }
+        if let cacheState = task.cacheState, cacheReceivedBody(bytes, cacheState) { perform(machine.consumerBehind()) }
         // Progress counts what came off the wire, so it reaches its Content-Length.
         task.recordReceived(wireCount)
         engine.progressChanged(task, upload: false)
@@ -574,7 +574,7 @@ extension TaskRunner {
     /// buffer: read again, unless it filled up again since it asked, or the caller suspended the
     /// task.
     func consumerDrained() {
-        perform(machine.consumerDrained(stillBehind: sink.isBehind))
+        perform(machine.consumerDrained(stillBehind: sink.isBehind || cacheIsBehind))
     }
 }
 

@@ -378,4 +378,51 @@ import Testing
         origin.server.stop()
         harness.finish()
     }
+
+    @Test func aLargeBodyGoesToTheDiskAsItArrives() throws {
+        let body = String((0..<(3 << 20)).map { _ in Character(UnicodeScalar(UInt8.random(in: 97...122))) })
+        let origin = try Origin { _ in ScriptedResponse.text(body, headers: [("Cache-Control", "max-age=60")]) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-session-spool-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: directory)
+        let harness = Self.harness(cache)
+        let (first, _) = Self.fetch(harness, Self.request(origin.url("/large")))
+        #expect(first.data?.count == 3 << 20)
+        cache.flush()
+        let bodies = directory.appendingPathComponent("bodies").path
+        let files = try FileManager.default.contentsOfDirectory(atPath: bodies)
+        #expect(files.count == 1)
+        #expect(cache.currentDiskUsage == 3 << 20)
+        // Too large for the memory tier: from the disk.
+        #expect(cache.currentMemoryUsage == 0)
+        let (second, outcome) = Self.fetch(harness, Self.request(origin.url("/large")))
+        #expect(outcome == .hit)
+        #expect(second.text == body)
+        #expect(origin.requests.count == 1)
+        origin.server.stop()
+        harness.finish()
+    }
+
+    @Test func aCancelledLargeBodyLeavesNoFile() throws {
+        let origin = try Origin { _ in
+            // Head and 2 MiB, then the connection stalls: the task is cancelled mid-body.
+            "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 10000000\r\n\r\n" + String(repeating: "s", count: 2 << 20)
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-session-spool-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: directory)
+        let harness = Self.harness(cache)
+        let (task, wait) = harness.makeTask(Self.request(origin.url("/stalls")))
+        task.resume()
+        let deadline = Date().addingTimeInterval(10)
+        while task.countOfBytesReceived < 2 << 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        task.cancel()
+        #expect(wait(10)?.code == .cancelled)
+        cache.flush()
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("bodies").path).isEmpty)
+        #expect(cache.currentDiskUsage == 0)
+        origin.server.stop()
+        harness.finish()
+    }
 }
