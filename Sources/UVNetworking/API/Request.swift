@@ -87,6 +87,11 @@ public struct Request: Sendable, Equatable {
     /// NSURLRequest: `.useProtocolCachePolicy` (the default) follows RFC 9111 and the request's
     /// own Cache-Control. It does nothing in a session without a cache.
     public var cachePolicy = CachePolicy.useProtocolCachePolicy { didSet { generation = RequestGeneration.next() } }
+    /// The kind of traffic the request carries (NSURLRequest's `networkServiceType`): its
+    /// connection's packets are marked with that service class's DSCP and socket priority.
+    /// `.default` (no marking) unless set; requests of different types use different
+    /// connections.
+    public var networkServiceType = NetworkServiceType.default { didSet { generation = RequestGeneration.next() } }
     /// Where this request's task logs (its start, connection, retries, redirects, end), with its
     /// task identifier as metadata; nil (the default) for the session's
     /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no
@@ -148,13 +153,15 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body, timeouts, cookie handling and cache policy. Streamed bodies
+    /// Same URL, method, fields (in order), body, timeouts, cookie handling, cache policy and
+    /// service type. Streamed bodies
     /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
         if lhs.generation == rhs.generation { return true }
         return lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
             && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
             && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies && lhs.cachePolicy == rhs.cachePolicy
+            && lhs.networkServiceType == rhs.networkServiceType
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 

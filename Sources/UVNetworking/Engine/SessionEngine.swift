@@ -153,7 +153,8 @@ final class SessionEngine {
                                                   maxBodyBytes: configuration.maximumResponseBodyBytes),
             http2: HTTP2Session.Settings(maximumHeaderListBytes: configuration.maximumResponseHeaderBytes),
             // h2c by prior knowledge: plain http, no proxy in between.
-            speaksHTTP2First: configuration.httpVersion == .http2PriorKnowledge && origin.scheme == "http" && origin.proxy == nil)
+            speaksHTTP2First: configuration.httpVersion == .http2PriorKnowledge && origin.scheme == "http" && origin.proxy == nil,
+            serviceType: origin.serviceType)
         // Through a proxy, connections go to the proxy; https tunnels to the origin from there.
         let pool = ConnectionPool(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port,
                                   loop: loop, resolver: resolver, settings: settings, set: poolSet)

@@ -37,6 +37,8 @@ final class ConnectionPool {
         var http2 = HTTP2Session.Settings()
         /// Connections speak HTTP/2 from the start (h2c by prior knowledge), without ALPN.
         var speaksHTTP2First = false
+        /// How the connections' packets are marked (`Request.networkServiceType`).
+        var serviceType = NetworkServiceType.default
     }
 
     let host: String
@@ -396,7 +398,8 @@ final class ConnectionPool {
 
     private func open(_ id: Int) {
         let connector = TransportConnector(id: id, loop: loop, delegate: self, host: host, port: port, tls: tls, tunnel: tunnel,
-                                           resolver: resolver, connectTimeout: settings.connectTimeout)
+                                           resolver: resolver, connectTimeout: settings.connectTimeout,
+                                           serviceType: settings.serviceType)
         let slot = machine.slot(of: id)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))

@@ -10,8 +10,8 @@ import Synchronization
 /// `serialize(_:parameters:)` start from `applyingDefaults(to:)`, as the JSON and property list
 /// serializers do.
 ///
-/// Of AFNetworking's request properties `timeoutInterval`, `httpShouldHandleCookies` and
-/// `cachePolicy` exist here: pipelining, cellular access and network service type have no
+/// Of AFNetworking's request properties `timeoutInterval`, `httpShouldHandleCookies`,
+/// `cachePolicy` and `networkServiceType` exist here: pipelining and cellular access have no
 /// meaning in this client yet, so they are left out rather than accepted and ignored.
 open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     // @unchecked: the only mutable state is `state`, behind a Mutex.
@@ -25,6 +25,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         var timeoutInterval: TimeInterval?
         var httpShouldHandleCookies: Bool?
         var cachePolicy: Request.CachePolicy?
+        var networkServiceType: NetworkServiceType?
         var methodsEncodingParametersInURI: Set<HTTPRequest.Method> = [.get, .head, .delete]
         var queryStringSerialization: QueryStringSerialization?
     }
@@ -68,6 +69,14 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     public var cachePolicy: Request.CachePolicy? {
         get { state.withLock { $0.cachePolicy } }
         set { state.withLock { $0.cachePolicy = newValue } }
+    }
+
+    /// The `Request.networkServiceType` given to serialized requests (AFNetworking's
+    /// `networkServiceType`); nil (the default) leaves each request's own, `.default` unless
+    /// changed.
+    public var networkServiceType: NetworkServiceType? {
+        get { state.withLock { $0.networkServiceType } }
+        set { state.withLock { $0.networkServiceType = newValue } }
     }
 
     /// Methods whose parameters go in the URL's query rather than the body.
@@ -137,8 +146,8 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     /// `request` with the default headers it does not already have and the properties set on
     /// this serializer.
     public func applyingDefaults(to request: Request) -> Request {
-        let (headers, timeout, cookies, cachePolicy) = state.withLock {
-            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy)
+        let (headers, timeout, cookies, cachePolicy, serviceType) = state.withLock {
+            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy, $0.networkServiceType)
         }
         var request = request
         for header in headers where request.value(forHTTPHeaderField: header.name) == nil {
@@ -147,6 +156,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         if let timeout { request.timeoutInterval = timeout }
         if let cookies { request.httpShouldHandleCookies = cookies }
         if let cachePolicy { request.cachePolicy = cachePolicy }
+        if let serviceType { request.networkServiceType = serviceType }
         return request
     }
 

@@ -16,6 +16,8 @@ final class PreparedRequest: Sendable {
         var port: Int
         var securityID = 0
         var proxy: ProxyEndpoint? = nil
+        /// `Request.networkServiceType`: its connections are marked for it.
+        var serviceType = NetworkServiceType.default
     }
 
     let origin: Origin
@@ -194,7 +196,7 @@ final class PreparedRequest: Sendable {
         }
         self.streamedBody = streamedBody
         origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0,
-                        proxy: proxy)
+                        proxy: proxy, serviceType: request.networkServiceType)
         isHEAD = request.method == .head
         isReplayable = request.isReplayable
         base = nil

@@ -26,6 +26,8 @@ final class ConnectionRace {
     /// The first attempt's transport, made by the caller (who keeps it as its transport while
     /// connecting), used when the first address starts.
     private var firstTransport: TCPTransport?
+    /// The marking of every attempt's socket: the first transport's.
+    private let firstServiceType: NetworkServiceType
     private var timer: LoopTimer?
     private var delegate: ConnectionRaceDelegate?
 
@@ -42,6 +44,7 @@ final class ConnectionRace {
         machine = HappyEyeballs(addressCount: addresses.count)
         attempts = Array(repeating: nil, count: addresses.count)
         firstTransport = first
+        firstServiceType = first.serviceType
         self.delegate = delegate
     }
 
@@ -74,7 +77,7 @@ final class ConnectionRace {
                 transport = first
                 firstTransport = nil
             } else {
-                transport = TCPTransport(loop: loop)
+                transport = TCPTransport(loop: loop, serviceType: firstServiceType)
             }
             transport.delegate = self
             attempts[index] = transport

@@ -20,9 +20,13 @@ final class TCPTransport: StreamTransport {
     @exclusivity(unchecked) private var isReading = false
     @exclusivity(unchecked) private var writesInFlight = 0
 
-    init(loop: EventLoop) {
+    /// How the socket's packets are marked (`Request.networkServiceType`).
+    let serviceType: NetworkServiceType
+
+    init(loop: EventLoop, serviceType: NetworkServiceType = .default) {
         loop.assertInLoop()
         self.loop = loop
+        self.serviceType = serviceType
         handle = .allocate(capacity: 1)
         uv_tcp_init(loop.uv, handle)
         handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
@@ -41,7 +45,13 @@ final class TCPTransport: StreamTransport {
         loop.assertInLoop()
         let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         let status = address.withSockAddr { sockaddr in
-            uv_tcp_connect(request, handle, sockaddr) { request, status in
+            // A marked connection is marked from its SYN: the socket is made and set up here,
+            // then handed to libuv, which would otherwise make it inside uv_tcp_connect.
+            if serviceType != .default {
+                let opened = Self.openMarkedSocket(family: Int32(sockaddr.pointee.sa_family), serviceType, into: handle)
+                guard opened == 0 else { return opened }
+            }
+            return uv_tcp_connect(request, handle, sockaddr) { request, status in
                 let transport = TCPTransport.from(request!.pointee.handle.pointee.data)
                 request!.deallocate()
                 transport.connectFinished(status)
@@ -57,6 +67,27 @@ final class TCPTransport: StreamTransport {
                 self.delegate?.transport(self, didFailToConnect: failure)
             }
         }
+    }
+
+    /// A non-blocking socket of `family` whose packets carry `serviceType`'s DSCP (IP_TOS or
+    /// IPV6_TCLASS: the code point in the byte's upper six bits) and whose priority is its
+    /// socket priority, adopted by `handle`; a negative errno when it cannot be made. A mark
+    /// the system refuses is skipped: the connection is still made.
+    private static func openMarkedSocket(family: Int32, _ serviceType: NetworkServiceType, into handle: UnsafeMutablePointer<uv_tcp_t>) -> Int32 {
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return -errno }
+        var traffic = Int32(serviceType.dscp) << 2
+        if family == AF_INET6 {
+            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_TCLASS, &traffic, socklen_t(MemoryLayout<Int32>.size))
+        } else {
+            _ = setsockopt(fd, Int32(IPPROTO_IP), IP_TOS, &traffic, socklen_t(MemoryLayout<Int32>.size))
+        }
+        // After IP_TOS, which sets a priority of its own from the TOS byte.
+        var priority = serviceType.socketPriority
+        _ = setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &priority, socklen_t(MemoryLayout<Int32>.size))
+        let adopted = uv_tcp_open(handle, uv_os_sock_t(fd))
+        if adopted != 0 { Glibc.close(fd) }
+        return adopted
     }
 
     private func connectFinished(_ status: Int32) {

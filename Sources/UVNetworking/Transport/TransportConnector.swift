@@ -28,6 +28,7 @@ final class TransportConnector {
     private let tls: TLSRoute?
     private let tunnel: TunnelRoute?
     private let timeoutMilliseconds: UInt64
+    private let serviceType: NetworkServiceType
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var race: ConnectionRace?
     /// The first attempt's TCP transport until the race starts, then the stack over the winner.
@@ -38,7 +39,7 @@ final class TransportConnector {
     /// - Parameters:
     ///   - host, port: where to connect: the origin, or the proxy in front of it.
     init(id: Int, loop: EventLoop, delegate: TransportConnectorDelegate, host: String, port: Int, tls: TLSRoute?, tunnel: TunnelRoute?,
-         resolver: DNSResolver, connectTimeout: Double) {
+         resolver: DNSResolver, connectTimeout: Double, serviceType: NetworkServiceType = .default) {
         loop.assertInLoop()
         self.id = id
         self.loop = loop
@@ -49,6 +50,7 @@ final class TransportConnector {
         self.tls = tls
         self.tunnel = tunnel
         self.timeoutMilliseconds = LoopDuration.timeout(connectTimeout)
+        self.serviceType = serviceType
     }
 
     /// The TLS layer once TCP is up, while the handshake runs (tests watch it).
@@ -76,7 +78,8 @@ final class TransportConnector {
                     self.fail(.transport(.noAddresses(host: self.host)))
                     return
                 }
-                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: TCPTransport(loop: self.loop), delegate: self)
+                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: TCPTransport(loop: self.loop, serviceType: self.serviceType),
+                                           delegate: self)
                 self.race = race
                 self.timings.remote = race.firstAddress
                 race.start()

@@ -7,7 +7,7 @@ import Testing
 
 /// The disk store on real files: kept across opens, damaged bodies and indexes read as
 /// misses, eviction, two stores on one directory at once, and directories it cannot use.
-@Suite struct DiskCacheStoreTests {
+@Suite(.tags(.unit)) struct DiskCacheStoreTests {
     private static func directory() -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-disk-cache-\(UUID().uuidString)")
         return url
