@@ -64,7 +64,7 @@ final class DiagnosticLines: @unchecked Sendable {
         let encoded = try JSONEncoder.sortedForTest.encode(
             FetchRecord(url: "u", status: nil, bytes: 0, timings: .init(total: 1), error: nil, attempts: 1))
         let text = String(decoding: encoded, as: UTF8.self)
-        #expect(text.hasPrefix("{\"attempts\":1,\"bytes\":0,\"capture\":null,\"effectiveURL\":\"u\",\"error\":null,\"etag\":null,\"file\":null,\"lastModified\":null,\"notModified\":false,\"protocol\":null,\"requestURL\":\"u\",\"status\":null,"))
+        #expect(text.hasPrefix("{\"attempts\":1,\"bytes\":0,\"cache\":null,\"capture\":null,\"effectiveURL\":\"u\",\"error\":null,\"etag\":null,\"file\":null,\"lastModified\":null,\"notModified\":false,\"protocol\":null,\"requestURL\":\"u\",\"status\":null,"))
         #expect(text.hasSuffix(",\"url\":\"u\",\"urlBase64\":null}"))
     }
 

@@ -38,7 +38,7 @@ import Testing
     private static let integers = [0, 1, -1, 9, 10, 99, 100, 12345, 200, 404, 599, Int(Int32.max), .max, .min, .min + 1]
 
     @Test func everyCombinationOfOptionalFields() {
-        for mask in 0..<(1 << 11) {
+        for mask in 0..<(1 << 12) {
             func has(_ bit: Int) -> Bool { mask & (1 << bit) != 0 }
             var record = FetchRecord(
                 url: "http://127.0.0.1:8080/a/b", status: has(0) ? 200 : nil, bytes: 1234,
@@ -48,6 +48,7 @@ import Testing
                 requestURL: "http://127.0.0.1:8080/a/b", effectiveURL: "http://127.0.0.1:8080/c",
                 etag: has(7) ? "W/\"x-1\"" : nil, lastModified: has(8) ? "Tue, 01 Dec 2026 10:00:00 GMT" : nil, notModified: has(9))
             record.capture = has(10) ? FetchRecord.Capture(date: "2026-12-03T10:00:00.123456Z", recordID: "<urn:uuid:1>") : nil
+            record.cache = has(11) ? "revalidated" : nil
             let (actual, expected) = encodings(record)
             #expect(actual != nil)
             #expect(actual == expected, "fields \(mask)")
@@ -60,6 +61,7 @@ import Testing
                                      error: FetchRecord.Failure(code: text, message: text, kind: text), attempts: 1, file: text,
                                      urlBase64: text, requestURL: text, effectiveURL: text, etag: text, lastModified: text)
             record.capture = FetchRecord.Capture(date: text, recordID: text)
+            record.cache = text
             let (actual, expected) = encodings(record)
             #expect(actual == expected, "\(Array(text.utf8))")
         }
@@ -105,7 +107,7 @@ import Testing
                 error: maybe { FetchRecord.Failure(code: string(), message: string(), kind: string()) },
                 attempts: Int(random.next() % 10), file: maybe(string), urlBase64: maybe(string),
                 requestURL: string(), effectiveURL: string(), etag: maybe(string), lastModified: maybe(string),
-                notModified: random.next() % 2 == 0)
+                notModified: random.next() % 2 == 0, cache: maybe(string))
             let (actual, expected) = encodings(record)
             #expect(actual == expected, "record \(index)")
         }
