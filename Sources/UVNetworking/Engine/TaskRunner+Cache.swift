@@ -160,57 +160,68 @@ extension TaskRunner {
     /// see it.
     private func storeSpooled(_ entry: CacheEntry, spool: (name: String, writer: DownloadFileWriter), size: Int, crc: Int64,
                               _ state: TaskCacheState) {
-        let cache = state.cache
-        let lead = state.lead ?? cache.leadStore(entry.key)
-        state.lead = nil
-        let dataTask = task as? DataTask
-        let hooks = task.manager.hooks
-        let url = currentRequest.url
-        let requestFields = state.request?.fields ?? HTTPFields()
-        cache.pendingWrites.enter()
+        let pending = pendingStore(of: entry.key, state)
         spool.writer.close(.complete) { closed in
-            defer { cache.pendingWrites.leave() }
-            guard let disk = cache.disk, closed.error == nil, closed.size == Int64(size) else {
+            guard let disk = pending.cache.disk, closed.error == nil, closed.size == Int64(size) else {
                 unlink(spool.writer.path)
-                lead?.end(stored: false)
-                return
+                return pending.end(stored: false)
             }
-            if let dataTask, let hook = hooks.read({ $0.dataTaskWillCacheResponse }) {
-                var whole = entry
-                whole.body = FileManager.default.contents(atPath: spool.writer.path) ?? Data()
-                unlink(spool.writer.path)
-                let kept = whole.body.count == size ? hook(dataTask, CachedResponse(whole)) : nil
-                lead?.end(stored: kept.map { cache.store($0.entry(for: url, requestFields: requestFields)) } ?? false)
-                return
+            guard pending.isReviewed else {
+                return pending.end(stored: disk.store(entry, bodyFile: spool.name, size: size, crc: crc))
             }
-            lead?.end(stored: disk.store(entry, bodyFile: spool.name, size: size, crc: crc))
+            // The hook takes the body whole: read back, and stored anew as it comes out.
+            var whole = entry
+            whole.body = FileManager.default.contents(atPath: spool.writer.path) ?? Data()
+            unlink(spool.writer.path)
+            let kept = whole.body.count == size ? pending.reviewed(whole) : nil
+            pending.end(stored: kept.map { pending.cache.store($0) } ?? false)
         }
     }
 
     /// Stores `entry` on a worker, after the session's `dataTaskWillCacheResponse` had its say,
     /// then ends the task's lead.
     private func store(_ entry: CacheEntry, _ state: TaskCacheState) {
-        let cache = state.cache
-        // Lookups of the key wait until the response is in (see `HTTPCache.leadStore`).
-        let lead = state.lead ?? cache.leadStore(entry.key)
+        let pending = pendingStore(of: entry.key, state)
+        let submitted = task.manager.workers.submit {
+            pending.end(stored: pending.reviewed(entry).map { pending.cache.store($0) } ?? false)
+        }
+        if !submitted { pending.end(stored: false) }
+    }
+
+    /// A store about to leave the loop: it takes the task's lead (or makes one, so that lookups
+    /// of the key wait until the response is in, `HTTPCache.leadStore`) and counts in the
+    /// cache's pending writes until `end`.
+    private func pendingStore(of key: String, _ state: TaskCacheState) -> PendingStore {
+        let lead = state.lead ?? state.cache.leadStore(key)
         state.lead = nil
-        let dataTask = task as? DataTask
-        let hooks = task.manager.hooks
-        let url = currentRequest.url
-        let requestFields = state.request?.fields ?? HTTPFields()
-        cache.pendingWrites.enter()
-        let job: @Sendable () -> Void = {
-            defer { cache.pendingWrites.leave() }
-            var kept: CacheEntry? = entry
-            if let dataTask, let hook = hooks.read({ $0.dataTaskWillCacheResponse }) {
-                kept = hook(dataTask, CachedResponse(entry)).map { $0.entry(for: url, requestFields: requestFields) }
-            }
-            let stored = kept.map { cache.store($0) } ?? false
-            lead?.end(stored: stored)
-        }
-        if !task.manager.workers.submit(job) {
-            cache.pendingWrites.leave()
-            lead?.end(stored: false)
-        }
+        state.cache.pendingWrites.enter()
+        return PendingStore(cache: state.cache, lead: lead, dataTask: task as? DataTask, hooks: task.manager.hooks,
+                            url: currentRequest.url, requestFields: state.request?.fields ?? HTTPFields())
+    }
+}
+
+/// What storing a task's response needs off the loop: the cache, the lead others wait on, and
+/// the session's `dataTaskWillCacheResponse` with what it is given.
+private struct PendingStore: Sendable {
+    let cache: HTTPCache
+    let lead: CacheFetchLead?
+    let dataTask: DataTask?
+    let hooks: SessionHooks
+    let url: URL
+    let requestFields: HTTPFields
+
+    /// Whether the session's hook sees what is stored (data tasks only, as in AFNetworking).
+    var isReviewed: Bool { dataTask != nil && hooks.read { $0.dataTaskWillCacheResponse } != nil }
+
+    /// `entry` as the hook leaves it (nil: vetoed); `entry` itself without one.
+    func reviewed(_ entry: CacheEntry) -> CacheEntry? {
+        guard let dataTask, let hook = hooks.read({ $0.dataTaskWillCacheResponse }) else { return entry }
+        return hook(dataTask, CachedResponse(entry)).map { $0.entry(for: url, requestFields: requestFields) }
+    }
+
+    /// The store is over: waiters look up again, and `HTTPCache.flush()` stops waiting for it.
+    func end(stored: Bool) {
+        lead?.end(stored: stored)
+        cache.pendingWrites.leave()
     }
 }
