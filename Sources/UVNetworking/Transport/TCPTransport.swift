@@ -69,22 +69,11 @@ final class TCPTransport: StreamTransport {
         }
     }
 
-    /// A non-blocking socket of `family` whose packets carry `serviceType`'s DSCP (IP_TOS or
-    /// IPV6_TCLASS: the code point in the byte's upper six bits) and whose priority is its
-    /// socket priority, adopted by `handle`; a negative errno when it cannot be made. A mark
-    /// the system refuses is skipped: the connection is still made.
+    /// A marked socket of `family` (`MarkedSocket`) adopted by `handle`; a negative errno
+    /// when it cannot be made.
     private static func openMarkedSocket(family: Int32, _ serviceType: NetworkServiceType, into handle: UnsafeMutablePointer<uv_tcp_t>) -> Int32 {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return -errno }
-        var traffic = Int32(serviceType.dscp) << 2
-        if family == AF_INET6 {
-            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_TCLASS, &traffic, socklen_t(MemoryLayout<Int32>.size))
-        } else {
-            _ = setsockopt(fd, Int32(IPPROTO_IP), IP_TOS, &traffic, socklen_t(MemoryLayout<Int32>.size))
-        }
-        // After IP_TOS, which sets a priority of its own from the TOS byte.
-        var priority = serviceType.socketPriority
-        _ = setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &priority, socklen_t(MemoryLayout<Int32>.size))
+        let fd = MarkedSocket.open(family: family, serviceType)
+        guard fd >= 0 else { return fd }
         let adopted = uv_tcp_open(handle, uv_os_sock_t(fd))
         if adopted != 0 { Glibc.close(fd) }
         return adopted
