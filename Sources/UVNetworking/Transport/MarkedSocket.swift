@@ -1,5 +1,7 @@
-// Only Glibc here: in a file that also imports CUV, whose header includes the socket headers
-// itself, the SOCK_ constants may not be visible, depending on the order modules are built in.
+// Foundation as well as Glibc: in a clean build of this module, Glibc alone (and Glibc with
+// CUV, whose header includes the socket headers itself) left SOCK_STREAM, SOCK_NONBLOCK and
+// SOCK_CLOEXEC out of scope, while an incremental build found them.
+import Foundation
 import Glibc
 
 /// A TCP socket whose packets are marked for a `NetworkServiceType` (`TCPTransport` hands it
