@@ -20,6 +20,14 @@ enum CachePlan: Equatable, Sendable {
     /// cache answers 504 (Gateway Timeout) itself, as RFC 9111 §5.2.1.7 says.
     case gatewayTimeout
 
+    /// Whether the request goes to the origin (a fetch or a validation).
+    var reachesOrigin: Bool {
+        switch self {
+        case .fetch, .validate: return true
+        case .serve, .unavailable, .gatewayTimeout: return false
+        }
+    }
+
     /// Whether a request of `method` with `fields` under `policy` consults the cache at all:
     /// a GET without Range or conditions of its own, whose policy and Cache-Control allow it.
     /// Requests that do not are `plan`ned without an entry.

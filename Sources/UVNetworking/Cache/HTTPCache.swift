@@ -170,23 +170,23 @@ public final class HTTPCache: Sendable {
     /// response is stored, or not), or adds `waiter` to the running one's (returns nil): it is
     /// called, on the thread that ends the lead, with whether the response was stored.
     func lead(_ key: String, orWait waiter: @escaping @Sendable (_ stored: Bool) -> Void) -> CacheFetchLead? {
-        let leads = fetches.withLock { fetches -> Bool in
-            if fetches[key] != nil {
-                fetches[key]!.append(waiter)
-                return false
-            }
-            fetches[key] = []
-            return true
-        }
-        return leads ? CacheFetchLead(cache: self, key: key) : nil
+        claim(key, orWait: waiter)
     }
 
     /// Makes a store of a response for `key` a lead that lookups wait for, so that a request
     /// made once the storing task completed finds the response; nil when a fetch for `key`
     /// runs already (its waiters look up again when it ends).
     func leadStore(_ key: String) -> CacheFetchLead? {
+        claim(key, orWait: nil)
+    }
+
+    /// The lead for `key` when nobody holds it; else nil, with `waiter` (if any) queued.
+    private func claim(_ key: String, orWait waiter: (@Sendable (_ stored: Bool) -> Void)?) -> CacheFetchLead? {
         let leads = fetches.withLock { fetches -> Bool in
-            guard fetches[key] == nil else { return false }
+            guard fetches[key] == nil else {
+                if let waiter { fetches[key]!.append(waiter) }
+                return false
+            }
             fetches[key] = []
             return true
         }
@@ -198,9 +198,6 @@ public final class HTTPCache: Sendable {
         let waiters = fetches.withLock { $0.removeValue(forKey: key) } ?? []
         for waiter in waiters { waiter(stored) }
     }
-
-    /// How many requests wait for another's fetch (tests).
-    var waitingCount: Int { fetches.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }
 
 /// The one request to the origin for a key that others wait for (`HTTPCache.lead`): ended

@@ -37,7 +37,7 @@ extension SessionManager {
         // fields the Fetch standard adds for its modes.
         var added = Self.fetchModeFields(for: request)
         if case .validate(let stored) = plan { added += CacheReuse.conditionalFields(for: stored.fields) }
-        if !added.isEmpty, plan != .unavailable, !isServed(plan) {
+        if !added.isEmpty, plan.reachesOrigin {
             if let prepared = preparation(of: task, adding: added) {
                 state.sentInstead = prepared
             } else if case .validate = plan {
@@ -47,11 +47,6 @@ extension SessionManager {
         state.plan = plan
         state.ready()
         send(.resume, for: task)
-    }
-
-    private func isServed(_ plan: CachePlan) -> Bool {
-        if case .serve = plan { return true }
-        return false
     }
 
     /// The fields the Fetch standard's HTTP-network-or-cache fetch adds for a cache mode,

@@ -26,7 +26,7 @@ extension EndToEnd {
                 log = directory + "/seen.jsonl"
                 var lastError = ""
                 for _ in 0..<5 {
-                    let port = try Self.freePort()
+                    let port = try TestServers.freeLoopbackPort()
                     let process = try SupervisedProcess.launch(
                         ["/usr/bin/python3", corpus.directory.appendingPathComponent("serve.py").path, "--port", String(port), "--log", log],
                         directory: directory)
@@ -43,21 +43,6 @@ extension EndToEnd {
                     process.release()
                 }
                 throw TestServerError(description: "serve.py did not start: \(lastError)")
-            }
-
-            /// A port nothing listens on now (the kernel's pick, released).
-            private static func freePort() throws -> Int {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                defer { close(fd) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let bound = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-                }
-                guard bound else { throw TestServerError(description: "no free port") }
-                return Int(UInt16(bigEndian: address.sin_port))
             }
 
             /// The requests that reached the origin for one scenario of one run, in order.
