@@ -92,6 +92,15 @@ public struct Request: Sendable, Equatable {
     /// `.default` (no marking) unless set; requests of different types use different
     /// connections.
     public var networkServiceType = NetworkServiceType.default { didSet { generation = RequestGeneration.next() } }
+    /// Whether the request may be pipelined (NSURLRequest's `HTTPShouldUsePipelining`): written on
+    /// a kept-alive HTTP/1.1 connection behind others before their responses arrive, when every
+    /// connection to its origin is busy and no more may open
+    /// (`SessionConfiguration.maximumConnectionsPerHost`, `pipelineDepth`). False by default, as
+    /// on Apple platforms. Only idempotent requests (GET, HEAD, OPTIONS, TRACE, PUT, DELETE)
+    /// whose body goes with the head are pipelined; for others it does nothing, as over HTTP/2.
+    /// A request left unanswered when the server closes is sent again; an origin that breaks
+    /// off or garbles pipelined exchanges gets no more of them. See docs/pipelining.md.
+    public var httpShouldUsePipelining = false { didSet { generation = RequestGeneration.next() } }
     /// Where this request's task logs (its start, connection, retries, redirects, end), with its
     /// task identifier as metadata; nil (the default) for the session's
     /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no

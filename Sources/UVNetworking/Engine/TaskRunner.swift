@@ -381,6 +381,8 @@ extension TaskRunner: PoolRequest {
 
     var poolDeadline: UInt64 { timeouts.nextDeadline(timerMoments, timerPhase) }
 
+    var poolMayPipeline: Bool { prepared?.mayPipeline ?? false }
+
     func poolDeadlineReached() { timerFired() }
 
     func poolFailed(_ failure: ExchangeError) {

@@ -320,12 +320,12 @@ struct TaskStateMachine: Sendable {
     /// anyway: the redirect goes on, as curl's does. While its plan is made, the failure stands.
     /// `exchangeFailed` with what the connection knew: a request the server said it never
     /// processed (HTTP/2 GOAWAY above its stream, REFUSED_STREAM) is sent again whatever its
-    /// method. Replays from a connection that served other exchanges are free (the server makes
+    /// method, and so is a pipelined one left unanswered (only idempotent ones are pipelined). Replays from a connection that served other exchanges are free (the server makes
     /// progress: one that closes every connection after a few streams, under a burst, can refuse
     /// the same request many times); from one that served none, at most
     /// `maximumUnprocessedReplays`, so a server that refuses everything ends the task.
     mutating func exchangeFailed(_ code: NetworkingError.Code, context: ExchangeFailureContext) -> Action {
-        if context.neverProcessed, !state.isTerminal, state == .sending || state == .awaitingHead,
+        if context.neverProcessed || context.unansweredInPipeline, !state.isTerminal, state == .sending || state == .awaitingHead,
            context.connectionMadeProgress || unprocessedReplays < Self.maximumUnprocessedReplays {
             if !context.connectionMadeProgress { unprocessedReplays += 1 }
             state = .waitingForConnection

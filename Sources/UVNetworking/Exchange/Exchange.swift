@@ -83,6 +83,9 @@ struct ExchangeFailureContext: Equatable {
     /// stream id or refused with REFUSED_STREAM (RFC 9113 §8.7). Such a request is sent again
     /// whatever its method.
     var neverProcessed = false
+    /// A pipelined request (RFC 9112 §9.3.2) whose response had not begun when the connection
+    /// ended. Only idempotent requests are pipelined, so it is sent again, like `neverProcessed`.
+    var unansweredInPipeline = false
     /// The connection had finished other exchanges: a server that refuses some streams while it
     /// serves others is making progress, and replaying onto it is no loop.
     var connectionMadeProgress = false

@@ -1,4 +1,5 @@
 import CUV
+import DequeModule
 import Foundation
 import UVHTTP1
 
@@ -75,6 +76,29 @@ final class HTTP1Connection {
     @exclusivity(unchecked) private(set) var exchangeBytesWritten: Int64 = 0
     @exclusivity(unchecked) private(set) var exchangeBytesRead: Int64 = 0
 
+    // Pipelining (`executePipelined`; nothing here is touched unless the pool pipelines).
+    /// Requests pipelined behind the exchange in flight, oldest first: the order their responses
+    /// come in.
+    @exclusivity(unchecked) private var pipeline = Deque<HTTP1PipelinedExchange>()
+    /// The exchange in flight when it is a pipelined one; nil when it is the connection's own.
+    @exclusivity(unchecked) private var answering: HTTP1PipelinedExchange?
+    /// What the pool was told about pipelining onto this connection.
+    @exclusivity(unchecked) private var pipelining = PipeliningOffer.undecided
+    /// The last response head said HTTP/1.1 (kept only until `pipelining` is decided).
+    @exclusivity(unchecked) private var lastHeadIsHTTP11 = false
+    /// A response to a pipelined request has ended here.
+    @exclusivity(unchecked) private var answeredPipelined = false
+
+    enum PipeliningOffer: UInt8 {
+        /// No response has ended yet.
+        case undecided
+        /// The server answered with HTTP/1.1 and kept the connection: the pool may pipeline.
+        case offered
+        /// Never (an HTTP/1.0 server), or no longer (the connection is closing, or a pipelined
+        /// request was abandoned).
+        case withdrawn
+    }
+
     /// Over `transport`, established (`TransportConnector`) and not yet reading.
     init(id: Int, loop: EventLoop, owner: HTTP1ConnectionOwner, transport: StreamTransport, timings: ConnectTimings,
          decoderLimits: ResponseParser.Options) {
@@ -132,6 +156,11 @@ final class HTTP1Connection {
             // One timer per connection serves the exchange's deadlines too: arming a live libuv
             // timer is a heap update, while a timer per task would be a handle per task.
             exchange?.exchangeTimerFired()
+            // Pipelined requests have deadlines of their own (a walk over a copy: a deadline
+            // that passed may close the connection and empty the queue).
+            if !pipeline.isEmpty {
+                for pipelined in Array(pipeline) { pipelined.delegate?.exchangeTimerFired() }
+            }
             if continueDeadline != .max { timer?.armNoLaterThan(continueDeadline) }
         case .closed:
             break
@@ -201,6 +230,7 @@ final class HTTP1Connection {
     func abort() {
         observation?.noteCloseReason("its exchange was abandoned (cancelled, timed out, or a redirect's body not read)")
         exchange = nil
+        answering?.delegate = nil
         recorder = nil
         perform(machine.closeRequested(), reset: responseStarted)
     }
@@ -229,6 +259,113 @@ final class HTTP1Connection {
     /// Closes an idle connection (pool shutdown or making room).
     func close() {
         perform(machine.closeRequested())
+    }
+
+    // MARK: Pipelining
+
+    /// Whether no exchange runs here: the pool gives the connection itself to the next request;
+    /// otherwise a request it adds is pipelined (`makePipelinedExchange`).
+    var isIdle: Bool { machine.state == .idle }
+
+    /// An exchange for a request pipelined behind the ones in flight.
+    func makePipelinedExchange() -> HTTP1PipelinedExchange {
+        HTTP1PipelinedExchange(connection: self)
+    }
+
+    /// Whether `pipelined`'s response is the one being read.
+    func isAnswering(_ pipelined: HTTP1PipelinedExchange) -> Bool { answering === pipelined }
+
+    /// Writes `pipelined`'s request behind those in flight; its response is read once theirs
+    /// have ended. Only requests whose bodies go with their heads are pipelined.
+    func executePipelined(_ pipelined: HTTP1PipelinedExchange, request: [UInt8], isHEAD: Bool, body: RequestBodyReader?,
+                          expectsContinue: Bool, for delegate: ExchangeDelegate) {
+        loop.assertInLoop()
+        precondition(body == nil && !expectsContinue, "a request with a streamed body or an expectation was pipelined")
+        guard machine.acceptsPipelinedRequest else {
+            // The pool withdraws a closing connection before anyone hears of the close, so
+            // this is not expected; answered as an unanswered request, which is sent again.
+            delegate.exchangeFailed(.closedWithoutResponse,
+                                    context: ExchangeFailureContext(onReusedConnection: true, responseStarted: false, unansweredInPipeline: true))
+            return
+        }
+        pipelined.delegate = delegate
+        pipelined.isHEAD = isHEAD
+        pipelined.bytesWritten = Int64(request.count)
+        pipeline.append(pipelined)
+        perform(machine.pipeline(), request: request)
+    }
+
+    func pausePipelined(_ pipelined: HTTP1PipelinedExchange) {
+        if answering === pipelined { pauseReading() } else { pipelined.isPaused = true }
+    }
+
+    func resumePipelined(_ pipelined: HTTP1PipelinedExchange) {
+        if answering === pipelined { resumeReading() } else { pipelined.isPaused = false }
+    }
+
+    /// The task gave up on `pipelined`. Its response, when it is the one being read, goes with
+    /// the connection (as for any exchange). Before its turn the connection cannot skip it:
+    /// nothing more is pipelined here, the responses before it are still read, and the
+    /// connection closes when its turn comes, sending those behind it elsewhere.
+    func abortPipelined(_ pipelined: HTTP1PipelinedExchange) {
+        if answering === pipelined {
+            abort()
+            return
+        }
+        guard pipelined.delegate != nil else { return }
+        pipelined.delegate = nil
+        pipelined.recorder = nil
+        pipelined.isAbandoned = true
+        withdrawPipelining()
+    }
+
+    /// The exchange in flight ended with the next pipelined response to come: the oldest
+    /// pipelined request becomes the exchange in flight.
+    private func answerNext() {
+        if let finished = answering { endAnswering(finished) }
+        let next = pipeline.removeFirst()
+        answering = next
+        guard let delegate = next.delegate, !next.isAbandoned else {
+            answering = nil
+            observation?.noteCloseReason("a pipelined request was abandoned before its response")
+            perform(machine.closeRequested())
+            return
+        }
+        exchange = delegate
+        recorder = next.recorder
+        exchangeBytesWritten = next.bytesWritten
+        exchangeBytesRead = 0
+        responseStarted = false
+        reportedEnd = false
+        decoder.expectResponse(toHEAD: next.isHEAD)
+        if next.isPaused { transport.stopReading() } else { transport.startReading() }
+        owner.connectionReleased(self)
+    }
+
+    /// `finished`'s response ended: its counts stay for its task, the connection forgets it.
+    private func endAnswering(_ finished: HTTP1PipelinedExchange) {
+        answeredPipelined = true
+        finished.bytesRead = exchangeBytesRead
+        finished.delegate = nil
+        finished.recorder = nil
+        answering = nil
+    }
+
+    /// The first response ended on a kept-alive connection: an HTTP/1.1 server may be sent
+    /// pipelined requests (RFC 9112 §9.3.2); an HTTP/1.0 one is not.
+    private func decidePipelining() {
+        pipelining = lastHeadIsHTTP11 ? .offered : .withdrawn
+        if pipelining == .offered { owner.connectionMayPipeline(self) }
+    }
+
+    /// No more requests are pipelined onto this connection.
+    private func withdrawPipelining() {
+        guard pipelining == .offered else {
+            pipelining = .withdrawn
+            return
+        }
+        pipelining = .withdrawn
+        owner.connectionStopsPipelining(self)
     }
 
     // MARK: Acting
@@ -280,23 +417,51 @@ final class HTTP1Connection {
                 recorder.completed()
             }
             endRequestBody()
+            // Before the task hears of it: what it does next (a redirect) must not be
+            // pipelined onto a connection that closes.
+            if !reusable { withdrawPipelining() }
             delegate?.exchangeFinished()
+            if let finished = answering { endAnswering(finished) }
             if reusable {
                 // Idle, it reads (to notice a close), and its next exchange needs reading on:
                 // a consumer's pause may have stopped it in the read that ended the response.
                 transport.startReading()
                 owner.connectionReleased(self)
+                // After the release: a waiter takes the idle connection first, then others
+                // may be pipelined behind it.
+                if pipelining == .undecided && !isClosed { decidePipelining() }
             } else {
                 observation?.noteCloseReason("the response did not allow keep-alive")
                 tearDown(reset: false)
-                owner.connectionClosed(self)
+                reportClosed(madeProgress: true)
             }
+        case .sendPipelinedRequest:
+            pipeline.last?.recorder?.wrote(request)
+            switch transport.write(request) {
+            case .written:
+                perform(machine.writeFinished())
+            case .pending:
+                break
+            case .failed(let code):
+                failed(.writeFailed(status: code))
+            }
+        case .pipelinedRequestWritten(let position):
+            pipeline[position].delegate?.exchangeRequestWritten()
+        case .exchangeFinishedWithNext:
+            let delegate = exchange
+            exchange = nil
+            if let recorder {
+                self.recorder = nil
+                recorder.completed()
+            }
+            delegate?.exchangeFinished()
+            answerNext()
         case .failExchange:
             // From the body (the socket's failures go through failed(_:), which has the error).
             failExchange(.requestBody(bodyError ?? .unexplained))
         case .close:
             tearDown(reset: reset)
-            if reportedReady { owner.connectionClosed(self) }
+            if reportedReady { reportClosed(madeProgress: false) }
         }
     }
 
@@ -305,16 +470,42 @@ final class HTTP1Connection {
         perform(machine.requestWritten())
     }
 
+    /// Tells the pool the connection is closed, then hands back the pipelined requests that
+    /// will get no response here (after, so that none is pipelined onto this one again).
+    /// `madeProgress`: the exchange in flight finished.
+    private func reportClosed(madeProgress: Bool) {
+        owner.connectionClosed(self)
+        guard !pipeline.isEmpty else { return }
+        let unanswered = pipeline
+        pipeline.removeAll()
+        // Exchanges that finished here before: the connection served them, so the server is
+        // making progress and sending these again is no loop.
+        let finished = machine.requestCount - unanswered.count - (madeProgress ? 0 : 1)
+        for pipelined in unanswered {
+            guard let delegate = pipelined.delegate else { continue }
+            pipelined.delegate = nil
+            pipelined.recorder = nil
+            delegate.exchangeFailed(.closedWithoutResponse,
+                                    context: ExchangeFailureContext(onReusedConnection: true, responseStarted: false,
+                                                                    unansweredInPipeline: true, connectionMadeProgress: finished > 0))
+        }
+    }
+
     /// Fails the exchange in flight (if any) with `error` and closes.
     private func failed(_ error: ExchangeError) {
         observation?.noteCloseReason(error)
+        // The server broke off, or sent what could not be decoded, with pipelined requests
+        // outstanding and none answered yet: it may not handle pipelining, so its origin gets
+        // no more. One that answered some before (a keep-alive request limit, as nginx's
+        // keepalive_requests, can end a connection with requests in flight) keeps it.
+        if (answering != nil || !pipeline.isEmpty) && !answeredPipelined { owner.connectionMisbehavedWhilePipelining(self) }
         let action = machine.failed()
         switch action {
         case .failExchange:
             failExchange(error)
         case .close:
             tearDown(reset: false)
-            owner.connectionClosed(self)
+            reportClosed(madeProgress: false)
         default:
             perform(action)
         }
@@ -325,12 +516,19 @@ final class HTTP1Connection {
         let delegate = exchange
         exchange = nil
         recorder = nil
+        // A pipelined request with no byte of its response is as unanswered as those behind it.
+        let unanswered = answering != nil && !responseStarted
         tearDown(reset: false)
-        delegate?.exchangeFailed(error, context: ExchangeFailureContext(onReusedConnection: machine.isReused, responseStarted: responseStarted))
-        owner.connectionClosed(self)
+        delegate?.exchangeFailed(error, context: ExchangeFailureContext(onReusedConnection: machine.isReused, responseStarted: responseStarted,
+                                                                        unansweredInPipeline: unanswered,
+                                                                        connectionMadeProgress: unanswered))
+        reportClosed(madeProgress: false)
     }
 
     private func tearDown(reset: Bool) {
+        withdrawPipelining()
+        answering?.delegate = nil
+        answering = nil
         endRequestBody()
         timer?.close()
         timer = nil
@@ -407,6 +605,7 @@ extension HTTP1Connection: ResponseParserConsumer {
     }
 
     func parserReceivedHead(_ head: ResponseHead) {
+        if pipelining == .undecided { lastHeadIsHTTP11 = head.versionMinor >= 1 }
         if machine.isAwaitingContinue {
             // The server answered without a 100: it does not want the body.
             continueDeadline = .max
@@ -440,24 +639,35 @@ extension HTTP1Connection: TransportDelegate {
             failed(.bytesOutsideResponse(count: bytes.count))
             return
         }
-        responseStarted = true
-        exchangeBytesRead &+= Int64(bytes.count)
-        let consumed: Int
-        decodedEnd = false
-        do {
-            consumed = try decoder.feed(bytes, to: self)
-        } catch {
-            // What could not be decoded was still received: an archive shows it.
-            recorder?.read(bytes)
-            failed(.decoding(error))
-            return
+        var bytes = bytes
+        while true {
+            responseStarted = true
+            exchangeBytesRead &+= Int64(bytes.count)
+            let consumed: Int
+            decodedEnd = false
+            do {
+                consumed = try decoder.feed(bytes, to: self)
+            } catch {
+                // What could not be decoded was still received: an archive shows it.
+                recorder?.read(bytes)
+                failed(.decoding(error))
+                return
+            }
+            // Only this response's bytes: any left over belong to the next response or none.
+            if let recorder { recorder.read(UnsafeRawBufferPointer(rebasing: bytes[0..<consumed])) }
+            guard decodedEnd else { return }
+            reportedEnd = true
+            guard consumed < bytes.count else {
+                perform(machine.responseEnded(keepAlive: decoder.keepAlive))
+                return
+            }
+            exchangeBytesRead -= Int64(bytes.count - consumed)
+            // Leftover bytes with no pipelined request behind belong to no request: do not
+            // reuse the connection. With one, they begin its response.
+            perform(machine.responseEnded(keepAlive: decoder.keepAlive && !pipeline.isEmpty))
+            guard exchange != nil, !reportedEnd else { return }
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
         }
-        // Only this response's bytes: any left over belong to no request.
-        if let recorder { recorder.read(UnsafeRawBufferPointer(rebasing: bytes[0..<consumed])) }
-        guard decodedEnd else { return }
-        reportedEnd = true
-        // Leftover bytes after the response belong to no request: do not reuse the connection.
-        perform(machine.responseEnded(keepAlive: decoder.keepAlive && consumed == bytes.count))
     }
 
     func transportDidReadEOF(_ transport: StreamTransport, cleanly: Bool) {

@@ -29,6 +29,14 @@
 /// response that comes instead (a 417, a 401) abandons the body before any byte of it is read
 /// (`finalHeadReceived`); the exchange ends with that response and the connection is not
 /// reused, since the server may still expect the announced body.
+///
+/// Pipelining (`pipeline`): while an exchange is active, more requests whose bodies go with
+/// their heads may be written behind it; `pipelined` counts them. Responses come in request
+/// order, so when the active one ends on a kept-alive connection the oldest pipelined request
+/// becomes the active exchange (`exchangeFinishedWithNext`). Writes finish in order too
+/// (`writeFinished`): first the active request's, then the pipelined ones'. A response that
+/// ends the connection (`Connection: close`, or any failure) leaves the pipelined requests
+/// unanswered: the shell hands them back to be sent again.
 struct HTTP1ConnectionStateMachine: Sendable {
     enum State: Equatable, Sendable {
         case connecting
@@ -80,8 +88,17 @@ struct HTTP1ConnectionStateMachine: Sendable {
         case writeBodyChunk(readNext: Bool)
         /// The last body chunk is written: the request is complete (feed `requestWritten`).
         case bodyComplete
-        /// The exchange is over; the task completes. `reusable`: back to the pool, else close.
+        /// The exchange is over; the task completes. `reusable`: back to the pool, else close
+        /// (and any pipelined requests go unanswered).
         case exchangeFinished(reusable: Bool)
+        /// Write the request just pipelined behind the active exchange.
+        case sendPipelinedRequest
+        /// The write of the pipelined request at this position (0: the oldest still waiting
+        /// for its response) finished.
+        case pipelinedRequestWritten(position: Int)
+        /// The exchange is over and the oldest pipelined request's response comes next: it is
+        /// now the active exchange (its request written or not, as `state` says).
+        case exchangeFinishedWithNext
         /// Fail the exchange in flight and close. The shell holds the error (the socket's, the
         /// decoder's or the body's): the machine only decides that the exchange fails.
         case failExchange
@@ -94,6 +111,10 @@ struct HTTP1ConnectionStateMachine: Sendable {
     private(set) var body: BodyStream?
     /// How many requests this connection has been given, the current one included.
     private(set) var requestCount = 0
+    /// Requests written (or being written) behind the active exchange, awaiting their responses.
+    private(set) var pipelined = 0
+    /// Of the pipelined requests, how many (the oldest) are fully written.
+    private(set) var pipelinedWritten = 0
 
     /// Whether the exchange in flight runs on a connection that served an earlier request: the
     /// condition under which a failure before any response byte is worth retrying.
@@ -120,6 +141,32 @@ struct HTTP1ConnectionStateMachine: Sendable {
         }
         body = .awaitingContinue(headInFlight: true)
         return .sendHeadAwaitingContinue
+    }
+
+    /// Another request, whose body goes with its head, is written behind the active exchange.
+    /// Legal only while that exchange's body (if any) went with its head and its response has
+    /// not ended a connection that must close.
+    mutating func pipeline() -> Action {
+        precondition(acceptsPipelinedRequest, "a request was pipelined onto a connection that cannot take one: \(state)")
+        requestCount += 1
+        pipelined += 1
+        return .sendPipelinedRequest
+    }
+
+    /// Whether `pipeline` is legal now: an exchange is active, its body (if any) went with its
+    /// head, and nothing said the connection closes.
+    var acceptsPipelinedRequest: Bool {
+        guard case .active(_, responseEnded: false, keepAlive: true) = state else { return false }
+        return body == nil
+    }
+
+    /// A write of a request whose body went with its head finished. Writes finish in the order
+    /// they were made: the active exchange's first, then the pipelined requests'.
+    mutating func writeFinished() -> Action {
+        if case .active(requestWritten: false, _, _) = state { return requestWritten() }
+        guard pipelinedWritten < pipelined else { return .none }
+        pipelinedWritten += 1
+        return .pipelinedRequestWritten(position: pipelinedWritten - 1)
     }
 
     /// Whether the body waits for `100 Continue`.
@@ -228,13 +275,26 @@ struct HTTP1ConnectionStateMachine: Sendable {
         // in flight could mean waiting for a server that never reads. The stream is out of step,
         // so the connection is closed (Go's Transport makes the same call); closing abandons the
         // write, and a streamed body stops (a chunk read ahead is dropped, no read starts).
-        return finish(keepAlive: keepAlive && requestWritten)
+        guard pipelined > 0, keepAlive && requestWritten else { return finish(keepAlive: keepAlive && requestWritten) }
+        // The next response belongs to the oldest pipelined request.
+        pipelined -= 1
+        let nextWritten = pipelinedWritten > 0
+        if nextWritten { pipelinedWritten -= 1 }
+        state = .active(requestWritten: nextWritten, responseEnded: false, keepAlive: true)
+        return .exchangeFinishedWithNext
     }
 
     private mutating func finish(keepAlive: Bool) -> Action {
         body = nil
         state = keepAlive ? .idle : .closed
+        if !keepAlive { clearPipeline() }
         return .exchangeFinished(reusable: keepAlive)
+    }
+
+    /// The connection ends: pipelined requests will get no response here.
+    private mutating func clearPipeline() {
+        pipelined = 0
+        pipelinedWritten = 0
     }
 
     /// A socket error, a decoder error, a timeout or EOF that did not end the response.
@@ -243,6 +303,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
         case .active:
             state = .closed
             body = nil
+            clearPipeline()
             return .failExchange
         case .connecting, .idle:
             state = .closed
@@ -257,6 +318,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
         guard state != .closed else { return .none }
         state = .closed
         body = nil
+        clearPipeline()
         return .close
     }
 }

@@ -11,6 +11,8 @@ protocol PoolRequest: AnyObject {
     func poolFailed(_ error: ExchangeError)
     /// When the request gives up waiting (loop milliseconds).
     var poolDeadline: UInt64 { get }
+    /// Whether the request may be pipelined behind other exchanges (HTTP/1.1).
+    var poolMayPipeline: Bool { get }
     /// `poolDeadline` passed while the request was still waiting.
     func poolDeadlineReached()
 }
@@ -39,6 +41,8 @@ final class ConnectionPool {
         var speaksHTTP2First = false
         /// How the connections' packets are marked (`Request.networkServiceType`).
         var serviceType = NetworkServiceType.default
+        /// Exchanges an HTTP/1.1 connection carries at once with pipelining; below 2, none.
+        var pipelineDepth = 0
     }
 
     let host: String
@@ -248,7 +252,7 @@ final class ConnectionPool {
         // A retry after a stale keep-alive failure is the same request again, already paced.
         if let pacing, !requireFreshConnection { return enqueuePaced(request, pacing) }
         let id = request.poolRequestID
-        let action = machine.requestArrived(id, requireFresh: requireFreshConnection)
+        let action = machine.requestArrived(id, requireFresh: requireFreshConnection, mayPipeline: request.poolMayPipeline)
         if case .execute(id, let connectionID) = action {
             let slot = machine.slot(of: connectionID)
             if slot < connections.count, case .http1(let connection)? = connections[slot], connection.id == connectionID {
@@ -303,7 +307,8 @@ final class ConnectionPool {
     /// The pacer lets waiting request `id` go on: from here it is served like any other.
     func releasePaced(_ id: Int) {
         guard !isDraining else { return }
-        perform(machine.requestArrived(id, requireFresh: false))
+        let mayPipeline = waiting.first { $0.poolRequestID == id }?.poolMayPipeline ?? false
+        perform(machine.requestArrived(id, requireFresh: false, mayPipeline: mayPipeline))
     }
 
     @exclusivity(unchecked) private var isDraining = false
@@ -367,6 +372,8 @@ final class ConnectionPool {
             switch entry {
             case .http1(let connection):
                 request.poolAssigned(connection)
+                // More waiters may be pipelined behind it.
+                if machine.pipelinableWaiterCount > 0 { perform(machine.nextExchange(on: connectionID)) }
             case .http2(let connection):
                 request.poolAssigned(connection.makeStream())
                 // More waiters may fit on its streams.
@@ -374,6 +381,16 @@ final class ConnectionPool {
             case .connecting:
                 preconditionFailure("pool machine assigned request \(requestID) to connection \(connectionID) before it was established")
             }
+        case .executePipelined(let requestID, let connectionID):
+            guard case .http1(let connection)? = entry(connectionID) else {
+                preconditionFailure("pool machine pipelined onto \(connectionID), which is not an HTTP/1.1 connection")
+            }
+            guard let request = takeWaiting(requestID) else { preconditionFailure("pool machine pipelined an unknown request \(requestID)") }
+            pacing?.ended(requestID)
+            // A connection whose exchange just ended, before it reported so, is idle: the
+            // request is its own exchange, not one pipelined behind another.
+            request.poolAssigned(connection.isIdle ? connection : connection.makePipelinedExchange())
+            if machine.pipelinableWaiterCount > 0 { perform(machine.nextExchange(on: connectionID)) }
         case .openConnection(let id):
             openWithinBudget(id)
         case .replaceConnection(let victim, let id):
@@ -496,6 +513,22 @@ extension ConnectionPool: HTTP1ConnectionOwner {
 
     func connectionClosed(_ connection: HTTP1Connection) {
         closed(connection)
+    }
+
+    func connectionMayPipeline(_ connection: HTTP1Connection) {
+        guard settings.pipelineDepth > 1 else { return }
+        perform(machine.pipelineDepthChanged(connection.id, to: settings.pipelineDepth))
+    }
+
+    func connectionStopsPipelining(_ connection: HTTP1Connection) {
+        guard settings.pipelineDepth > 1 else { return }
+        perform(machine.pipelineDepthChanged(connection.id, to: 0))
+    }
+
+    func connectionMisbehavedWhilePipelining(_ connection: HTTP1Connection) {
+        guard !machine.pipeliningFailed else { return }
+        connection.observation?.noteCloseReason("the server broke off pipelined exchanges: no more pipelining to this origin")
+        machine.pipeliningMisbehaved()
     }
 
     /// An exchange on `connection` ended and it has room again.

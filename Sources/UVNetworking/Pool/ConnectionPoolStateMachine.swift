@@ -23,7 +23,12 @@ import DequeModule
 ///   its last connection allowed, so a burst of requests to an HTTP/2 origin opens one
 ///   connection, not one per request;
 /// - a request that must not reuse a connection (a retry after a stale keep-alive failure) gets
-///   a new one, closing an idle connection to make room when the pool is full.
+///   a new one, closing an idle connection to make room when the pool is full;
+/// - pipelining (HTTP/1.1): a request that allows it (`mayPipeline`) and finds no connection
+///   with room and no room to open one is written behind the exchanges of an open connection
+///   that offered pipelining (`pipelineDepthChanged`), the least loaded, up to its depth, when
+///   every exchange on it allows pipelining too (so nothing is pipelined behind a POST). An
+///   origin that misbehaved (`pipeliningFailed`) gets no more pipelined requests.
 ///
 /// Connections live in slots, an array indexed by a connection's number: the number is
 /// `firstConnectionID + slot + n * maximumConnections` for the n-th connection of that slot, so
@@ -38,6 +43,8 @@ struct ConnectionPoolStateMachine: Sendable {
         /// Run the request on the connection (connected, with room for it). On a connection that
         /// carries several exchanges, the shell asks `nextExchange(on:)` for more.
         case execute(RequestID, on: ConnectionID)
+        /// Pipeline the request onto the connection, behind the exchanges it carries (HTTP/1.1).
+        case executePipelined(RequestID, on: ConnectionID)
         /// Open a new connection with this id.
         case openConnection(ConnectionID)
         /// Close an idle connection (to make room), then open a new one.
@@ -51,7 +58,7 @@ struct ConnectionPoolStateMachine: Sendable {
         indirect case failRequest(RequestID, then: Action)
     }
 
-    private struct Waiter: Sendable { var id: RequestID; var requireFresh: Bool }
+    private struct Waiter: Sendable { var id: RequestID; var requireFresh: Bool; var mayPipeline: Bool }
 
     private enum Phase: UInt8 { case free, connecting, open }
     private struct Slot: Sendable {
@@ -64,7 +71,16 @@ struct ConnectionPoolStateMachine: Sendable {
         var isDraining = false
         /// Listed in `available`.
         var isListed = false
+        /// Exchanges it may carry at once when all of them allow pipelining; 0 until the
+        /// connection offered pipelining.
+        var pipelineDepth: Int32 = 0
+        /// Whether the oldest exchange on it allows pipelining (the others do: they were
+        /// pipelined).
+        var headMayPipeline = false
         var hasRoom: Bool { phase == .open && !isDraining && active < capacity }
+        var hasPipelineRoom: Bool {
+            phase == .open && !isDraining && active > 0 && active < pipelineDepth && (active > 1 || headMayPipeline)
+        }
     }
 
     /// At most a million: no process has the descriptors for more, and it keeps numbers far from
@@ -84,6 +100,10 @@ struct ConnectionPoolStateMachine: Sendable {
     private var freeSlots: [Int] = []
     private(set) var connectingCount = 0
     private var openCount = 0
+    /// Waiters that allow pipelining.
+    private(set) var pipelinableWaiterCount = 0
+    /// The origin broke off or garbled pipelined exchanges: nothing more is pipelined.
+    private(set) var pipeliningFailed = false
 
     /// - Parameter expectedCapacity: how many waiters a connection being opened serves at once
     ///   before the origin answered: 1, or a stream count for HTTP/2 by prior knowledge.
@@ -146,17 +166,66 @@ struct ConnectionPoolStateMachine: Sendable {
         unlist(index)
         slots[index].phase = .free
         slots[index].active = 0
+        slots[index].pipelineDepth = 0
         freeSlots.append(index)
     }
 
-    /// A request wants a connection.
-    mutating func requestArrived(_ id: RequestID, requireFresh: Bool = false) -> Action {
+    /// A request wants a connection. `mayPipeline`: it may be pipelined behind other exchanges
+    /// (HTTP/1.1; an idempotent request whose body goes with its head).
+    /// Asked only when it matters (no connection has room), so the common path pays nothing.
+    mutating func requestArrived(_ id: RequestID, requireFresh: Bool = false, mayPipeline: @autoclosure () -> Bool = false) -> Action {
         if !requireFresh, let connection = available.last {
-            take(slot(of: connection))
+            take(slot(of: connection), mayPipeline: mayPipeline())
             return .execute(id, on: connection)
         }
-        waiters.append(Waiter(id: id, requireFresh: requireFresh))
+        let pipelinable = mayPipeline()
+        if pipelinable, !requireFresh, !pipeliningFailed, connectionCount >= maximumConnections, let index = leastLoadedPipeline() {
+            take(index, mayPipeline: true)
+            return .executePipelined(id, on: slots[index].id)
+        }
+        waiters.append(Waiter(id: id, requireFresh: requireFresh, mayPipeline: pipelinable))
+        if pipelinable { pipelinableWaiterCount += 1 }
         return openIfRoom()
+    }
+
+    /// The slot of the open connection with pipeline room that carries the fewest exchanges.
+    private func leastLoadedPipeline() -> Int? {
+        var best: Int?
+        for index in slots.indices where slots[index].hasPipelineRoom {
+            if best == nil || slots[index].active < slots[best!].active { best = index }
+        }
+        return best
+    }
+
+    /// Takes the waiter at `position` out of the queue.
+    private mutating func removeWaiter(at position: Int) -> Waiter {
+        let waiter = waiters.remove(at: position)
+        if waiter.mayPipeline { pipelinableWaiterCount -= 1 }
+        return waiter
+    }
+
+    /// The oldest waiter that may be pipelined onto the connection in slot `index`, if it has
+    /// pipeline room.
+    private mutating func pipelineWaiter(_ index: Int) -> Action {
+        guard pipelinableWaiterCount > 0, !pipeliningFailed, slots[index].hasPipelineRoom,
+              let position = waiters.firstIndex(where: { $0.mayPipeline && !$0.requireFresh }) else { return .none }
+        let waiter = removeWaiter(at: position)
+        take(index, mayPipeline: true)
+        return .executePipelined(waiter.id, on: slots[index].id)
+    }
+
+    /// `connection` offered pipelining (`depth` exchanges at once), or withdrew it (0). With
+    /// room, the oldest waiter that allows it is pipelined (then `nextExchange(on:)`).
+    mutating func pipelineDepthChanged(_ connection: ConnectionID, to depth: Int) -> Action {
+        guard let index = knownSlot(of: connection), slots[index].phase == .open else { return .none }
+        slots[index].pipelineDepth = depth > 1 ? Int32(clamping: depth) : 0
+        return pipelineWaiter(index)
+    }
+
+    /// A connection of this origin broke off or garbled pipelined exchanges: none are pipelined
+    /// any more (those running go on; their replays queue like any request).
+    mutating func pipeliningMisbehaved() {
+        pipeliningFailed = true
     }
 
     /// Opens a connection when some waiter has none coming.
@@ -176,7 +245,7 @@ struct ConnectionPoolStateMachine: Sendable {
 
     /// A waiter gave up (cancelled or timed out) before it got a connection.
     mutating func requestCancelled(_ id: RequestID) -> Action {
-        waiters.removeAll { $0.id == id }
+        if let position = waiters.firstIndex(where: { $0.id == id }) { _ = removeWaiter(at: position) }
         return .none
     }
 
@@ -195,10 +264,11 @@ struct ConnectionPoolStateMachine: Sendable {
     /// The next waiter for a connection that still has room (after an `execute` on a connection
     /// that carries several exchanges), or `.none`.
     mutating func nextExchange(on connection: ConnectionID) -> Action {
-        guard let index = knownSlot(of: connection), slots[index].hasRoom,
-              let position = waiters.firstIndex(where: { !$0.requireFresh }) else { return .none }
-        let waiter = waiters.remove(at: position)
-        take(index)
+        guard let index = knownSlot(of: connection) else { return .none }
+        guard slots[index].hasRoom else { return pipelineWaiter(index) }
+        guard let position = waiters.firstIndex(where: { !$0.requireFresh }) else { return .none }
+        let waiter = removeWaiter(at: position)
+        take(index, mayPipeline: waiter.mayPipeline)
         return .execute(waiter.id, on: connection)
     }
 
@@ -247,7 +317,8 @@ struct ConnectionPoolStateMachine: Sendable {
 
     /// Counts an exchange on the open connection in slot `index` (which has room), keeping
     /// `available` right.
-    private mutating func take(_ index: Int) {
+    private mutating func take(_ index: Int, mayPipeline: Bool) {
+        if slots[index].active == 0 { slots[index].headMayPipeline = mayPipeline }
         unlist(index)
         slots[index].active += 1
         if slots[index].hasRoom { list(index) }
@@ -283,11 +354,11 @@ struct ConnectionPoolStateMachine: Sendable {
     /// or it is listed as available (and parked if idle).
     private mutating func assign(_ index: Int, fresh: Bool) -> Action {
         let connection = slots[index].id
-        guard slots[index].hasRoom else { return .none }
+        guard slots[index].hasRoom else { return pipelineWaiter(index) }
         let position = fresh ? waiters.startIndex : waiters.firstIndex { !$0.requireFresh }
         if let position, position < waiters.endIndex {
-            let waiter = waiters.remove(at: position)
-            take(index)
+            let waiter = removeWaiter(at: position)
+            take(index, mayPipeline: waiter.mayPipeline)
             return .execute(waiter.id, on: connection)
         }
         list(index)
@@ -299,7 +370,8 @@ struct ConnectionPoolStateMachine: Sendable {
     mutating func connectionFailed(_ connection: ConnectionID) -> Action {
         guard let index = knownSlot(of: connection), slots[index].phase == .connecting else { return .none }
         free(index)
-        guard let waiter = waiters.popFirst() else { return .none }
+        guard !waiters.isEmpty else { return .none }
+        let waiter = removeWaiter(at: waiters.startIndex)
         return .failRequest(waiter.id, then: openIfRoom())
     }
 

@@ -36,6 +36,9 @@ final class PreparedRequest: Sendable {
     /// The request carries `Expect: 100-continue` and a body: the body (always streamed then)
     /// waits for the server's `100 Continue`.
     let expectsContinue: Bool
+    /// The request may be pipelined: it allows it (`httpShouldUsePipelining`), is idempotent, and
+    /// its body goes with its head.
+    let mayPipeline: Bool
     /// For https: the policy and TLS context the request was made under.
     let security: SecurityBinding?
     /// The request's target, which the cookie store matches cookies against.
@@ -64,6 +67,7 @@ final class PreparedRequest: Sendable {
         isHEAD = base.isHEAD
         isReplayable = base.isReplayable
         expectsContinue = base.expectsContinue
+        mayPipeline = base.mayPipeline
         security = base.security
         target = base.target
         asksCookieStore = base.asksCookieStore
@@ -199,6 +203,7 @@ final class PreparedRequest: Sendable {
                         proxy: proxy, serviceType: request.networkServiceType)
         isHEAD = request.method == .head
         isReplayable = request.isReplayable
+        mayPipeline = request.httpShouldUsePipelining && isReplayable && streamedBody == nil && !expectsContinue
         base = nil
     }
 

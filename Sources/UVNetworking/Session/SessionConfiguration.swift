@@ -8,6 +8,11 @@ public struct SessionConfiguration: Sendable {
     /// Connections open at once to one origin (scheme, host, port). URLSession's default is 6;
     /// a batch fetcher raises it.
     public var maximumConnectionsPerHost: Int = 6
+    /// How many requests one HTTP/1.1 connection carries at once when they allow pipelining
+    /// (`Request.httpShouldUsePipelining`): the one being answered and those written behind it.
+    /// Requests are pipelined only once every connection to their origin is busy and
+    /// `maximumConnectionsPerHost` are open, onto the least loaded one. Below 2: none.
+    public var pipelineDepth: Int = 8
     /// Connections open or opening at once across all origins of the session. When a new one
     /// would exceed it, the least recently used idle connection of any origin closes to make
     /// room; with none idle, the request waits (oldest first, across origins) until a

@@ -193,6 +193,8 @@ enum TestServers {
                     location = /chunked { default_type text/plain; alias \(docroot)/hello.txt; \(chunked) }
                     location = /large-chunked { alias \(docroot)/large.bin; \(chunked) }
                     location = /redirect { return 302 /hello; }
+                    location = /pipe { default_type text/plain; return 200 "$pipe\\n"; }
+                    location = /pipe-limited { keepalive_requests 20; default_type text/plain; return 200 "$pipe\\n"; }
                     location / { return 404; }
                 }
             """)

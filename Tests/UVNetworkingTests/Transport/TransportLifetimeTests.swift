@@ -45,6 +45,10 @@ extension EndToEnd {
 
             func connectionReleased(_ connection: HTTP1Connection) { events.append("released") }
 
+            func connectionMayPipeline(_ connection: HTTP1Connection) {}
+            func connectionStopsPipelining(_ connection: HTTP1Connection) {}
+            func connectionMisbehavedWhilePipelining(_ connection: HTTP1Connection) {}
+
             func connectionClosed(_ connection: HTTP1Connection) {
                 events.append("closed")
                 self.connection = nil
