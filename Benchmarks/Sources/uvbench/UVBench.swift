@@ -95,6 +95,9 @@ struct UVBench: ParsableCommand {
     @Option(help: "With --ours-only: run exactly this many requests instead of --seconds (e.g. under valgrind).")
     var requests: Int?
 
+    @Option(help: "With --ours-only: pipeline this many requests per connection (Request.httpShouldUsePipelining, SessionConfiguration.pipelineDepth): --connections connections, connections × depth requests in flight. 1: none.")
+    var pipeline: Int = 1
+
     @Option(help: "With --ours-only: use this server instead of starting nginx.")
     var url: String?
 
@@ -135,6 +138,7 @@ struct UVBench: ParsableCommand {
             throw ValidationError("--url, --requests and --cacert are for --ours-only runs (and --url for --idle-only)")
         }
         if (bare || onLoop) && !oursOnly { throw ValidationError("--bare and --on-loop are for --ours-only runs") }
+        guard pipeline >= 1, pipeline == 1 || (oursOnly && !bare) else { throw ValidationError("--pipeline is for --ours-only runs of UVNetworking, at least 1") }
         guard downloadGib >= 0, downloadRepeats > 0, handshakeConcurrency > 0 else {
             throw ValidationError("--download-gib must not be negative, --download-repeats and --handshake-concurrency must be positive")
         }
@@ -204,13 +208,20 @@ struct UVBench: ParsableCommand {
         if bare { return try runBareOnly(target) }
         if observe { ObservedRun.configure(&configuration) }
         if trace { configuration.tracer = BenchTracer() }
-        let load = ClosedLoopLoad(request: Request(url: target), configuration: configuration, deliversOnEventLoop: onLoop)
-        if warmup > 0 { _ = load.run(concurrency: connections, seconds: Double(warmup), recordLatency: false) }
+        var request = Request(url: target)
+        if pipeline > 1 {
+            configuration.pipelineDepth = pipeline
+            request.httpShouldUsePipelining = true
+        }
+        let inFlight = connections * pipeline
+        let load = ClosedLoopLoad(request: request, configuration: configuration, deliversOnEventLoop: onLoop)
+        if warmup > 0 { _ = load.run(concurrency: inFlight, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
-        say("uvbench: UVNetworking only\(onLoop ? " (run-on-loop mode)" : ""), \(connections) in flight for \(amount) against \(target.absoluteString) (pid \(getpid()))")
+        let shape = pipeline > 1 ? "\(inFlight) in flight (\(connections) connections, pipelined \(pipeline) deep)" : "\(connections) in flight"
+        say("uvbench: UVNetworking only\(onLoop ? " (run-on-loop mode)" : ""), \(shape) for \(amount) against \(target.absoluteString) (pid \(getpid()))")
         let cpuBefore = CPUTime.ofSelf()
-        let result = requests.map { load.run(concurrency: connections, requests: $0) }
-            ?? load.run(concurrency: connections, seconds: Double(seconds))
+        let result = requests.map { load.run(concurrency: inFlight, requests: $0) }
+            ?? load.run(concurrency: inFlight, seconds: Double(seconds))
         let cpu = CPUTime.ofSelf() - cpuBefore
         let perRequest = cpu.total / Double(max(1, result.completed))
         say(String(format: "%.0f req/s, %d requests, %d errors, CPU %.2f µs/request (%.2f cores), ",

@@ -436,26 +436,11 @@ final class HTTP1Connection {
                 reportClosed(madeProgress: true)
             }
         case .sendPipelinedRequest:
-            pipeline.last?.recorder?.wrote(request)
-            switch transport.write(request) {
-            case .written:
-                perform(machine.writeFinished())
-            case .pending:
-                break
-            case .failed(let code):
-                failed(.writeFailed(status: code))
-            }
+            writePipelined(request)
         case .pipelinedRequestWritten(let position):
             pipeline[position].delegate?.exchangeRequestWritten()
         case .exchangeFinishedWithNext:
-            let delegate = exchange
-            exchange = nil
-            if let recorder {
-                self.recorder = nil
-                recorder.completed()
-            }
-            delegate?.exchangeFinished()
-            answerNext()
+            finishedWithNext()
         case .failExchange:
             // From the body (the socket's failures go through failed(_:), which has the error).
             failExchange(.requestBody(bodyError ?? .unexplained))
@@ -463,6 +448,34 @@ final class HTTP1Connection {
             tearDown(reset: reset)
             if reportedReady { reportClosed(madeProgress: false) }
         }
+    }
+
+    /// Writes the request just pipelined (`sendPipelinedRequest`).
+    @inline(never)
+    private func writePipelined(_ request: [UInt8]) {
+        pipeline.last?.recorder?.wrote(request)
+        switch transport.write(request) {
+        case .written:
+            perform(machine.writeFinished())
+        case .pending:
+            break
+        case .failed(let code):
+            failed(.writeFailed(status: code))
+        }
+    }
+
+    /// The exchange in flight ended and the oldest pipelined request's response comes next
+    /// (`exchangeFinishedWithNext`).
+    @inline(never)
+    private func finishedWithNext() {
+        let delegate = exchange
+        exchange = nil
+        if let recorder {
+            self.recorder = nil
+            recorder.completed()
+        }
+        delegate?.exchangeFinished()
+        answerNext()
     }
 
     private func requestWritten() {
@@ -708,8 +721,13 @@ extension HTTP1Connection: TransportDelegate {
     func transportDidFinishWriting(_ transport: StreamTransport) {
         if bodyReader != nil {
             bodyWriteFinished()
-        } else {
+        } else if pipeline.isEmpty {
             requestWritten()
+        } else if case .active(requestWritten: false, _, _) = machine.state {
+            // Writes finish in order: the exchange in flight's before those pipelined behind.
+            requestWritten()
+        } else {
+            perform(machine.writeFinished())
         }
     }
 }

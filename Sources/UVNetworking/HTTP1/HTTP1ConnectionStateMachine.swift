@@ -268,6 +268,7 @@ struct HTTP1ConnectionStateMachine: Sendable {
 
     /// The response ended. `keepAlive`: the response allows reuse (HTTP/1.1 without
     /// `Connection: close`, or 1.0 with keep-alive) and no stray bytes followed it.
+    @inline(__always)
     mutating func responseEnded(keepAlive: Bool) -> Action {
         guard case .active(let requestWritten, _, _) = state else { return .none }
         // A response that ends before the request is fully written means the server did not want
@@ -275,8 +276,18 @@ struct HTTP1ConnectionStateMachine: Sendable {
         // in flight could mean waiting for a server that never reads. The stream is out of step,
         // so the connection is closed (Go's Transport makes the same call); closing abandons the
         // write, and a streamed body stops (a chunk read ahead is dropped, no read starts).
-        guard pipelined > 0, keepAlive && requestWritten else { return finish(keepAlive: keepAlive && requestWritten) }
-        // The next response belongs to the oldest pipelined request.
+        if pipelined > 0 { return nextPipelinedResponse(reusable: keepAlive && requestWritten) }
+        return finish(keepAlive: keepAlive && requestWritten)
+    }
+
+    /// `responseEnded` with requests pipelined behind: the next response is the oldest one's,
+    /// unless the connection must close.
+    @inline(never)
+    private mutating func nextPipelinedResponse(reusable: Bool) -> Action {
+        guard reusable else {
+            clearPipeline()
+            return finish(keepAlive: false)
+        }
         pipelined -= 1
         let nextWritten = pipelinedWritten > 0
         if nextWritten { pipelinedWritten -= 1 }
@@ -287,7 +298,6 @@ struct HTTP1ConnectionStateMachine: Sendable {
     private mutating func finish(keepAlive: Bool) -> Action {
         body = nil
         state = keepAlive ? .idle : .closed
-        if !keepAlive { clearPipeline() }
         return .exchangeFinished(reusable: keepAlive)
     }
 

@@ -104,6 +104,10 @@ struct ConnectionPoolStateMachine: Sendable {
     private(set) var pipelinableWaiterCount = 0
     /// The origin broke off or garbled pipelined exchanges: nothing more is pipelined.
     private(set) var pipeliningFailed = false
+    /// A request that allows pipelining has had to wait. Until then a request that finds an idle
+    /// connection is not asked whether it allows it (the common path pays nothing): pipelining
+    /// helps only once requests queue.
+    private(set) var pipeliningWanted = false
 
     /// - Parameter expectedCapacity: how many waiters a connection being opened serves at once
     ///   before the origin answered: 1, or a stream count for HTTP/2 by prior knowledge.
@@ -137,6 +141,7 @@ struct ConnectionPoolStateMachine: Sendable {
     }
 
     /// The slot of `connection` if the pool knows it (connecting or open).
+    @inline(__always)
     private func knownSlot(of connection: ConnectionID) -> Int? {
         let index = slot(of: connection)
         guard index >= 0, index < slots.count, slots[index].id == connection, slots[index].phase != .free else { return nil }
@@ -172,15 +177,25 @@ struct ConnectionPoolStateMachine: Sendable {
 
     /// A request wants a connection. `mayPipeline`: it may be pipelined behind other exchanges
     /// (HTTP/1.1; an idempotent request whose body goes with its head).
-    /// Asked only when it matters (no connection has room), so the common path pays nothing.
+    /// Asked only when it matters (no connection has room, or a request that allows pipelining
+    /// has waited), so the common path pays nothing.
+    @inline(__always)
     mutating func requestArrived(_ id: RequestID, requireFresh: Bool = false, mayPipeline: @autoclosure () -> Bool = false) -> Action {
         if !requireFresh, let connection = available.last {
-            take(slot(of: connection), mayPipeline: mayPipeline())
+            let index = slot(of: connection)
+            if pipeliningWanted && slots[index].active == 0 { slots[index].headMayPipeline = mayPipeline() }
+            take(index)
             return .execute(id, on: connection)
         }
-        let pipelinable = mayPipeline()
+        return requestWaits(id, requireFresh: requireFresh, mayPipeline: mayPipeline())
+    }
+
+    /// `requestArrived` when no connection has room: pipelined, or a waiter.
+    @inline(never)
+    private mutating func requestWaits(_ id: RequestID, requireFresh: Bool, mayPipeline pipelinable: Bool) -> Action {
+        if pipelinable { pipeliningWanted = true }
         if pipelinable, !requireFresh, !pipeliningFailed, connectionCount >= maximumConnections, let index = leastLoadedPipeline() {
-            take(index, mayPipeline: true)
+            take(index)
             return .executePipelined(id, on: slots[index].id)
         }
         waiters.append(Waiter(id: id, requireFresh: requireFresh, mayPipeline: pipelinable))
@@ -206,11 +221,12 @@ struct ConnectionPoolStateMachine: Sendable {
 
     /// The oldest waiter that may be pipelined onto the connection in slot `index`, if it has
     /// pipeline room.
+    @inline(never)
     private mutating func pipelineWaiter(_ index: Int) -> Action {
         guard pipelinableWaiterCount > 0, !pipeliningFailed, slots[index].hasPipelineRoom,
               let position = waiters.firstIndex(where: { $0.mayPipeline && !$0.requireFresh }) else { return .none }
         let waiter = removeWaiter(at: position)
-        take(index, mayPipeline: true)
+        take(index)
         return .executePipelined(waiter.id, on: slots[index].id)
     }
 
@@ -268,7 +284,8 @@ struct ConnectionPoolStateMachine: Sendable {
         guard slots[index].hasRoom else { return pipelineWaiter(index) }
         guard let position = waiters.firstIndex(where: { !$0.requireFresh }) else { return .none }
         let waiter = removeWaiter(at: position)
-        take(index, mayPipeline: waiter.mayPipeline)
+        markHead(index, mayPipeline: waiter.mayPipeline)
+        take(index)
         return .execute(waiter.id, on: connection)
     }
 
@@ -315,10 +332,15 @@ struct ConnectionPoolStateMachine: Sendable {
         return .closeConnection(id)
     }
 
+    /// Notes whether the exchange about to be counted on slot `index` allows pipelining, when it
+    /// is the oldest there.
+    private mutating func markHead(_ index: Int, mayPipeline: Bool) {
+        if slots[index].active == 0 { slots[index].headMayPipeline = mayPipeline }
+    }
+
     /// Counts an exchange on the open connection in slot `index` (which has room), keeping
     /// `available` right.
-    private mutating func take(_ index: Int, mayPipeline: Bool) {
-        if slots[index].active == 0 { slots[index].headMayPipeline = mayPipeline }
+    private mutating func take(_ index: Int) {
         unlist(index)
         slots[index].active += 1
         if slots[index].hasRoom { list(index) }
@@ -358,7 +380,8 @@ struct ConnectionPoolStateMachine: Sendable {
         let position = fresh ? waiters.startIndex : waiters.firstIndex { !$0.requireFresh }
         if let position, position < waiters.endIndex {
             let waiter = removeWaiter(at: position)
-            take(index, mayPipeline: waiter.mayPipeline)
+            markHead(index, mayPipeline: waiter.mayPipeline)
+            take(index)
             return .execute(waiter.id, on: connection)
         }
         list(index)

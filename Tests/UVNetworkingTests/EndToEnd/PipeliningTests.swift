@@ -65,6 +65,36 @@ extension EndToEnd {
             harness.finish()
         }
 
+        @Test func pipelinedWritesThatWaitForTheSocketFinishInOrder() throws {
+            // Sixty-four PUTs of 60 KiB each, pipelined to a server that reads nothing for a while:
+            // the socket's buffers fill, so the writes finish later, one by one, each its own
+            // request's. Every answer arrives on the one connection.
+            let harness = Self.harness(depth: 64)
+            let body = String(repeating: "b", count: 60 * 1024)
+            let server = try ScriptedServer { connection in
+                let warm = try connection.readRequest()
+                try connection.write(Self.echo(warm))
+                connection.pause(0.5)
+                try connection.serveKeepAlive { request in
+                    ScriptedResponse.text("\(request.target) \(request.body.count)")
+                }
+            }
+            let base = "http://127.0.0.1:\(server.port)"
+            #expect(harness.fetch(Self.request(base + "/warm")).error == nil)
+            let requests = (1...64).map { index -> Request in
+                var request = Self.request(base + "/\(index)", method: .put)
+                request.body = Data(body.utf8)
+                return request
+            }
+            let outcomes = Self.fetchAll(harness, requests)
+            #expect(outcomes.map(\.text) == (1...64).map { "/\($0) \(body.count)" })
+            // Each write was its own request's: the connection is still in step, and kept.
+            #expect(harness.fetch(Self.request(base + "/after")).text == "/after 0")
+            #expect(server.acceptedCount == 1)
+            server.stop()
+            harness.finish()
+        }
+
         @Test func requestsLeftUnansweredByAnAnnouncedCloseAreSentAgain() throws {
             let harness = Self.harness()
             let server = try ScriptedServer { connection in
