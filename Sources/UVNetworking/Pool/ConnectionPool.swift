@@ -39,6 +39,8 @@ final class ConnectionPool {
         var speaksHTTP2First = false
         /// How the connections' packets are marked (`Request.networkServiceType`).
         var serviceType = NetworkServiceType.default
+        /// For an origin whose requests refuse cellular: how connections keep off it.
+        var cellular: CellularScreen? = nil
     }
 
     let host: String
@@ -399,7 +401,7 @@ final class ConnectionPool {
     private func open(_ id: Int) {
         let connector = TransportConnector(id: id, loop: loop, delegate: self, host: host, port: port, tls: tls, tunnel: tunnel,
                                            resolver: resolver, connectTimeout: settings.connectTimeout,
-                                           serviceType: settings.serviceType)
+                                           serviceType: settings.serviceType, cellular: settings.cellular)
         let slot = machine.slot(of: id)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))

@@ -11,8 +11,8 @@ import Synchronization
 /// serializers do.
 ///
 /// Of AFNetworking's request properties `timeoutInterval`, `httpShouldHandleCookies`,
-/// `cachePolicy` and `networkServiceType` exist here: pipelining and cellular access have no
-/// meaning in this client yet, so they are left out rather than accepted and ignored.
+/// `cachePolicy`, `networkServiceType` and `allowsCellularAccess` exist here: pipelining has no
+/// meaning in this client yet, so it is left out rather than accepted and ignored.
 open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     // @unchecked: the only mutable state is `state`, behind a Mutex.
 
@@ -26,6 +26,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         var httpShouldHandleCookies: Bool?
         var cachePolicy: Request.CachePolicy?
         var networkServiceType: NetworkServiceType?
+        var allowsCellularAccess: Bool?
         var methodsEncodingParametersInURI: Set<HTTPRequest.Method> = [.get, .head, .delete]
         var queryStringSerialization: QueryStringSerialization?
     }
@@ -77,6 +78,14 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     public var networkServiceType: NetworkServiceType? {
         get { state.withLock { $0.networkServiceType } }
         set { state.withLock { $0.networkServiceType = newValue } }
+    }
+
+    /// The `Request.allowsCellularAccess` given to serialized requests (AFNetworking's
+    /// `allowsCellularAccess`); nil (the default) leaves each request's own, true unless
+    /// changed.
+    public var allowsCellularAccess: Bool? {
+        get { state.withLock { $0.allowsCellularAccess } }
+        set { state.withLock { $0.allowsCellularAccess = newValue } }
     }
 
     /// Methods whose parameters go in the URL's query rather than the body.
@@ -146,8 +155,8 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     /// `request` with the default headers it does not already have and the properties set on
     /// this serializer.
     public func applyingDefaults(to request: Request) -> Request {
-        let (headers, timeout, cookies, cachePolicy, serviceType) = state.withLock {
-            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy, $0.networkServiceType)
+        let (headers, timeout, cookies, cachePolicy, serviceType, cellular) = state.withLock {
+            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy, $0.networkServiceType, $0.allowsCellularAccess)
         }
         var request = request
         for header in headers where request.value(forHTTPHeaderField: header.name) == nil {
@@ -157,6 +166,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         if let cookies { request.httpShouldHandleCookies = cookies }
         if let cachePolicy { request.cachePolicy = cachePolicy }
         if let serviceType { request.networkServiceType = serviceType }
+        if let cellular { request.allowsCellularAccess = cellular }
         return request
     }
 
