@@ -71,7 +71,8 @@ func peerServe(_ arguments: [String]) -> Never {
             guard connection >= 0 else { continue }
             var text = [CChar](repeating: 0, count: 64)
             inet_ntop(AF_INET, &peer.sin_addr, &text, socklen_t(text.count))
-            FileHandle.standardOutput.write(Data("peer \(String(cString: text))\n".utf8))
+            let name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            FileHandle.standardOutput.write(Data("peer \(name)\n".utf8))
             var head: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !head.suffix(4).elementsEqual([13, 10, 13, 10]) {
