@@ -542,6 +542,13 @@ case "reachability-watch":
     // run by the tests inside a network namespace that they change.
     reachabilityWatch(Array(CommandLine.arguments.dropFirst(2)))
 
+case "cellular-fetch":
+    // Requests refusing cellular, or not, in a client namespace (Tests/EmbedProbe/CellularFetch.swift).
+    cellularFetch(Array(CommandLine.arguments.dropFirst(2)))
+case "peer-serve":
+    // A server that prints who connected (Tests/EmbedProbe/CellularFetch.swift).
+    peerServe(Array(CommandLine.arguments.dropFirst(2)))
+
 case "serve":
     // LoopbackHTTPServer on ADDRESS:PORT (an IPv4 literal, e.g. a router namespace's 192.0.2.1)
     // until standard input ends: prints "listening PORT" once it accepts.

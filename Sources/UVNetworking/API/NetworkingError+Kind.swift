@@ -91,6 +91,9 @@ extension NetworkingError.Code {
         case .dnsFailure: return (.transport, NSURLErrorDomain, NSURLErrorCannotFindHost)
         case .connectionRefused, .connectFailed, .proxyConnectFailed: return (.transport, NSURLErrorDomain, NSURLErrorCannotConnectToHost)
         case .proxyAuthenticationRequired: return (.transport, NSURLErrorDomain, NSURLErrorUserAuthenticationRequired)
+        // URLSession's code when a request that disallows cellular finds only cellular:
+        // NSURLErrorDataNotAllowed (from URLError.Code, Darwin's value, like the TLS family).
+        case .cellularAccessDenied: return (.transport, NSURLErrorDomain, URLError.Code.dataNotAllowed.rawValue)
         case .connectTimeout, .responseHeadTimeout, .idleTimeout, .requestTimeout, .dnsTimeout:
             return (.timeout, NSURLErrorDomain, NSURLErrorTimedOut)
         // What URLSession reports when a connection dies under a request.

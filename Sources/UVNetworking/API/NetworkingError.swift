@@ -65,6 +65,9 @@ public struct NetworkingError: Error, Sendable, CustomStringConvertible {
         public static let connectFailed = Code("connectFailed")
         /// Connecting took longer than `SessionConfiguration.connectTimeout`.
         public static let connectTimeout = Code("connectTimeout")
+        /// The request does not allow cellular access (`Request.allowsCellularAccess` false) and
+        /// only cellular interfaces reach the server (NSURLErrorDataNotAllowed, -1020).
+        public static let cellularAccessDenied = Code("cellularAccessDenied")
         /// The HTTP proxy would not open a tunnel (CONNECT) to the server.
         public static let proxyConnectFailed = Code("proxyConnectFailed")
         /// The HTTP proxy wants credentials (407) that were missing or wrong.

@@ -101,6 +101,16 @@ public struct Request: Sendable, Equatable {
     /// A request left unanswered when the server closes is sent again; an origin that breaks
     /// off or garbles pipelined exchanges gets no more of them. See docs/pipelining.md.
     public var httpShouldUsePipelining = false { didSet { generation = RequestGeneration.next() } }
+    /// Whether the request may go over an interface the system classifies as cellular
+    /// (NSURLRequest's `allowsCellularAccess`); true by default. When false, each of its
+    /// connections is opened only after the kernel's routing table has been read for the
+    /// server's addresses: a route over a cellular interface (sysfs `DEVTYPE=wwan`, as
+    /// `NetworkReachabilityManager` classifies it) is replaced by the best route over another
+    /// interface, the socket bound to that interface (SO_BINDTODEVICE), and when no other
+    /// interface reaches the server the task fails with
+    /// `NetworkingError.Code.cellularAccessDenied`. The DNS look-up itself is not restricted.
+    /// Requests that differ here use different connections. See docs/reachability.md.
+    public var allowsCellularAccess = true { didSet { generation = RequestGeneration.next() } }
     /// Where this request's task logs (its start, connection, retries, redirects, end), with its
     /// task identifier as metadata; nil (the default) for the session's
     /// `SessionConfiguration.backgroundActivityLogger`. Not part of what is sent: it plays no
@@ -162,15 +172,16 @@ public struct Request: Sendable, Equatable {
         return result
     }
 
-    /// Same URL, method, fields (in order), body, timeouts, cookie handling, cache policy and
-    /// service type. Streamed bodies
+    /// Same URL, method, fields (in order), body, timeouts, cookie handling, cache policy,
+    /// service type, pipelining and cellular access. Streamed bodies
     /// are equal when one is a copy of the other (see `StreamedBody`).
     public static func == (lhs: Request, rhs: Request) -> Bool {
         if lhs.generation == rhs.generation { return true }
         return lhs.url == rhs.url && lhs.method == rhs.method && lhs.content == rhs.content
             && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
             && lhs.httpShouldHandleCookies == rhs.httpShouldHandleCookies && lhs.cachePolicy == rhs.cachePolicy
-            && lhs.networkServiceType == rhs.networkServiceType
+            && lhs.networkServiceType == rhs.networkServiceType && lhs.allowsCellularAccess == rhs.allowsCellularAccess
+            && lhs.httpShouldUsePipelining == rhs.httpShouldUsePipelining
             && lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 

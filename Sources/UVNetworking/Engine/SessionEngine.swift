@@ -155,7 +155,8 @@ final class SessionEngine {
             // h2c by prior knowledge: plain http, no proxy in between.
             speaksHTTP2First: configuration.httpVersion == .http2PriorKnowledge && origin.scheme == "http" && origin.proxy == nil,
             serviceType: origin.serviceType,
-            pipelineDepth: configuration.pipelineDepth)
+            pipelineDepth: configuration.pipelineDepth,
+            cellular: origin.allowsCellularAccess ? nil : CellularScreen(workers: workers))
         // Through a proxy, connections go to the proxy; https tunnels to the origin from there.
         let pool = ConnectionPool(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port,
                                   loop: loop, resolver: resolver, settings: settings, set: poolSet)

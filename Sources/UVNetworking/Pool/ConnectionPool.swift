@@ -43,6 +43,8 @@ final class ConnectionPool {
         var serviceType = NetworkServiceType.default
         /// Exchanges an HTTP/1.1 connection carries at once with pipelining; below 2, none.
         var pipelineDepth = 0
+        /// For an origin whose requests refuse cellular: how connections keep off it.
+        var cellular: CellularScreen? = nil
     }
 
     let host: String
@@ -416,7 +418,7 @@ final class ConnectionPool {
     private func open(_ id: Int) {
         let connector = TransportConnector(id: id, loop: loop, delegate: self, host: host, port: port, tls: tls, tunnel: tunnel,
                                            resolver: resolver, connectTimeout: settings.connectTimeout,
-                                           serviceType: settings.serviceType)
+                                           serviceType: settings.serviceType, cellular: settings.cellular)
         let slot = machine.slot(of: id)
         if slot >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: slot - connections.count + 1))

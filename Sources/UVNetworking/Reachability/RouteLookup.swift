@@ -17,14 +17,16 @@ enum RouteLookup {
     /// a unicast route whose every nexthop is dead or unusable is passed over for the next
     /// match, as the kernel passes over dead nexthops; a drop ends the lookup; a throw route
     /// sends it on to the next table. A route for a TOS other than 0 is left out: it matches
-    /// only packets of that TOS, and a client's carry none.
-    static func verdict(for address: IPAddressBytes, in table: NetworkTable) -> RouteVerdict {
+    /// only packets of that TOS, and a client's carry none. Nexthops over the interfaces in
+    /// `excluded` count as unusable: the way out a socket bound to another interface would take
+    /// (cellular routing, `CellularRouting`).
+    static func verdict(for address: IPAddressBytes, in table: NetworkTable, excluding excluded: Set<Int32> = []) -> RouteVerdict {
         for id in tables {
             let candidates = table.routes.values
                 .filter { $0.table == id && $0.family == address.family && $0.tos == 0
                     && address.hasPrefix($0.destination, length: $0.destinationLength) }
                 .sorted(by: preferred)
-            switch firstVerdict(candidates, family: address.family, linkLocal: address.isLinkLocal, in: table) {
+            switch firstVerdict(candidates, family: address.family, linkLocal: address.isLinkLocal, in: table, excluding: excluded) {
             case .some(let verdict): return verdict
             case .none: continue
             }
@@ -56,7 +58,8 @@ enum RouteLookup {
     /// Walks routes in preference order. Nil: nothing decided in this table (no route, only
     /// dead ones, or a throw) and the next table is asked. `linkLocal`: the destination is
     /// link-local, so a link-local source will do.
-    private static func firstVerdict(_ routes: [NetlinkRoute], family: UInt8, linkLocal: Bool, in table: NetworkTable) -> RouteVerdict? {
+    private static func firstVerdict(_ routes: [NetlinkRoute], family: UInt8, linkLocal: Bool, in table: NetworkTable,
+                                     excluding excluded: Set<Int32> = []) -> RouteVerdict? {
         for route in routes {
             switch route.type {
             case Netlink.RouteType.blackhole, Netlink.RouteType.unreachable, Netlink.RouteType.prohibit:
@@ -65,13 +68,14 @@ enum RouteLookup {
                 return nil
             case Netlink.RouteType.local:
                 // Local addresses are delivered over loopback whatever interface holds them.
-                if let loopback = table.links.values.first(where: \.isLoopback),
+                if let loopback = table.links.values.first(where: \.isLoopback), !excluded.contains(loopback.index),
                    table.isUsable(interface: loopback.index, family: family) {
                     return .reachable(interfaceIndex: loopback.index)
                 }
             case Netlink.RouteType.unicast, Netlink.RouteType.broadcast, Netlink.RouteType.anycast, Netlink.RouteType.multicast:
                 // Multipath: any usable nexthop will do.
-                if let nexthop = route.nexthops.first(where: { $0.isAlive && table.isUsable(interface: $0.interfaceIndex, family: family, linkLocalDestination: linkLocal) }) {
+                if let nexthop = route.nexthops.first(where: { $0.isAlive && !excluded.contains($0.interfaceIndex)
+                    && table.isUsable(interface: $0.interfaceIndex, family: family, linkLocalDestination: linkLocal) }) {
                     return .reachable(interfaceIndex: nexthop.interfaceIndex)
                 }
             default:

@@ -31,8 +31,9 @@ struct RoutingSocket {
     /// sizeof(struct sockaddr_nl): family u16, pad u16, pid u32, groups u32.
     private static let addressSize = 12
 
-    /// Opens and binds the socket. Fails with the call and errno (EMFILE, EPERM, ENOBUFS...).
-    static func open() -> Result<RoutingSocket, NetworkReachabilityError> {
+    /// Opens and binds the socket, subscribed to `groups` (none: a socket for dumps alone).
+    /// Fails with the call and errno (EMFILE, EPERM, ENOBUFS...).
+    static func open(groups: UInt32 = RoutingSocket.groups) -> Result<RoutingSocket, NetworkReachabilityError> {
         let type = Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let descriptor = socket(AF_NETLINK, type, netlinkRoute)
         guard descriptor >= 0 else { return .failure(.systemCall("socket", errno: errno)) }

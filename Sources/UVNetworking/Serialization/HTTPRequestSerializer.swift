@@ -11,8 +11,8 @@ import Synchronization
 /// serializers do.
 ///
 /// Of AFNetworking's request properties `timeoutInterval`, `httpShouldHandleCookies`,
-/// `cachePolicy`, `networkServiceType` and `httpShouldUsePipelining` exist here: cellular access
-/// has no meaning in this client yet, so it is left out rather than accepted and ignored.
+/// `cachePolicy`, `networkServiceType`, `httpShouldUsePipelining` and `allowsCellularAccess`
+/// exist here, each applied only when set.
 open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     // @unchecked: the only mutable state is `state`, behind a Mutex.
 
@@ -27,6 +27,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         var cachePolicy: Request.CachePolicy?
         var networkServiceType: NetworkServiceType?
         var httpShouldUsePipelining: Bool?
+        var allowsCellularAccess: Bool?
         var methodsEncodingParametersInURI: Set<HTTPRequest.Method> = [.get, .head, .delete]
         var queryStringSerialization: QueryStringSerialization?
     }
@@ -86,6 +87,14 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     public var httpShouldUsePipelining: Bool? {
         get { state.withLock { $0.httpShouldUsePipelining } }
         set { state.withLock { $0.httpShouldUsePipelining = newValue } }
+    }
+
+    /// The `Request.allowsCellularAccess` given to serialized requests (AFNetworking's
+    /// `allowsCellularAccess`); nil (the default) leaves each request's own, true unless
+    /// changed.
+    public var allowsCellularAccess: Bool? {
+        get { state.withLock { $0.allowsCellularAccess } }
+        set { state.withLock { $0.allowsCellularAccess = newValue } }
     }
 
     /// Methods whose parameters go in the URL's query rather than the body.
@@ -155,8 +164,9 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
     /// `request` with the default headers it does not already have and the properties set on
     /// this serializer.
     public func applyingDefaults(to request: Request) -> Request {
-        let (headers, timeout, cookies, cachePolicy, serviceType, pipelining) = state.withLock {
-            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy, $0.networkServiceType, $0.httpShouldUsePipelining)
+        let (headers, timeout, cookies, cachePolicy, serviceType, pipelining, cellular) = state.withLock {
+            ($0.headers, $0.timeoutInterval, $0.httpShouldHandleCookies, $0.cachePolicy, $0.networkServiceType,
+             $0.httpShouldUsePipelining, $0.allowsCellularAccess)
         }
         var request = request
         for header in headers where request.value(forHTTPHeaderField: header.name) == nil {
@@ -167,6 +177,7 @@ open class HTTPRequestSerializer: RequestSerializer, @unchecked Sendable {
         if let cachePolicy { request.cachePolicy = cachePolicy }
         if let serviceType { request.networkServiceType = serviceType }
         if let pipelining { request.httpShouldUsePipelining = pipelining }
+        if let cellular { request.allowsCellularAccess = cellular }
         return request
     }
 

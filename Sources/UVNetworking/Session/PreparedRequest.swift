@@ -8,8 +8,8 @@ import UVHTTP1
 /// Immutable, and a class: a task, its runner and the session's `PreparedRequestCache` share
 /// one instead of copying its fields.
 final class PreparedRequest: Sendable {
-    /// The connection pool key: scheme, host, port, the proxy in between if any, and for https
-    /// the security binding's id.
+    /// The connection pool key: scheme, host, port, the proxy in between if any, for https
+    /// the security binding's id, and how the connections are marked and routed.
     struct Origin: Hashable, Sendable {
         var scheme: String
         var host: String
@@ -18,6 +18,9 @@ final class PreparedRequest: Sendable {
         var proxy: ProxyEndpoint? = nil
         /// `Request.networkServiceType`: its connections are marked for it.
         var serviceType = NetworkServiceType.default
+        /// `Request.allowsCellularAccess`: a connection opened for a request that refuses
+        /// cellular is routed around cellular interfaces, so the two never share one.
+        var allowsCellularAccess = true
     }
 
     let origin: Origin
@@ -200,7 +203,7 @@ final class PreparedRequest: Sendable {
         }
         self.streamedBody = streamedBody
         origin = Origin(scheme: target.scheme, host: target.host, port: target.port, securityID: self.security?.id ?? 0,
-                        proxy: proxy, serviceType: request.networkServiceType)
+                        proxy: proxy, serviceType: request.networkServiceType, allowsCellularAccess: request.allowsCellularAccess)
         isHEAD = request.method == .head
         isReplayable = request.isReplayable
         mayPipeline = request.httpShouldUsePipelining && isReplayable && streamedBody == nil && !expectsContinue

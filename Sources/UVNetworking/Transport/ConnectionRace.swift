@@ -19,6 +19,9 @@ final class ConnectionRace {
     private let loop: EventLoop
     /// In attempt order (`HappyEyeballs.order`).
     private let addresses: [SocketAddress]
+    /// The interface each address's socket is bound to (cellular routing), in the same order;
+    /// empty when none is.
+    private let interfaces: [String?]
     private let delayMilliseconds: UInt64
     private var machine: HappyEyeballs
     /// One per address once started; nil before, and after it is closed or handed over.
@@ -33,13 +36,25 @@ final class ConnectionRace {
 
     /// - Parameters:
     ///   - addresses: the resolver's answer (at least one), in its order; the race reorders it.
+    ///   - interfaces: empty, or for each of `addresses` the interface to bind its socket to.
     ///   - first: the unconnected transport for the first attempt.
     ///   - delayMilliseconds: the Connection Attempt Delay (tests shorten or lengthen it).
-    init(loop: EventLoop, addresses: [SocketAddress], first: TCPTransport, delegate: ConnectionRaceDelegate,
+    init(loop: EventLoop, addresses: [SocketAddress], interfaces: [String?] = [], first: TCPTransport, delegate: ConnectionRaceDelegate,
          delayMilliseconds: UInt64 = HappyEyeballs.connectionAttemptDelayMilliseconds) {
         loop.assertInLoop()
         self.loop = loop
-        self.addresses = addresses.count > 1 ? HappyEyeballs.order(addresses) : addresses
+        let ordered = addresses.count > 1 ? HappyEyeballs.order(addresses) : addresses
+        self.addresses = ordered
+        if interfaces.isEmpty {
+            self.interfaces = []
+        } else {
+            // Reordered with their addresses (a handful: the quadratic search costs nothing).
+            var pairs = Array(zip(addresses, interfaces))
+            self.interfaces = ordered.map { address in
+                let index = pairs.firstIndex { $0.0 == address }!
+                return pairs.remove(at: index).1
+            }
+        }
         self.delayMilliseconds = delayMilliseconds
         machine = HappyEyeballs(addressCount: addresses.count)
         attempts = Array(repeating: nil, count: addresses.count)
@@ -81,7 +96,7 @@ final class ConnectionRace {
             }
             transport.delegate = self
             attempts[index] = transport
-            transport.connect(to: addresses[index])
+            transport.connect(to: addresses[index], interface: interfaces.isEmpty ? nil : interfaces[index])
         case .succeed(let index, let losers):
             for loser in losers { close(loser) }
             let winner = attempts[index]!

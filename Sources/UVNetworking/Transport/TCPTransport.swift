@@ -40,15 +40,17 @@ final class TCPTransport: StreamTransport {
         Unmanaged<TCPTransport>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    /// Starts connecting. The outcome arrives as `transportDidConnect` or `didFailToConnect`.
-    func connect(to address: SocketAddress) {
+    /// Starts connecting, with the socket bound to `interface` when one is given (cellular
+    /// routing, `CellularRouting`). The outcome arrives as `transportDidConnect` or
+    /// `didFailToConnect`.
+    func connect(to address: SocketAddress, interface: String? = nil) {
         loop.assertInLoop()
         let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         let status = address.withSockAddr { sockaddr in
-            // A marked connection is marked from its SYN: the socket is made and set up here,
-            // then handed to libuv, which would otherwise make it inside uv_tcp_connect.
-            if serviceType != .default {
-                let opened = Self.openMarkedSocket(family: Int32(sockaddr.pointee.sa_family), serviceType, into: handle)
+            // A marked or bound connection is so from its SYN: the socket is made and set up
+            // here, then handed to libuv, which would otherwise make it inside uv_tcp_connect.
+            if serviceType != .default || interface != nil {
+                let opened = Self.openMarkedSocket(family: Int32(sockaddr.pointee.sa_family), serviceType, interface: interface, into: handle)
                 guard opened == 0 else { return opened }
             }
             return uv_tcp_connect(request, handle, sockaddr) { request, status in
@@ -69,10 +71,11 @@ final class TCPTransport: StreamTransport {
         }
     }
 
-    /// A marked socket of `family` (`MarkedSocket`) adopted by `handle`; a negative errno
-    /// when it cannot be made.
-    private static func openMarkedSocket(family: Int32, _ serviceType: NetworkServiceType, into handle: UnsafeMutablePointer<uv_tcp_t>) -> Int32 {
-        let fd = MarkedSocket.open(family: family, serviceType)
+    /// A marked or bound socket of `family` (`MarkedSocket`) adopted by `handle`; a negative
+    /// errno when it cannot be made.
+    private static func openMarkedSocket(family: Int32, _ serviceType: NetworkServiceType, interface: String?,
+                                         into handle: UnsafeMutablePointer<uv_tcp_t>) -> Int32 {
+        let fd = MarkedSocket.open(family: family, serviceType, interface: interface)
         guard fd >= 0 else { return fd }
         let adopted = uv_tcp_open(handle, uv_os_sock_t(fd))
         if adopted != 0 { Glibc.close(fd) }

@@ -29,6 +29,8 @@ final class TransportConnector {
     private let tunnel: TunnelRoute?
     private let timeoutMilliseconds: UInt64
     private let serviceType: NetworkServiceType
+    /// For an origin that refuses cellular: how its addresses are screened before connecting.
+    private let cellular: CellularScreen?
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var race: ConnectionRace?
     /// The first attempt's TCP transport until the race starts, then the stack over the winner.
@@ -38,8 +40,9 @@ final class TransportConnector {
 
     /// - Parameters:
     ///   - host, port: where to connect: the origin, or the proxy in front of it.
+    ///   - cellular: for an origin that refuses cellular, the screen its addresses pass.
     init(id: Int, loop: EventLoop, delegate: TransportConnectorDelegate, host: String, port: Int, tls: TLSRoute?, tunnel: TunnelRoute?,
-         resolver: DNSResolver, connectTimeout: Double, serviceType: NetworkServiceType = .default) {
+         resolver: DNSResolver, connectTimeout: Double, serviceType: NetworkServiceType = .default, cellular: CellularScreen? = nil) {
         loop.assertInLoop()
         self.id = id
         self.loop = loop
@@ -51,6 +54,7 @@ final class TransportConnector {
         self.tunnel = tunnel
         self.timeoutMilliseconds = LoopDuration.timeout(connectTimeout)
         self.serviceType = serviceType
+        self.cellular = cellular
     }
 
     /// The TLS layer once TCP is up, while the handshake runs (tests watch it).
@@ -78,13 +82,38 @@ final class TransportConnector {
                     self.fail(.transport(.noAddresses(host: self.host)))
                     return
                 }
-                let race = ConnectionRace(loop: self.loop, addresses: addresses, first: TCPTransport(loop: self.loop, serviceType: self.serviceType),
-                                           delegate: self)
-                self.race = race
-                self.timings.remote = race.firstAddress
-                race.start()
+                if let cellular = self.cellular {
+                    self.screen(addresses, with: cellular)
+                } else {
+                    self.race(addresses, interfaces: [])
+                }
             case .failure(let error):
                 self.fail(.transport(error))
+            }
+        }
+    }
+
+    /// Races TCP connects to `addresses`, each bound to its interface in `interfaces` (none
+    /// when empty).
+    private func race(_ addresses: [SocketAddress], interfaces: [String?]) {
+        let race = ConnectionRace(loop: loop, addresses: addresses, interfaces: interfaces,
+                                  first: TCPTransport(loop: loop, serviceType: serviceType), delegate: self)
+        self.race = race
+        timings.remote = race.firstAddress
+        race.start()
+    }
+
+    /// Keeps the connection off cellular interfaces (`CellularScreen`), then races what is
+    /// left. The connect timeout runs meanwhile. Like the look-up's closure, the screen's holds
+    /// the connector until it runs; a connector finished meanwhile ignores it.
+    private func screen(_ addresses: [SocketAddress], with cellular: CellularScreen) {
+        cellular.screen(addresses, loop: loop) { outcome in
+            guard !self.isDone else { return }
+            switch outcome {
+            case .connect(let kept, let interfaces):
+                self.race(kept, interfaces: interfaces)
+            case .denied(let reason):
+                self.fail(.transport(.cellularAccessDenied(host: self.host, reason: reason)))
             }
         }
     }

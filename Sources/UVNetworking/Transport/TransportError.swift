@@ -37,4 +37,8 @@ enum TransportError: Error {
     case proxySocketFailed(status: Int32)
 
     case tls(TLSError)
+
+    /// The request refuses cellular (`Request.allowsCellularAccess` false) and no address of
+    /// `host` can be reached without it; `reason` says why, address by address.
+    case cellularAccessDenied(host: String, reason: String)
 }

@@ -26,6 +26,7 @@ import Testing
         (.dnsTimeout, .timeout, url, -1001),
         (.connectionRefused, .transport, url, -1004),
         (.connectFailed, .transport, url, -1004),
+        (.cellularAccessDenied, .transport, url, -1020),
         (.connectTimeout, .timeout, url, -1001),
         (.responseHeadTimeout, .timeout, url, -1001),
         (.idleTimeout, .timeout, url, -1001),

@@ -29,6 +29,15 @@ import Testing
         #expect(try !mayPipeline(.put, body: Data(count: PreparedRequest.largestBodyInOneWrite + 1)))
     }
 
+    @Test func requestsThatDifferOnlyThereAreNotEqual() {
+        let plain = Request(url: URL(string: "http://h/")!)
+        var pipelined = plain
+        pipelined.httpShouldUsePipelining = true
+        #expect(plain != pipelined)
+        pipelined.httpShouldUsePipelining = false
+        #expect(plain == pipelined)
+    }
+
     @Test func theSerializerGivesItsSettingToItsRequests() throws {
         let serializer = HTTPRequestSerializer()
         #expect(try !serializer.request(method: .get, urlString: "http://h/", parameters: nil).httpShouldUsePipelining)

@@ -32,6 +32,8 @@ import Testing
         (.proxyClosed(authority: "o.test:443"), .proxyConnectFailed,
          "the proxy closed the connection instead of answering CONNECT o.test:443"),
         (.proxySocketFailed(status: reset), .proxyConnectFailed, "the connection to the proxy failed during CONNECT: \(resetText)"),
+        (.cellularAccessDenied(host: "o.test", reason: "192.0.2.9: only cellular interfaces (wwan0) have a route to it"), .cellularAccessDenied,
+         "cannot reach o.test without a cellular interface, which the request does not allow: 192.0.2.9: only cellular interfaces (wwan0) have a route to it"),
         (.tls(.contextUnavailable(openSSL: "malloc failure")), .secureConnectionFailed,
          "OpenSSL could not make a TLS context (malloc failure)"),
         (.tls(.configuration(.caDirectoryMissing(path: "/cas"))), .invalidCertificate, "the CA directory /cas does not exist"),

@@ -38,6 +38,9 @@ extension NetworkingError {
 
         case .tls(let error):
             self.init(error)
+
+        case .cellularAccessDenied(let host, let reason):
+            self.init(.cellularAccessDenied, "cannot reach \(host) without a cellular interface, which the request does not allow: \(reason)")
         }
     }
 
