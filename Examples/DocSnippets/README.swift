@@ -263,7 +263,19 @@ func readme_15() throws {
 }
 
 // README.md, swift block 16
-func readme_16() throws {
+func readme_16() {
+    var busy = SessionConfiguration()
+    busy.maximumConnectionsPerHost = 4
+    let batch = HTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:8080/"), configuration: busy)
+    batch.requestSerializer.httpShouldUsePipelining = true   // up to 8 requests on each of 4 connections
+    batch.requestSerializer.networkServiceType = .background
+    batch.requestSerializer.allowsCellularAccess = false
+    _ = busy
+    _ = batch
+}
+
+// README.md, swift block 17
+func readme_17() throws {
     var configuration = SessionConfiguration()
     configuration.maximumConnections = 512              // across every origin
     configuration.dnsServers = ["127.0.0.1:5353"]       // instead of resolv.conf's
@@ -275,8 +287,8 @@ func readme_16() throws {
     _ = manager
 }
 
-// README.md, swift block 17
-func readme_17() {
+// README.md, swift block 18
+func readme_18() {
     var configuration = SessionConfiguration()
     configuration.cookieStore = CookieStore()           // or CookieStore.shared, NSHTTPCookieStorage's role
     let manager = SessionManager(configuration: configuration)
@@ -287,8 +299,8 @@ func readme_17() {
     _ = request
 }
 
-// README.md, swift block 18
-func readme_18() {
+// README.md, swift block 19
+func readme_19() {
     let manager = SessionManager()
     let upload = Request(url: URL(string: "http://127.0.0.1:8080/put")!, method: .put)
     manager.uploadTask(with: upload, fromFile: URL(fileURLWithPath: "big.iso"), progress: { print($0.fractionCompleted) }) { response, _, error in
@@ -312,8 +324,8 @@ func readme_18() {
     _ = download
 }
 
-// README.md, swift block 19
-func readme_19() throws {
+// README.md, swift block 20
+func readme_20() throws {
     var configuration = SessionConfiguration()
     configuration.tls.additionalTrustedCAFiles = ["/etc/myorg/ca.pem"]                  // curl's --cacert
     configuration.tls.clientIdentity = try ClientIdentity.pkcs12(file: "me.p12", password: "secret") // mutual TLS
@@ -328,8 +340,8 @@ func readme_19() throws {
     _ = policy
 }
 
-// README.md, swift block 20
-func readme_20() {
+// README.md, swift block 21
+func readme_21() {
     let reachability = NetworkReachabilityManager.shared       // a default route? (or init(domain:), init?(address:))
     reachability.statusChangeQueue = DispatchQueue(label: "reachability")   // nil: the main queue, as in AFNetworking
     reachability.setReachabilityStatusChangeHandler { status in print(status.localizedDescription) }

@@ -652,34 +652,51 @@ extension HTTP1Connection: TransportDelegate {
             failed(.bytesOutsideResponse(count: bytes.count))
             return
         }
-        var bytes = bytes
-        while true {
-            responseStarted = true
-            exchangeBytesRead &+= Int64(bytes.count)
-            let consumed: Int
-            decodedEnd = false
-            do {
-                consumed = try decoder.feed(bytes, to: self)
-            } catch {
-                // What could not be decoded was still received: an archive shows it.
-                recorder?.read(bytes)
-                failed(.decoding(error))
-                return
-            }
-            // Only this response's bytes: any left over belong to the next response or none.
-            if let recorder { recorder.read(UnsafeRawBufferPointer(rebasing: bytes[0..<consumed])) }
-            guard decodedEnd else { return }
-            reportedEnd = true
-            guard consumed < bytes.count else {
-                perform(machine.responseEnded(keepAlive: decoder.keepAlive))
-                return
-            }
-            exchangeBytesRead -= Int64(bytes.count - consumed)
-            // Leftover bytes with no pipelined request behind belong to no request: do not
-            // reuse the connection. With one, they begin its response.
-            perform(machine.responseEnded(keepAlive: decoder.keepAlive && !pipeline.isEmpty))
-            guard exchange != nil, !reportedEnd else { return }
-            bytes = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+        let consumed = feedResponse(bytes)
+        if consumed < bytes.count { beginNextResponses(UnsafeRawBufferPointer(rebasing: bytes[consumed...])) }
+    }
+
+    /// Feeds `bytes` to the response in flight and acts on its end. Returns how many bytes it
+    /// took: all of them, unless the response ended with bytes left over (which begin the next
+    /// pipelined response, or belong to no request).
+    @inline(__always)
+    private func feedResponse(_ bytes: UnsafeRawBufferPointer) -> Int {
+        responseStarted = true
+        exchangeBytesRead &+= Int64(bytes.count)
+        let consumed: Int
+        decodedEnd = false
+        do {
+            consumed = try decoder.feed(bytes, to: self)
+        } catch {
+            // What could not be decoded was still received: an archive shows it.
+            recorder?.read(bytes)
+            failed(.decoding(error))
+            return bytes.count
+        }
+        // Only this response's bytes: any left over belong to the next response or none.
+        if let recorder { recorder.read(UnsafeRawBufferPointer(rebasing: bytes[0..<consumed])) }
+        guard decodedEnd else { return bytes.count }
+        reportedEnd = true
+        guard consumed < bytes.count else {
+            perform(machine.responseEnded(keepAlive: decoder.keepAlive))
+            return bytes.count
+        }
+        exchangeBytesRead -= Int64(bytes.count - consumed)
+        // Leftover bytes with no pipelined request behind belong to no request: do not reuse
+        // the connection. With one, they begin its response.
+        perform(machine.responseEnded(keepAlive: decoder.keepAlive && !pipeline.isEmpty))
+        return consumed
+    }
+
+    /// Bytes left after a response: the responses to pipelined requests, one after another,
+    /// while the next one is in flight.
+    @inline(never)
+    private func beginNextResponses(_ bytes: UnsafeRawBufferPointer) {
+        var rest = bytes
+        while exchange != nil, !reportedEnd {
+            let consumed = feedResponse(rest)
+            guard consumed < rest.count else { return }
+            rest = UnsafeRawBufferPointer(rebasing: rest[consumed...])
         }
     }
 

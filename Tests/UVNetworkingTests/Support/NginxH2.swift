@@ -31,7 +31,8 @@ extension TestServers {
 
     private static func startNginxH2() throws -> NginxH2Server {
         try launchNginx(name: "nginx-h2", probePath: "/hello", accepts: { $0 == NginxServer.helloBody }) { directory in
-            let port = try freeLoopbackPort(), http1Port = try freeLoopbackPort(), tlsPort = try freeLoopbackPort()
+            let free = try freeLoopbackPorts(3)
+            let port = free[0], http1Port = free[1], tlsPort = free[2]
             try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
             let pki = TestPKI.standard
             TestPKI.writePEM(pki.sentChain, to: directory + "/chain.pem")

@@ -77,9 +77,11 @@ extension TestServers {
     private static func startNginxTLS() throws -> NginxTLSServer {
         // A plain-http port answers the readiness probe; the TLS sites follow.
         try launchNginx(name: "nginx-tls", probePath: "/ready", accepts: { $0 == "ready\n" }) { directory in
-            let probePort = try freeLoopbackPort()
+            let sites = NginxTLSServer.Site.allCases
+            let free = try freeLoopbackPorts(sites.count + 1)
+            let probePort = free[0]
             var ports: [NginxTLSServer.Site: Int] = [:]
-            for site in NginxTLSServer.Site.allCases { ports[site] = try freeLoopbackPort() }
+            for (site, port) in zip(sites, free.dropFirst()) { ports[site] = port }
             return (probePort, try writeNginxTLSFiles(in: directory, probePort: probePort, ports: ports))
         }
     }

@@ -259,6 +259,14 @@ enum TestServers {
         return server.port
     }
 
+    /// `count` distinct free ports: each listener stays open until all are picked, so the kernel
+    /// cannot hand one port out twice (a config with two servers on one port fails to start).
+    static func freeLoopbackPorts(_ count: Int) throws -> [Int] {
+        let servers = try (0..<count).map { _ in try ScriptedServer { _ in } }
+        defer { for server in servers { server.stop() } }
+        return servers.map(\.port)
+    }
+
     static func makeTemporaryDirectory(prefix: String) throws -> String {
         let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
         var template = Array((base + "\(prefix).XXXXXX").utf8CString)

@@ -86,8 +86,8 @@ extension TestServers {
     private static func startHTTPBinH2() throws -> HTTPBinH2Front {
         let httpbin = try TestServers.httpbin()
         return try launchNginx(name: "httpbin-h2", probePath: "/get", accepts: { $0.contains("\"url\"") }) { directory in
-            let tlsPort = try freeLoopbackPort(), h2cPort = try freeLoopbackPort(), probePort = try freeLoopbackPort()
-            let http1TLSPort = try freeLoopbackPort()
+            let free = try freeLoopbackPorts(4)
+            let tlsPort = free[0], h2cPort = free[1], probePort = free[2], http1TLSPort = free[3]
             try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
             let pki = TestPKI.standard
             TestPKI.writePEM(pki.sentChain, to: directory + "/chain.pem")
