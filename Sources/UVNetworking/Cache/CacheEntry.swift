@@ -17,6 +17,23 @@ struct CacheEntry: Sendable, Equatable {
     /// The Vary field names (lowercased) and what the request sent for each.
     var varyNames: [String]
     var varyValues: [String: String?]
+    /// A large body looked up from disk stays there (`body` is then empty) and is played from
+    /// its file (`CacheBodyFile`).
+    var bodyFile: CacheBodyFile? = nil
+
+    /// The body's length, in memory or in its file.
+    var bodyLength: Int { bodyFile?.size ?? body.count }
+
+    /// With the body in memory: itself, or with its file read; nil when the file cannot be read.
+    /// Blocks when it reads.
+    func materialized() -> CacheEntry? {
+        guard let bodyFile else { return self }
+        guard let data = bodyFile.readAll() else { return nil }
+        var whole = self
+        whole.body = data
+        whole.bodyFile = nil
+        return whole
+    }
 
     /// Its directives and freshness, read from its fields.
     var control: CacheControl { CacheControl(fields) }
@@ -26,7 +43,7 @@ struct CacheEntry: Sendable, Equatable {
 
     /// Bytes it takes in a store, roughly: the body and the fields' text.
     var cost: Int {
-        body.count + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } + key.utf8.count + 64
+        bodyLength + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } + key.utf8.count + 64
     }
 
     /// Whether it may answer a request with `requestFields` (its Vary selection matches).

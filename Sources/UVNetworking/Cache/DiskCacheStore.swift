@@ -113,8 +113,7 @@ final class DiskCacheStore: Sendable {
             guard let varyValues = Self.decodeVariant(row.variant) else { continue }
             let names = row.varyNames.isEmpty ? [] : row.varyNames.components(separatedBy: "\n")
             guard CacheVary.matches(storedNames: names, storedValues: varyValues, request: requestFields) else { continue }
-            guard let fields = Self.decodeFields(row.fields),
-                  let body = readBody(row.file, size: row.size, crc: row.crc) else {
+            guard let fields = Self.decodeFields(row.fields), let (body, bodyFile) = openBody(row.file, size: row.size, crc: row.crc) else {
                 drop(key: key, variant: row.variant, file: row.file)
                 return nil
             }
@@ -125,7 +124,7 @@ final class DiskCacheStore: Sendable {
             return CacheEntry(key: key, status: row.status, reason: row.reason, fields: fields, body: body,
                               requestTime: Date(timeIntervalSince1970: row.requestTime),
                               responseTime: Date(timeIntervalSince1970: row.responseTime),
-                              varyNames: names, varyValues: varyValues)
+                              varyNames: names, varyValues: varyValues, bodyFile: bodyFile)
         }
         return nil
     }
@@ -295,6 +294,14 @@ final class DiskCacheStore: Sendable {
             return nil
         }
         return name
+    }
+
+    /// The body in `file`, checked (`size` bytes, CRC-32 `crc`): read whole when small, else
+    /// opened to be played from the file (`CacheBodyFile`); nil when damaged or gone.
+    private func openBody(_ file: String, size: Int64, crc: Int64) -> (Data, CacheBodyFile?)? {
+        guard size >= Int64(CacheBodyFile.threshold) else { return readBody(file, size: size, crc: crc).map { ($0, nil) } }
+        guard !file.contains("/"), let opened = CacheBodyFile.open(bodies.appendingPathComponent(file).path, size: size, crc: crc) else { return nil }
+        return (Data(), opened)
     }
 
     /// The body in `file`, when it has `size` bytes whose CRC-32 is `crc`.

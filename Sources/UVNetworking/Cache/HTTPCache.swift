@@ -83,7 +83,7 @@ public final class HTTPCache: Sendable {
     /// The response kept for `request` (its URL, and its fields for the response's Vary),
     /// fresh or not; nil when none is.
     public func cachedResponse(for request: Request) -> CachedResponse? {
-        entry(for: CacheKey.key(for: request.url), requestFields: request.httpFields).map(CachedResponse.init)
+        entry(for: CacheKey.key(for: request.url), requestFields: request.httpFields)?.materialized().map(CachedResponse.init)
     }
 
     /// Keeps `cached` as the response to `request`, replacing what was kept for the same URL
@@ -117,8 +117,18 @@ public final class HTTPCache: Sendable {
     /// What to do for `request` now: looked up, and decided (`CachePlan`).
     func plan(for request: CacheRequest, now: Date = Date()) -> CachePlan {
         let stored = request.looksUp ? entry(for: request.key, requestFields: request.fields) : nil
-        return CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
-                              stored: stored, now: now)
+        let plan = CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
+                                  stored: stored, now: now)
+        // A served body may stay in its file; one a 304 will reuse is merged and stored anew, so
+        // it is read here (a body that cannot be read is no longer there to validate).
+        if case .validate(let entry) = plan, entry.bodyFile != nil {
+            guard let whole = entry.materialized() else {
+                return CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
+                                      stored: nil, now: now)
+            }
+            return .validate(whole)
+        }
+        return plan
     }
 
     /// The variant of `key` for `requestFields`: from memory, else from disk (then kept in
@@ -126,7 +136,7 @@ public final class HTTPCache: Sendable {
     private func entry(for key: String, requestFields: HTTPFields) -> CacheEntry? {
         if let entry = memory.entry(for: key, requestFields: requestFields) { return entry }
         guard let disk, removing.withLock({ $0[key] == nil }), let entry = disk.entry(for: key, requestFields: requestFields) else { return nil }
-        memory.store(entry)
+        if entry.bodyFile == nil { memory.store(entry) }
         return entry
     }
 

@@ -7,11 +7,21 @@ import UVHTTP1
 /// cache needs no path of its own through them. Nothing is sent. Loop thread only.
 ///
 /// The body goes in `chunkSize` pieces, one loop turn each, and stops while the task's
-/// consumer is behind or the task suspended (`pauseReading`), as a socket would.
+/// consumer is behind or the task suspended (`pauseReading`), as a socket would. A large body
+/// left in its file (`CacheEntry.bodyFile`) is read a chunk at a time on a worker, the next
+/// read starting only once the chunk before was handed over: memory holds one chunk.
 final class StoredExchange: Exchange {
     private let loop: EventLoop
     private let head: ResponseHead
     private var body: Data
+    private let file: CacheBodyFile?
+    private let workers: WorkerPool?
+    /// The body's length, in `body` or in `file`.
+    private var length: Int
+    /// A chunk of `file` is being read on a worker.
+    private var reading = false
+    /// The chunk of `file` read, waiting for its turn (the task may be paused).
+    private var readChunk: Data?
     private var offset = 0
     private weak var delegate: ExchangeDelegate?
     private var paused = false
@@ -22,11 +32,16 @@ final class StoredExchange: Exchange {
 
     static let chunkSize = 64 * 1024
 
-    /// Plays `entry`, aged as at `now` (its Age field says so, RFC 9111 §5.1).
-    init(entry: CacheEntry, now: Date, loop: EventLoop) {
+    /// Plays `entry`, aged as at `now` (its Age field says so, RFC 9111 §5.1). A body in a file
+    /// is read on `workers`.
+    init(entry: CacheEntry, now: Date, loop: EventLoop, workers: WorkerPool? = nil) {
         self.loop = loop
         head = Self.head(of: entry, now: now)
         body = entry.body
+        file = workers == nil ? nil : entry.bodyFile
+        self.workers = workers
+        length = entry.bodyLength
+        precondition(entry.bodyFile == nil || workers != nil, "a body in a file needs workers to read it")
     }
 
     /// `entry`'s head as a connection would hand it over, with its age at `now` in Age.
@@ -40,7 +55,10 @@ final class StoredExchange: Exchange {
     func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader?, expectsContinue: Bool, for delegate: ExchangeDelegate) {
         self.delegate = delegate
         // A stored GET response may answer a HEAD that a stored redirect led to: no body then.
-        if isHEAD { self.body = Data() }
+        if isHEAD {
+            self.body = Data()
+            length = 0
+        }
         // Next turn: the runner is in the middle of assigning the exchange.
         schedule()
     }
@@ -60,9 +78,17 @@ final class StoredExchange: Exchange {
             headSent = true
             delegate.exchangeRequestWritten()
             guard !over else { return }
-            delegate.exchangeReceivedHead(head, bodyLength: Int64(body.count))
-        } else if offset < body.count {
-            let end = min(body.count, offset + Self.chunkSize)
+            delegate.exchangeReceivedHead(head, bodyLength: Int64(length))
+        } else if offset < length, file != nil {
+            guard let chunk = readChunk else {
+                readNextChunk()
+                return
+            }
+            readChunk = nil
+            offset += chunk.count
+            chunk.withUnsafeBytes { delegate.exchangeReceivedBody($0) }
+        } else if offset < length {
+            let end = min(length, offset + Self.chunkSize)
             let range = offset..<end
             offset = end
             body.withUnsafeBytes { bytes in
@@ -70,12 +96,41 @@ final class StoredExchange: Exchange {
             }
         }
         guard !over else { return }
-        if offset >= body.count {
+        if offset >= length {
             over = true
             delegate.exchangeFinished()
         } else if !paused {
             schedule()
         }
+    }
+
+    /// Reads the next chunk of `file` on a worker; `step` hands it over when it is back.
+    private func readNextChunk() {
+        guard !reading, let file, let workers else { return }
+        reading = true
+        let me = LoopBound(self, loop: loop)
+        let loop = self.loop
+        let offset = self.offset
+        let submitted = workers.submit {
+            let chunk = file.chunk(at: offset)
+            _ = loop.execute { me.value.chunkRead(chunk) }
+        }
+        if !submitted { chunkRead(nil) }
+    }
+
+    /// A chunk of `file` is back (nil: it could not be read, which ends the exchange).
+    private func chunkRead(_ chunk: Data?) {
+        reading = false
+        guard !over else { return }
+        guard let chunk, !chunk.isEmpty else {
+            over = true
+            // The file was checked when it was looked up; a read that fails now is a disk
+            // failing under it, reported as a response cut short.
+            delegate?.exchangeFailed(.closedInsideResponse, context: ExchangeFailureContext(onReusedConnection: false, responseStarted: true))
+            return
+        }
+        readChunk = chunk
+        if !paused { schedule() }
     }
 
     func record(with recorder: WireExchangeRecorder) {}

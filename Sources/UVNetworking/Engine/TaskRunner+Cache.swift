@@ -25,7 +25,7 @@ extension TaskRunner {
             // Once: a retry or a redirect's next request goes to the network.
             state.plan = .fetch(store: false, lookedUp: false)
             state.record(.hit)
-            return .served(StoredExchange(entry: entry, now: state.requestDate, loop: loop))
+            return .served(StoredExchange(entry: entry, now: state.requestDate, loop: loop, workers: task.manager.workers))
         case .gatewayTimeout:
             state.plan = .fetch(store: false, lookedUp: false)
             state.record(.miss)

@@ -74,6 +74,42 @@ import Testing
         }
     }
 
+    @Test func aLargeBodyStaysInItsFileAndReadsBackWhole() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 16 << 20, maximumEntryCost: 8 << 20)
+        let text = (0..<(CacheBodyFile.threshold / 8 + 1000)).map { String(format: "%07d\n", $0) }.joined()
+        #expect(store.store(Self.entry("http://a/large", body: text)))
+        let found = try #require(store.entry(for: "http://a/large", requestFields: HTTPFields()))
+        let file = try #require(found.bodyFile)
+        #expect(found.body.isEmpty)
+        #expect(found.bodyLength == text.utf8.count && file.size == text.utf8.count)
+        #expect(file.chunk(at: 0) == Data(text.utf8).prefix(CacheBodyFile.chunkSize))
+        #expect(file.chunk(at: file.size) == Data())
+        #expect(found.materialized()?.body == Data(text.utf8))
+        // Evicted meanwhile (another process): the open file still reads what was checked.
+        store.remove("http://a/large")
+        #expect(Self.bodyFiles(directory).isEmpty)
+        #expect(found.materialized()?.body == Data(text.utf8))
+        // Small bodies still come back in memory.
+        #expect(store.store(Self.entry("http://a/small", body: "small")))
+        #expect(store.entry(for: "http://a/small", requestFields: HTTPFields())?.bodyFile == nil)
+    }
+
+    @Test func aDamagedLargeBodyIsAMissToo() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 16 << 20, maximumEntryCost: 8 << 20)
+        let text = String(repeating: "y", count: CacheBodyFile.threshold + 10)
+        store.store(Self.entry("http://a/large", body: text))
+        let file = try #require(Self.bodyFiles(directory).first)
+        var bytes = try Data(contentsOf: file)
+        bytes[bytes.count - 3] ^= 0x01
+        try bytes.write(to: file)
+        #expect(store.entry(for: "http://a/large", requestFields: HTTPFields()) == nil)
+        #expect(store.count == 0)
+    }
+
     @Test func anIndexThatIsNotADatabaseIsReplacedByAnEmptyOne() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }

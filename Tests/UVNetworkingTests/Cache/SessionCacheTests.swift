@@ -403,6 +403,39 @@ import Testing
         harness.finish()
     }
 
+    @Test func aLargeStoredBodyIsPlayedFromItsFileAndA304ReusesItWhole() async throws {
+        let body = String((0..<(3 << 20)).map { _ in Character(UnicodeScalar(UInt8.random(in: 97...122))) })
+        let origin = try Origin { request in
+            if request.target == "/validate", request.header("If-None-Match") == "\"v1\"" {
+                return "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\n\r\n"
+            }
+            let control = request.target == "/validate" ? "no-cache" : "max-age=60"
+            return ScriptedResponse.text(body, headers: [("Cache-Control", control), ("ETag", "\"v1\"")])
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-session-file-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 64 << 20, directory: directory)
+        let harness = Self.harness(cache)
+        for path in ["/fresh", "/validate"] { #expect(Self.fetch(harness, Self.request(origin.url(path))).0.data?.count == 3 << 20) }
+        cache.flush()
+        // Fresh: played from the file, chunk by chunk, to a stream that reads slowly.
+        let (response, bytes) = try await harness.manager.bytes(for: Self.request(origin.url("/fresh")))
+        #expect(response.status.code == 200)
+        var received = Data()
+        for try await chunk in bytes {
+            received.append(contentsOf: chunk)
+            if received.count < 256 << 10 { try await Task.sleep(nanoseconds: 1_000_000) }
+        }
+        #expect(received == Data(body.utf8))
+        // No-cache: validated; the 304 reuses the stored body.
+        let (validated, outcome) = Self.fetch(harness, Self.request(origin.url("/validate")))
+        #expect(outcome == .revalidated)
+        #expect(validated.text == body)
+        #expect(origin.requests.count == 3)
+        origin.server.stop()
+        harness.finish()
+    }
+
     @Test func aCancelledLargeBodyLeavesNoFile() throws {
         let origin = try Origin { _ in
             // Head and 2 MiB, then the connection stalls: the task is cancelled mid-body.
