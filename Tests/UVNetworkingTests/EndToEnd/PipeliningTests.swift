@@ -36,6 +36,23 @@ extension EndToEnd {
             ScriptedResponse.text("answer to \(request.target)", headers: extra)
         }
 
+        /// Answers `first` and every request after it, counting in `count` those that had come
+        /// before the one ahead was answered (a pipelined request is there within a moment).
+        private static func serveCountingPipelined(_ connection: ScriptedConnection, first: ScriptedRequest,
+                                                   count: borrowing Mutex<Int>) throws {
+            var pending = first
+            while true {
+                if let behind = try? connection.readRequest(timeout: 0.3) {
+                    count.withLock { $0 += 1 }
+                    try connection.write(echo(pending))
+                    pending = behind
+                    continue
+                }
+                try connection.write(echo(pending))
+                pending = try connection.readRequest(timeout: 10)
+            }
+        }
+
         @Test func requestsAreWrittenBeforeTheirPredecessorsAreAnsweredAndAnswersMayArriveTogether() throws {
             let harness = Self.harness()
             let readBeforeAnswering = Mutex(0)
@@ -141,18 +158,7 @@ extension EndToEnd {
                     connection.close()
                     return
                 }
-                var pending = first
-                while true {
-                    // A request pipelined behind this one would be here within a moment.
-                    if let behind = try? connection.readRequest(timeout: 0.3) {
-                        pipelinedLater.withLock { $0 += 1 }
-                        try connection.write(Self.echo(pending))
-                        pending = behind
-                        continue
-                    }
-                    try connection.write(Self.echo(pending))
-                    pending = try connection.readRequest(timeout: 10)
-                }
+                try Self.serveCountingPipelined(connection, first: first, count: pipelinedLater)
             }
             let base = "http://127.0.0.1:\(server.port)"
             #expect(harness.fetch(Self.request(base + "/warm")).error == nil)
@@ -207,17 +213,7 @@ extension EndToEnd {
             let harness = Self.harness()
             let pipelined = Mutex(0)
             let server = try ScriptedServer { connection in
-                var pending = try connection.readRequest()
-                while true {
-                    if let behind = try? connection.readRequest(timeout: 0.3) {
-                        pipelined.withLock { $0 += 1 }
-                        try connection.write(Self.echo(pending))
-                        pending = behind
-                        continue
-                    }
-                    try connection.write(Self.echo(pending))
-                    pending = try connection.readRequest(timeout: 10)
-                }
+                try Self.serveCountingPipelined(connection, first: try connection.readRequest(), count: pipelined)
             }
             let base = "http://127.0.0.1:\(server.port)"
             #expect(harness.fetch(Self.request(base + "/warm")).error == nil)
