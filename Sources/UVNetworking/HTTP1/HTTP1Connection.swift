@@ -459,6 +459,13 @@ final class HTTP1Connection {
             perform(machine.writeFinished())
         case .pending:
             break
+        case .failed(let code) where code == UVError.brokenPipe || code == UVError.connectionReset:
+            // The server closed or reset the connection (nginx does when a keep-alive limit
+            // ends it with requests unread). Its answers to earlier requests may still wait in
+            // the kernel's buffer: nothing more is written here, and the read side takes them;
+            // the end of the connection, which it is bound to see, hands back what stays
+            // unanswered, this one too.
+            withdrawPipelining()
         case .failed(let code):
             failed(.writeFailed(status: code))
         }
