@@ -190,6 +190,16 @@ public final class HTTPCache: Sendable {
         claim(key, orWait: nil)
     }
 
+    /// Queues `waiter` behind the fetch or store of `key` under way, if one is (true); false
+    /// when none is. A lookup that would find an older response waits for the one coming.
+    func waitForLead(_ key: String, _ waiter: @escaping @Sendable (_ stored: Bool) -> Void) -> Bool {
+        fetches.withLock { fetches -> Bool in
+            guard fetches[key] != nil else { return false }
+            fetches[key]!.append(waiter)
+            return true
+        }
+    }
+
     /// The lead for `key` when nobody holds it; else nil, with `waiter` (if any) queued.
     private func claim(_ key: String, orWait waiter: (@Sendable (_ stored: Bool) -> Void)?) -> CacheFetchLead? {
         let leads = fetches.withLock { fetches -> Bool in

@@ -20,15 +20,19 @@ extension SessionManager {
         let cache = state.cache
         let request = state.request ?? CacheRequest(task.sentRequest, sessionFields: configuration.defaultRequestFields)
         state.request = request
+        let again: @Sendable (Bool) -> Void = { [self] stored in
+            // Off the thread that ended the lead (a loop thread, or a worker storing).
+            if !self.workers.submit({ self.runLookup(task, state, coalescing: stored) }) {
+                self.runLookup(task, state, coalescing: stored)
+            }
+        }
+        // A response for the key being fetched or stored now is what the lookup should find
+        // (a task that completed a moment ago may still be storing it): wait for it.
+        if coalescing, request.looksUp, cache.waitForLead(request.key, again) { return }
         var plan = cache.plan(for: request)
         if coalescing, case .fetch(store: true, lookedUp: true) = plan,
            request.policy == .useProtocolCachePolicy || request.policy == .returnCacheDataElseLoad {
-            let lead = cache.lead(request.key) { [self] stored in
-                // Off the thread that ended the lead (a loop thread, or a worker storing).
-                if !self.workers.submit({ self.runLookup(task, state, coalescing: stored) }) {
-                    self.runLookup(task, state, coalescing: stored)
-                }
-            }
+            let lead = cache.lead(request.key, orWait: again)
             // Another task fetches it: this one is looked up again when that one ends.
             guard let lead else { return }
             state.lead = lead
