@@ -536,7 +536,8 @@ final class HTTP1Connection {
         let delegate = exchange
         exchange = nil
         recorder = nil
-        // A pipelined request with no byte of its response is as unanswered as those behind it.
+        // A pipelined request with no byte of its response is as unanswered as those behind it;
+        // and being pipelined, it came after an exchange this connection finished.
         let unanswered = answering != nil && !responseStarted
         tearDown(reset: false)
         delegate?.exchangeFailed(error, context: ExchangeFailureContext(onReusedConnection: machine.isReused, responseStarted: responseStarted,

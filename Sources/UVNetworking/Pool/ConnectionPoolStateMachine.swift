@@ -171,7 +171,6 @@ struct ConnectionPoolStateMachine: Sendable {
         unlist(index)
         slots[index].phase = .free
         slots[index].active = 0
-        slots[index].pipelineDepth = 0
         freeSlots.append(index)
     }
 
