@@ -184,7 +184,7 @@ extension ResponseParser {
             return 1
         }
         finalKeepAlive = keepAlive
-        announcedBodyLength = skipBody ? 0
+        headBodyLength = skipBody ? 0
             : state.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0 ? Int64(clamping: state.content_length) : nil
         section = .body
         consumer?.parserReceivedHead(makeHead(state, fields: fields, dateIndex: dateIndex, keepAlive: keepAlive, final: true,

@@ -28,7 +28,7 @@ extension ResponseParser {
         scanner = .inactive
         isInterim = false
         finalKeepAlive = true
-        announcedBodyLength = Int64(bodyLength)
+        headBodyLength = Int64(bodyLength)
         section = .body
         consumer?.parserReceivedHead(replay.replayedHead(date: start + replay.dateValue.lowerBound, keepAlive: true))
         if let maxBody = options.maxBodyBytes, bodyLength > maxBody {

@@ -150,7 +150,12 @@ public final class ResponseParser {
     /// The final response's body length as its head announced it: Content-Length, 0 when the
     /// response has no body (HEAD, 204, 304), nil when it is chunked or EOF-framed. Valid from
     /// the `.head` event on; taken from llhttp so the caller need not scan the fields again.
-    @exclusivity(unchecked) package var announcedBodyLength: Int64?
+    package var announcedBodyLength: Int64? { headBodyLength }
+    /// `announcedBodyLength`'s storage. Other modules read it through that getter:
+    /// `@exclusivity(unchecked)` binds only this module's code, and a direct read from
+    /// UVNetworking costs a dynamic exclusivity check (swift_beginAccess, ~70 instructions) per
+    /// response.
+    @exclusivity(unchecked) var headBodyLength: Int64?
 
     // Message-level state (one status line to its message end), reset by `startMessage`.
     /// Checks the raw bytes of the field section being received, if any.
@@ -333,7 +338,7 @@ public final class ResponseParser {
     /// end it (no Content-Length, not chunked). Over TLS such a body is complete only if the
     /// server said close_notify first: a bare EOF may be an attacker's truncation.
     package var isReadingBodyUntilEOF: Bool {
-        !completed && section == .body && announcedBodyLength == nil
+        !completed && section == .body && headBodyLength == nil
             && parser.pointee.flags & UInt16(F_CHUNKED.rawValue) == 0
     }
 

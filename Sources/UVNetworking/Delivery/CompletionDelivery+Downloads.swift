@@ -72,7 +72,7 @@ enum DownloadDelivery {
         }
 
         if let asyncOutcome = task.asyncOutcome, let asyncResult { asyncOutcome.deliver(asyncResult) }
-        if target.hooks != nil || finished.hooks != nil {
+        if target.hasHooks || finished.hooks != nil {
             var hooked = finished
             hooked.delivered = outcome
             CompletionDelivery.runHooked([hooked], with: target)

@@ -12,7 +12,12 @@ struct DeliveryTarget: @unchecked Sendable {
     /// with its head's integer status, not the one swift-http-types parses from text.
     var plainValidation: HTTPResponseSerializer?
     /// The manager's hooks when any is set, read once per batch.
-    var hooks: SessionHooks.Storage? = nil
+    var hooks: SessionHooks.Storage? = nil {
+        didSet { hasHooks = hooks != nil }
+    }
+    /// `hooks != nil`, kept as a flag: the optional's test is an outlined call per task (its
+    /// closures' layout), a stored Bool's one load.
+    private(set) var hasHooks = false
 
     init(queue: DeliveryQueue, group: DispatchGroup, serializer: any ResponseSerializer,
          plainValidation: HTTPResponseSerializer? = nil, hooks: SessionHooks.Storage? = nil) {
@@ -21,6 +26,7 @@ struct DeliveryTarget: @unchecked Sendable {
         self.serializer = serializer
         self.plainValidation = plainValidation
         self.hooks = hooks
+        self.hasHooks = hooks != nil
     }
 
     /// Handlers on a dispatch queue.
@@ -141,10 +147,10 @@ enum CompletionDelivery {
             // Its manager hooks and notification still run, on the completion queue; the
             // caller may resume before they do (there is no completion block to order after).
             // (Its hook state exists for metrics alone unless hooks are on.)
-            if target.hooks != nil || finished.hooks?.channel != nil { hooked.append(finished) }
+            if target.hasHooks || finished.hooks?.channel != nil { hooked.append(finished) }
             return
         }
-        if target.hooks != nil || finished.hooks != nil {
+        if target.hasHooks || finished.hooks != nil {
             finished.response = response
             hooked.append(finished)
             return

@@ -324,7 +324,15 @@ final class SessionEngine {
     }
 
     /// Body or upload bytes moved: tell the task's progress handler, at most one call in flight.
+    /// Inlined up to the test that most tasks stop at (no progress handler, no upload hook):
+    /// called for every write and read, the call itself would cost more than the test.
+    @inline(__always)
     func progressChanged(_ task: SessionTask, upload: Bool) {
+        guard task.extras != nil || (upload && task.manager.hooks.contains(.sendBodyData)) else { return }
+        reportProgress(task, upload: upload)
+    }
+
+    private func reportProgress(_ task: SessionTask, upload: Bool) {
         if upload && task.manager.hooks.contains(.sendBodyData) { hookBodyDataSent(task) }
         guard let handler = upload ? task.uploadProgressHandler : task.downloadProgressHandler else { return }
         guard !task.progressDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) else { return }

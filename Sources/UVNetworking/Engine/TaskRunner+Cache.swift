@@ -119,8 +119,15 @@ extension TaskRunner {
     /// Whether reading waits for the file of a body being collected.
     var cacheIsBehind: Bool { task.cacheState?.fill?.behind ?? false }
 
+    /// The exchange ended: a stored body it was turned into (a 304's) follows now.
+    @inline(never)
+    func cacheExchangeFinished() {
+        guard let state = task.cacheState, state.pendingBody != nil else { return }
+        cacheDeliverPendingBody(state)
+    }
+
     /// A 304 turned into the stored response: its exchange ended, so the stored body follows.
-    func cacheDeliverPendingBody(_ state: TaskCacheState) {
+    private func cacheDeliverPendingBody(_ state: TaskCacheState) {
         guard let body = state.pendingBody else { return }
         state.pendingBody = nil
         var offset = 0

@@ -157,7 +157,7 @@ final class TaskRunner {
         case .resumeReading:
             connection?.resumeReading()
         case .succeed:
-            finish(error: nil)
+            end(error: nil)
         case .startRedirectPlan:
             connection?.pauseReading()
             startRedirectPlan()
@@ -268,6 +268,14 @@ final class TaskRunner {
         // A failure the session's retrier answers with another attempt does not end the task.
         // Tested without binding: a success must not pay for copying the optional error.
         if error != nil && engine.retrier != nil && retriedAfterFailure(error) { return }
+        end(error: error)
+    }
+
+    /// The task is over: no retry is asked for. Inlined, so that a success (`.succeed`, `nil`
+    /// known) tests no error at all.
+    @inline(__always)
+    private func end(error: NetworkingError?) {
+        connection = nil
         if retries != nil { retries!.close() }
         if let cacheState = task.cacheState { cacheTaskEnded(error, cacheState) }
         // A download's task ends once its file is closed, on a worker (TaskRunner+Downloads.swift).
@@ -524,7 +532,7 @@ extension TaskRunner: ExchangeDelegate {
 
     func exchangeFinished() {
         metricsExchangeEnded(on: connection)
-        if let cacheState = task.cacheState, cacheState.pendingBody != nil { cacheDeliverPendingBody(cacheState) }
+        if task.cacheState != nil { cacheExchangeFinished() }
         responseEnded()
     }
 

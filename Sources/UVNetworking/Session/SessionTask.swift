@@ -124,11 +124,12 @@ public class SessionTask: @unchecked Sendable {
             trace = nil
         }
         self.completionHandler = completionHandler
-        var failed: NetworkingError?
+        // Each way sets `extras` itself: a local optional error for all of them would be
+        // destroyed per task through the runtime's generic Optional witness (~60 instructions).
         if var failure = preparationFailure {
             failure.failingURL = failure.failingURL ?? request.url
             self.preparedRequest = nil
-            failed = failure
+            extras = Extras(preparationFailure: failure, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
         } else {
             do throws(NetworkingError) {
                 if let trace {
@@ -136,16 +137,16 @@ public class SessionTask: @unchecked Sendable {
                 } else {
                     self.preparedRequest = try manager.preparedRequests.prepare(request, for: manager)
                 }
+                extras = uploadProgress != nil || downloadProgress != nil
+                    ? Extras(preparationFailure: nil, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
+                    : nil
             } catch {
                 self.preparedRequest = nil
-                failed = error
+                extras = Extras(preparationFailure: error, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
             }
         }
         self.taskIdentifier = identifier
         self.bytesExpectedToSend = request.expectedBodyLength
-        extras = failed != nil || uploadProgress != nil || downloadProgress != nil
-            ? Extras(preparationFailure: failed, uploadProgressHandler: uploadProgress, downloadProgressHandler: downloadProgress)
-            : nil
         self.trace = trace
         self.cacheState = manager.cache.map(TaskCacheState.init)
         // Last: the arguments are the caller's (+1) references, moved into the fields when
@@ -247,16 +248,25 @@ public class SessionTask: @unchecked Sendable {
             return true
         }
         guard changed else { return }
-        // With a cache, the first resume looks the request up on a worker first, and that
-        // lookup sends the resume (SessionManager+Cache.swift).
-        if let cacheState {
-            switch cacheState.start() {
-            case .lookUp: return manager.lookUp(self, cacheState)
-            case .wait: return
-            case .proceed: break
-            }
-        }
+        // Tested without binding: a session without a cache takes and drops no reference.
+        if cacheState != nil && cacheHoldsResume() { return }
         manager.send(.resume, for: self)
+    }
+
+    /// With a cache, the first resume looks the request up on a worker first, and that lookup
+    /// sends the resume (SessionManager+Cache.swift): true when it holds this one.
+    @inline(never)
+    private func cacheHoldsResume() -> Bool {
+        guard let cacheState else { return false }
+        switch cacheState.start() {
+        case .lookUp:
+            manager.lookUp(self, cacheState)
+            return true
+        case .wait:
+            return true
+        case .proceed:
+            return false
+        }
     }
 
     /// Pauses the task: before it starts, it does not start; while it runs, reading stops.
