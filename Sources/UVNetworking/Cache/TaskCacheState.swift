@@ -57,6 +57,12 @@ final class TaskCacheState: @unchecked Sendable {
     var fill: CacheFill?
     /// A validated stored body, to deliver when the 304's exchange ends.
     var pendingBody: Data?
+    /// A stored response (or only-if-cached's 504) answered the task: an attempt its retrier
+    /// asks for after that one is no new start.
+    var answeredFromStore = false
+    /// The request may not reach the origin (returnCacheDataDontLoad, only-if-cached): the
+    /// retrier is not asked about what the cache answered.
+    var keepsOffNetwork = false
 
     init(cache: HTTPCache) { self.cache = cache }
 

@@ -24,10 +24,15 @@ extension TaskRunner {
         case .serve(let entry):
             // Once: a retry or a redirect's next request goes to the network.
             state.plan = .fetch(store: false, lookedUp: false)
+            state.answeredFromStore = true
+            state.keepsOffNetwork = task.originalRequest.cachePolicy == .returnCacheDataDontLoad
+                || state.request?.control.onlyIfCached == true
             state.record(.hit)
             return .served(StoredExchange(entry: entry, now: state.requestDate, loop: loop, workers: task.manager.workers))
         case .gatewayTimeout:
             state.plan = .fetch(store: false, lookedUp: false)
+            state.answeredFromStore = true
+            state.keepsOffNetwork = true
             state.record(.miss)
             let entry = CacheEntry(key: "", status: 504, reason: "Gateway Timeout", fields: [.contentLength: "0"], body: Data(),
                                    requestTime: state.requestDate, responseTime: state.requestDate, varyNames: [], varyValues: [:])
@@ -46,6 +51,22 @@ extension TaskRunner {
             if let prepared = state.sentInstead { sendInstead(prepared) }
             return .network
         }
+    }
+
+    /// The session's retrier sends again a request the cache answered: the origin answers
+    /// this time (the stored response would be the same), and its response may replace the
+    /// stored one.
+    func cacheRetryLoads(_ state: TaskCacheState) {
+        state.requestDate = Date()
+        state.plan = .fetch(store: true, lookedUp: true)
+        state.record(.miss)
+    }
+
+    /// Whether the retrier may be asked about the attempt that just ended: not when the cache
+    /// answered a request that may not reach the origin.
+    var cacheAllowsRetry: Bool {
+        guard let state = task.cacheState else { return true }
+        return !(state.answeredFromStore && state.keepsOffNetwork)
     }
 
     /// A response head arrived (before redirects and the retrier see it). Returns true when

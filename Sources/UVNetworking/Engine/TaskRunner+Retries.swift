@@ -99,6 +99,7 @@ extension TaskRunner {
     /// The retrier's delay for the attempt that just ended, or nil when it does not retry or
     /// when the wait would end past the request's total deadline.
     private func retryDelay(from retrier: any RequestRetrier, response: HTTPResponse?, error: NetworkingError?) -> TimeInterval? {
+        guard cacheAllowsRetry else { return nil }
         let attempt = (retries?.count ?? 0) + 1
         let decision = retrier.retryDecision(for: currentRequest, attempt: attempt, response: response, error: error, now: Date())
         guard case .retry(let seconds, _) = decision else { return nil }

@@ -211,24 +211,30 @@ final class TaskRunner {
                 if case .failure(let error) = task.prepared { finish(error: error) }
                 return
             }
-            let now = LoopTimer.now(loop)
-            requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
-            lastByteAt = now
-            observeStart(prepared)
-            // A session with a cache: the lookup decided before the task reached the loop.
-            if let cacheState = task.cacheState {
-                switch cacheStart(cacheState) {
-                case .network:
-                    break
-                case .served(let stored):
-                    metricsFetchStarted()
-                    poolAssigned(stored)
-                    return
-                case .unavailable(var error):
-                    guard case .fail = machine.connectFailed(error.code) else { return }
-                    error.failingURL = currentRequest.url
-                    finish(error: error)
-                    return
+            // A task the cache answered has started already when its retrier sends it again:
+            // that attempt goes to the network, under the deadline the start set.
+            if let cacheState = task.cacheState, cacheState.answeredFromStore {
+                cacheRetryLoads(cacheState)
+            } else {
+                let now = LoopTimer.now(loop)
+                requestDeadline = LoopDuration.deadline(now, plus: timeouts.total)
+                lastByteAt = now
+                observeStart(prepared)
+                // A session with a cache: the lookup decided before the task reached the loop.
+                if let cacheState = task.cacheState {
+                    switch cacheStart(cacheState) {
+                    case .network:
+                        break
+                    case .served(let stored):
+                        metricsFetchStarted()
+                        poolAssigned(stored)
+                        return
+                    case .unavailable(var error):
+                        guard case .fail = machine.connectFailed(error.code) else { return }
+                        error.failingURL = currentRequest.url
+                        finish(error: error)
+                        return
+                    }
                 }
             }
             pool = engine.pool(for: prepared)
