@@ -6,8 +6,8 @@
 /// Requests of different types never share a connection.
 ///
 /// Routers honour DSCP only where the network is set up to; the local priority applies on this
-/// machine only.
-public enum NetworkServiceType: Sendable, Hashable, CaseIterable {
+/// machine only. Its raw value is the case's name, as resume data keeps it.
+public enum NetworkServiceType: String, Sendable, Hashable, CaseIterable, Codable {
     /// Best effort: no marking (DSCP 0, priority 0).
     case `default`
     /// Interactive video (AF41, DSCP 34).

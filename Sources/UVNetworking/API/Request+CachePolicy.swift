@@ -3,7 +3,8 @@ extension Request {
     /// cache policies, and the Fetch standard's cache modes (`init(fetchMode:)`) mapped onto
     /// them. Only GET requests are answered from or stored in the cache; any other method goes
     /// to the origin, and its success invalidates what is stored for its URL (RFC 9111 §4.4).
-    public enum CachePolicy: Sendable, Hashable {
+    /// Its raw value is the case's name, as resume data keeps it.
+    public enum CachePolicy: String, Sendable, Hashable, Codable {
         /// RFC 9111: a fresh stored response answers; a stale one is validated with the origin
         /// (a 304 reuses its body); the request's own Cache-Control (no-cache, no-store,
         /// max-age, max-stale, min-fresh, only-if-cached) applies. Fetch's "default".

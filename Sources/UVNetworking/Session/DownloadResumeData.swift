@@ -34,6 +34,14 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
     /// The response's Content-Encoding: the coding of the bytes in the file, which are kept as
     /// sent (nil for none). A range in another coding would not continue them.
     var contentEncoding: String?
+    /// The request's settings that are not fields; nil in data made before they were kept,
+    /// which then resumes with the defaults (Codable reads a missing optional key as nil, so
+    /// the version stays 1).
+    var httpShouldHandleCookies: Bool?
+    var cachePolicy: Request.CachePolicy?
+    var networkServiceType: NetworkServiceType?
+    var httpShouldUsePipelining: Bool?
+    var allowsCellularAccess: Bool?
     /// The partial file's size when the data was made.
     var bytesReceived: Int64
     /// The partial file, in the temporary directory.
@@ -53,6 +61,11 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
             .map { Field(name: $0.name, value: $0.value) }
         self.timeoutInterval = request.timeoutInterval.isFinite ? request.timeoutInterval : nil
         self.totalTimeoutInterval = request.totalTimeoutInterval.flatMap { $0.isFinite ? $0 : nil }
+        self.httpShouldHandleCookies = request.httpShouldHandleCookies
+        self.cachePolicy = request.cachePolicy
+        self.networkServiceType = request.networkServiceType
+        self.httpShouldUsePipelining = request.httpShouldUsePipelining
+        self.allowsCellularAccess = request.allowsCellularAccess
         self.entityTag = strongTag
         self.lastModified = lastModified
         self.contentEncoding = contentEncoding
@@ -95,11 +108,16 @@ struct DownloadResumeData: Codable, Equatable, Sendable {
         return decoded
     }
 
-    /// The request for the whole body: GET with the original fields.
+    /// The request for the whole body: GET with the original fields and settings.
     func wholeRequest() -> Request {
         var request = Request(url: url, method: .get, timeoutInterval: timeoutInterval ?? .infinity)
         request.totalTimeoutInterval = totalTimeoutInterval
         request.headerFields = headerFields.map { ($0.name, $0.value) }
+        if let httpShouldHandleCookies { request.httpShouldHandleCookies = httpShouldHandleCookies }
+        if let cachePolicy { request.cachePolicy = cachePolicy }
+        if let networkServiceType { request.networkServiceType = networkServiceType }
+        if let httpShouldUsePipelining { request.httpShouldUsePipelining = httpShouldUsePipelining }
+        if let allowsCellularAccess { request.allowsCellularAccess = allowsCellularAccess }
         return request
     }
 

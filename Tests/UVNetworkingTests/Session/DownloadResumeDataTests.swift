@@ -61,6 +61,45 @@ import Testing
 
     /// Every timeout a request may carry survives the round trip: a total limit, and values JSON
     /// has no number for (infinity meant "no timeout" and made the data empty).
+    /// The request's settings that are not fields go with it (a download that kept off
+    /// cellular links resumes off them too); data made before they were kept resumes with the
+    /// defaults.
+    @Test func keepsTheRequestsSettingsAndReadsDataWithoutThem() throws {
+        var request = Request(url: URL(string: "http://h/file")!)
+        request.httpShouldHandleCookies = false
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.networkServiceType = .background
+        request.httpShouldUsePipelining = true
+        request.allowsCellularAccess = false
+        let resume = try #require(DownloadResumeData(request: request, entityTag: "\"v1\"", lastModified: nil,
+                                                     temporaryFilePath: DownloadTemporaryFile.makeURL().path))
+        let decoded = try DownloadResumeData.decode(resume.encoded())
+        for resumed in [decoded.request(resumingAt: 10), decoded.wholeRequest()] {
+            #expect(!resumed.httpShouldHandleCookies)
+            #expect(resumed.cachePolicy == .reloadIgnoringLocalCacheData)
+            #expect(resumed.networkServiceType == .background)
+            #expect(resumed.httpShouldUsePipelining)
+            #expect(!resumed.allowsCellularAccess)
+        }
+
+        var json = try #require(JSONSerialization.jsonObject(with: resume.encoded()) as? [String: Any])
+        #expect(json["networkServiceType"] as? String == "background")
+        #expect(json["cachePolicy"] as? String == "reloadIgnoringLocalCacheData")
+        for key in ["httpShouldHandleCookies", "cachePolicy", "networkServiceType", "httpShouldUsePipelining", "allowsCellularAccess"] {
+            json[key] = nil
+        }
+        let older = try DownloadResumeData.decode(JSONSerialization.data(withJSONObject: json)).request(resumingAt: 10)
+        #expect(older.httpShouldHandleCookies)
+        #expect(older.cachePolicy == .useProtocolCachePolicy)
+        #expect(older.networkServiceType == .default)
+        #expect(!older.httpShouldUsePipelining)
+        #expect(older.allowsCellularAccess)
+
+        // A value this library does not know is not resume data of its making.
+        json["networkServiceType"] = "carrierPigeon"
+        #expect(decodingError(try JSONSerialization.data(withJSONObject: json)) == .invalidResumeData)
+    }
+
     @Test func keepsEveryTimeout() throws {
         var request = Request(url: URL(string: "http://h/file")!, timeoutInterval: .infinity)
         request.totalTimeoutInterval = 30
