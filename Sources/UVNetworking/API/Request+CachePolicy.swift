@@ -1,8 +1,8 @@
 extension Request {
     /// How a request uses the session's cache (`SessionConfiguration.cache`): NSURLRequest's
     /// cache policies, and the Fetch standard's cache modes (`init(fetchMode:)`) mapped onto
-    /// them. Only GET requests are answered from or stored in the cache; any other method goes
-    /// to the origin, and its success invalidates what is stored for its URL (RFC 9111 §4.4).
+    /// them. Only GET responses are stored, and answer GET and HEAD requests; any other method
+    /// goes to the origin, and its success invalidates what is stored for its URL (RFC 9111 §4.4).
     /// Its raw value is the case's name, as resume data keeps it.
     public enum CachePolicy: String, Sendable, Hashable, Codable {
         /// RFC 9111: a fresh stored response answers; a stale one is validated with the origin

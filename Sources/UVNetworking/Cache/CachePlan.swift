@@ -29,10 +29,11 @@ enum CachePlan: Equatable, Sendable {
     }
 
     /// Whether a request of `method` with `fields` under `policy` consults the cache at all:
-    /// a GET without Range or conditions of its own, whose policy and Cache-Control allow it.
-    /// Requests that do not are `plan`ned without an entry.
+    /// a GET or HEAD without Range or conditions of its own, whose policy and Cache-Control
+    /// allow it. Requests that do not are `plan`ned without an entry.
     static func looksUp(method: HTTPRequest.Method, fields: HTTPFields, policy: Request.CachePolicy, control: CacheControl) -> Bool {
-        guard method == .get, policy != .reloadWithoutCaching, policy != .reloadIgnoringLocalCacheData, !control.noStore else { return false }
+        guard method == .get || method == .head, policy != .reloadWithoutCaching, policy != .reloadIgnoringLocalCacheData,
+              !control.noStore else { return false }
         return !hasRange(fields) && !isConditional(fields)
     }
 
@@ -69,9 +70,11 @@ enum CachePlan: Equatable, Sendable {
     }
 
     /// Validation when the stored response has a validator; else it cannot be validated and
-    /// the origin's full answer replaces it.
+    /// the origin's full answer replaces it. A HEAD answered from a stored GET response is
+    /// never validated: it goes to the origin as it is, and its answer is delivered, not stored.
     private static func revalidation(of stored: CacheEntry, storable: Bool) -> CachePlan {
-        CacheReuse.conditionalFields(for: stored.fields).isEmpty ? .fetch(store: storable, lookedUp: true) : .validate(stored)
+        guard storable, !CacheReuse.conditionalFields(for: stored.fields).isEmpty else { return .fetch(store: storable, lookedUp: true) }
+        return .validate(stored)
     }
 
     private static let conditionNames: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange]

@@ -179,7 +179,7 @@ public struct SessionConfiguration: Sendable {
     /// requests (uvfetch does that itself, per host).
     public var retrier: (any RequestRetrier)?
     /// The private HTTP cache (RFC 9111) the session's GET requests are answered from and
-    /// stored in, as `Request.cachePolicy` says; nil (the default) for none: every request
+    /// stored in (and HEAD requests answered from), as `Request.cachePolicy` says; nil (the default) for none: every request
     /// goes to the origin and pays nothing for caching. Several sessions may share one;
     /// `HTTPCache.shared` is there for that, as URLCache.shared is. See docs/caching.md.
     public var cache: HTTPCache?

@@ -78,6 +78,33 @@ import Testing
                                  now: Self.received.addingTimeInterval(seconds))
     }
 
+    /// A HEAD is looked up under its URL's stored GET response: served while that may be,
+    /// else sent to the origin as it is (never validated, never stored).
+    @Test func aHEADIsPlannedAgainstTheStoredGET() {
+        func entry(_ cacheControl: String) -> CacheEntry {
+            CacheEntry(key: "k", status: 200, reason: "OK", fields: fields([("Cache-Control", cacheControl), ("ETag", "\"v1\"")]),
+                       body: Data("body".utf8), requestTime: Self.received, responseTime: Self.received, varyNames: [], varyValues: [:])
+        }
+        func plan(_ stored: CacheEntry?, _ policy: Request.CachePolicy = .useProtocolCachePolicy,
+                  request: [(String, String)] = []) -> CachePlan {
+            let requestFields = fields(request)
+            return CachePlan.make(method: .head, fields: requestFields, policy: policy, control: CacheControl(requestFields),
+                                  stored: stored, now: Self.received.addingTimeInterval(10))
+        }
+        let fresh = entry("max-age=60")
+        let stale = entry("max-age=1")
+        #expect(plan(fresh) == .serve(fresh))
+        #expect(plan(stale) == .fetch(store: false, lookedUp: true))
+        #expect(plan(stale, .reloadRevalidatingCacheData) == .fetch(store: false, lookedUp: true))
+        #expect(plan(stale, .returnCacheDataElseLoad) == .serve(stale))
+        #expect(plan(nil) == .fetch(store: false, lookedUp: true))
+        #expect(plan(nil, request: [("Cache-Control", "only-if-cached")]) == .gatewayTimeout)
+        #expect(plan(stale, request: [("Cache-Control", "only-if-cached")]) == .gatewayTimeout)
+        #expect(plan(nil, .returnCacheDataDontLoad) == .unavailable)
+        #expect(plan(fresh, .reloadIgnoringLocalCacheData) == .fetch(store: false, lookedUp: false))
+        #expect(CachePlan.looksUp(method: .head, fields: HTTPFields(), policy: .useProtocolCachePolicy, control: CacheControl()))
+    }
+
     @Test func requestDirectivesDecideReuse() {
         #expect(reuse([("Cache-Control", "max-age=1500")]) == .fresh)
         #expect(reuse([("Cache-Control", "max-age=1500, no-cache")]) == .validate)

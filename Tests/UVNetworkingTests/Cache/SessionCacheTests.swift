@@ -67,6 +67,36 @@ import Testing
         harness.finish()
     }
 
+    /// A HEAD is answered from a stored GET response while that is fresh (its head, no body);
+    /// when it is stale the HEAD goes to the origin as it is, and the GET response stays.
+    @Test func aHEADIsAnsweredFromAFreshStoredGET() throws {
+        let origin = try Origin { request in
+            let maxAge = request.target == "/stale" ? 0 : 60
+            let head = "HTTP/1.1 200 OK\r\nCache-Control: max-age=\(maxAge)\r\nETag: \"v1\"\r\nContent-Length: 11\r\n\r\n"
+            return request.method == "HEAD" ? head : head + "stored body"
+        }
+        let harness = Self.harness()
+        _ = Self.fetch(harness, Self.request(origin.url("/fresh")))
+        let (head, outcome) = Self.fetch(harness, ClientHarness.request(origin.url("/fresh"), method: .head))
+        #expect(head.status == 200 && outcome == .hit)
+        #expect(head.data?.isEmpty ?? true)
+        #expect(head.response?.headerFields[.contentLength] == "11")
+        #expect(origin.requests.count == 1)
+
+        _ = Self.fetch(harness, Self.request(origin.url("/stale")))
+        let (staleHead, staleOutcome) = Self.fetch(harness, ClientHarness.request(origin.url("/stale"), method: .head))
+        #expect(staleHead.status == 200 && staleOutcome == .miss)
+        #expect(origin.requests.last?.method == "HEAD")
+        #expect(origin.requests.last?.header("If-None-Match") == nil)
+        // The stored GET response is still there, and validated by the next GET.
+        _ = Self.fetch(harness, Self.request(origin.url("/stale")))
+        #expect(origin.requests.last?.method == "GET")
+        #expect(origin.requests.last?.header("If-None-Match") == "\"v1\"")
+        #expect(origin.requests.count == 4)
+        origin.server.stop()
+        harness.finish()
+    }
+
     @Test func aStaleResponseIsValidatedAndA304ReusesItsBody() throws {
         let origin = try Origin { request in
             if request.header("If-None-Match") == "\"v1\"" {
