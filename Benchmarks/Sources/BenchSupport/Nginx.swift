@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// A private nginx on 127.0.0.1: one worker, keep-alive without limits, no access log, serving
-/// exactly `body` at `/`. Everything it writes stays in a temporary directory that `stop()`
+/// exactly `body` at `/` (and at `cachedPath`, cacheable for a day). Everything it writes stays in a temporary directory that `stop()`
 /// removes. A watchdog shell stops it if this process dies without stopping it.
 ///
 /// Optionally (the HTTPS benchmarks) also an HTTPS server on a second port with a certificate
@@ -27,6 +27,9 @@ public final class NginxServer: @unchecked Sendable {
     public let largeFileBytes: Int64?
     /// Where the large file is served (on both ports).
     public static let largeFilePath = "/large"
+    /// Where the plain server serves `body` with `Cache-Control: max-age=86400`, for a client
+    /// cache to keep (uvbench --cache).
+    public static let cachedPath = "/cached"
     /// Where the HTTPS server logs each `/handshake` request: "<connection> <requests on it>
     /// <protocol> <cipher> <group> <r if the TLS session was resumed, else .>" (see `HandshakeLog`).
     public var handshakeLogFile: String { "\(directory)/handshakes.log" }
@@ -161,6 +164,11 @@ public final class NginxServer: @unchecked Sendable {
                 listen 127.0.0.1:\(port) backlog=1024;
                 location = / {
                     default_type text/plain;
+                    return 200 "\(escaped)";
+                }
+                location = \(Self.cachedPath) {
+                    default_type text/plain;
+                    add_header Cache-Control "max-age=86400";
                     return 200 "\(escaped)";
                 }
         \(largeFileLocation)

@@ -98,6 +98,9 @@ struct UVBench: ParsableCommand {
     @Option(help: "With --ours-only: pipeline this many requests per connection (Request.httpShouldUsePipelining, SessionConfiguration.pipelineDepth): --connections connections, connections × depth requests in flight. 1: none.")
     var pipeline: Int = 1
 
+    @Flag(help: "With --ours-only: go through an HTTP cache in memory (SessionConfiguration.cache) and GET nginx's /cached, the same body stored for a day: after the first, every request is a hit, answered without the network.")
+    var cache = false
+
     @Option(help: "With --ours-only: use this server instead of starting nginx.")
     var url: String?
 
@@ -139,6 +142,7 @@ struct UVBench: ParsableCommand {
         }
         if (bare || onLoop) && !oursOnly { throw ValidationError("--bare and --on-loop are for --ours-only runs") }
         guard pipeline >= 1, pipeline == 1 || (oursOnly && !bare) else { throw ValidationError("--pipeline is for --ours-only runs of UVNetworking, at least 1") }
+        if cache && (!oursOnly || bare || pipeline > 1) { throw ValidationError("--cache is for --ours-only runs of UVNetworking, without --pipeline") }
         guard downloadGib >= 0, downloadRepeats > 0, handshakeConcurrency > 0 else {
             throw ValidationError("--download-gib must not be negative, --download-repeats and --handshake-concurrency must be positive")
         }
@@ -208,7 +212,8 @@ struct UVBench: ParsableCommand {
         if bare { return try runBareOnly(target) }
         if observe { ObservedRun.configure(&configuration) }
         if trace { configuration.tracer = BenchTracer() }
-        var request = Request(url: target)
+        var request = Request(url: cache && url == nil ? target.appendingPathComponent(String(NginxServer.cachedPath.dropFirst())) : target)
+        if cache { configuration.cache = HTTPCache(memoryCapacity: 64 << 20) }
         if pipeline > 1 {
             configuration.pipelineDepth = pipeline
             request.httpShouldUsePipelining = true
@@ -218,7 +223,7 @@ struct UVBench: ParsableCommand {
         if warmup > 0 { _ = load.run(concurrency: inFlight, seconds: Double(warmup), recordLatency: false) }
         let amount = requests.map { "\($0) requests" } ?? "\(seconds) s"
         let shape = pipeline > 1 ? "\(inFlight) in flight (\(connections) connections, pipelined \(pipeline) deep)" : "\(connections) in flight"
-        say("uvbench: UVNetworking only\(onLoop ? " (run-on-loop mode)" : ""), \(shape) for \(amount) against \(target.absoluteString) (pid \(getpid()))")
+        say("uvbench: UVNetworking only\(onLoop ? " (run-on-loop mode)" : "")\(cache ? " through a cache" : ""), \(shape) for \(amount) against \(request.url.absoluteString) (pid \(getpid()))")
         let cpuBefore = CPUTime.ofSelf()
         let result = requests.map { load.run(concurrency: inFlight, requests: $0) }
             ?? load.run(concurrency: inFlight, seconds: Double(seconds))

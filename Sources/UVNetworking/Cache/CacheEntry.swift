@@ -7,19 +7,45 @@ import HTTPTypes
 struct CacheEntry: Sendable, Equatable {
     /// The key it is filed under (`CacheKey.key(for:)`).
     var key: String
-    var status: Int
+    var status: Int { didSet { judge() } }
     var reason: String
-    var fields: HTTPFields
+    var fields: HTTPFields { didSet { judge() } }
     var body: Data
     /// When the request went out, and when the response came in (RFC 9111 §4.2.3).
-    var requestTime: Date
-    var responseTime: Date
+    var requestTime: Date { didSet { judge() } }
+    var responseTime: Date { didSet { judge() } }
     /// The Vary field names (lowercased) and what the request sent for each.
     var varyNames: [String]
     var varyValues: [String: String?]
     /// A large body looked up from disk stays there (`body` is then empty) and is played from
     /// its file (`CacheBodyFile`).
     var bodyFile: CacheBodyFile? = nil
+    /// Its directives and freshness, read from its fields and clock readings once, when it is
+    /// made or they change: every lookup and every hit's Age asks for them, and reading them
+    /// (Cache-Control, Date, Expires, Age) costs tens of thousands of instructions.
+    private(set) var control: CacheControl
+    private(set) var freshness: CacheFreshness
+
+    init(key: String, status: Int, reason: String, fields: HTTPFields, body: Data, requestTime: Date, responseTime: Date,
+         varyNames: [String], varyValues: [String: String?], bodyFile: CacheBodyFile? = nil) {
+        self.key = key
+        self.status = status
+        self.reason = reason
+        self.fields = fields
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.varyNames = varyNames
+        self.varyValues = varyValues
+        self.bodyFile = bodyFile
+        control = CacheControl(fields)
+        freshness = CacheFreshness(status: status, fields: fields, control: control, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    private mutating func judge() {
+        control = CacheControl(fields)
+        freshness = CacheFreshness(status: status, fields: fields, control: control, requestTime: requestTime, responseTime: responseTime)
+    }
 
     /// The body's length, in memory or in its file.
     var bodyLength: Int { bodyFile?.size ?? body.count }
@@ -35,12 +61,6 @@ struct CacheEntry: Sendable, Equatable {
         return whole
     }
 
-    /// Its directives and freshness, read from its fields.
-    var control: CacheControl { CacheControl(fields) }
-    var freshness: CacheFreshness {
-        CacheFreshness(status: status, fields: fields, control: control, requestTime: requestTime, responseTime: responseTime)
-    }
-
     /// Bytes it takes in a store, roughly: the body and the fields' text.
     var cost: Int {
         bodyLength + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } + key.utf8.count + 64
@@ -54,13 +74,11 @@ struct CacheEntry: Sendable, Equatable {
     /// The entry once a 304 (`update`, received at `responseTime` for a request sent at
     /// `requestTime`) has validated it: its fields updated, its clock readings the 304's.
     func revalidated(by update: HTTPFields, requestTime: Date, responseTime: Date) -> CacheEntry {
-        var entry = self
         var update = update
         // A body stored decoded has no coding left for a 304 to name.
         if fields[.contentEncoding] == nil { update[.contentEncoding] = nil }
-        entry.fields = CacheStorePolicy.fields(fields, updatedBy: update)
-        entry.requestTime = requestTime
-        entry.responseTime = responseTime
-        return entry
+        return CacheEntry(key: key, status: status, reason: reason, fields: CacheStorePolicy.fields(fields, updatedBy: update), body: body,
+                          requestTime: requestTime, responseTime: responseTime, varyNames: varyNames, varyValues: varyValues,
+                          bodyFile: bodyFile)
     }
 }

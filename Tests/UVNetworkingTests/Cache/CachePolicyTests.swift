@@ -174,6 +174,23 @@ import Testing
         #expect(CacheStorePolicy.invalidatedURLs(method: .get, status: 200, target: target, fields: located).isEmpty)
         #expect(CacheStorePolicy.invalidatedURLs(method: .delete, status: 500, target: target, fields: located).isEmpty)
         #expect(CacheKey.key(for: URL(string: "HTTP://Example.COM/a#frag")!) == "http://example.com/a")
+        // URLs taken as their own key are exactly what the long way makes of them.
+        let keyed = ["http://example.com/a", "http://example.com", "http://example.com/", "https://example.com:8443/a/b?c=d&e",
+                    "http://example.com/?", "http://example.com/%7Efoo/%20bar", "http://127.0.0.1:8080/x", "http://[::1]:8080/x",
+                    "http://user:pw@example.com/", "http://Example.com/", "HTTP://example.com/", "http://example.com/a#b",
+                    "http://example.com/a?q=1#", "http://xn--bcher-kva.example/", "ftp://example.com/file", "http://ex_ample.com/",
+                    "http://example.com/a;p?q", "http://example.com:/a", "http://example.com:080/a", "http://example.com:80/a",
+                    "https://example.com:443", "http://example.com:8080?q"]
+        for text in keyed {
+            let url = URL(string: text)!
+            #expect(CacheKey.key(for: url) == CacheKey.normalizedKey(for: url), "\(text)")
+        }
+        #expect(CacheKey.isKeyAsItIs("http://example.com/a?b"))
+        #expect(!CacheKey.isKeyAsItIs("http://Example.com/a"))
+        #expect(!CacheKey.isKeyAsItIs("http://example.com/a#f"))
+        #expect(!CacheKey.isKeyAsItIs("http://[::1]/"))
+        #expect(CacheKey.isKeyAsItIs("http://127.0.0.1:8080/x"))
+        #expect(!CacheKey.isKeyAsItIs("http://example.com:/a"))
         #expect(CacheKey.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "https://a.example:443/y")!))
     }
 
