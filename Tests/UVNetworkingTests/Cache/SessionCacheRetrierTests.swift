@@ -48,11 +48,17 @@ import Testing
         var url: String { "http://127.0.0.1:\(server.port)/" }
     }
 
-    /// A session on `cache` with no retrier stores the origin's 503.
-    private static func storeUnavailable(_ origin: Origin, in cache: HTTPCache) {
+    /// A session with `retrier` on a cache that holds the origin's 503 (stored by a session
+    /// without a retrier).
+    private static func harness(storingFirstAnswerOf origin: Origin, retrier: RetryOnce) -> ClientHarness {
+        let cache = HTTPCache(memoryCapacity: 1 << 20)
         let priming = ClientHarness { $0.cache = cache }
         #expect(priming.fetch(origin.url).status == 503)
         priming.finish()
+        return ClientHarness {
+            $0.cache = cache
+            $0.retrier = retrier
+        }
     }
 
     private static func run(_ harness: ClientHarness, _ request: Request) -> (Outcome?, DataTask) {
@@ -63,13 +69,7 @@ import Testing
 
     @Test func aStoredErrorIsRetriedAtTheOriginAndReplaced() throws {
         let origin = try Origin(later: ScriptedResponse.text("fine", headers: [("Cache-Control", "max-age=60")]))
-        let cache = HTTPCache(memoryCapacity: 1 << 20)
-        Self.storeUnavailable(origin, in: cache)
-        let retrier = RetryOnce(after: 0.05)
-        let harness = ClientHarness {
-            $0.cache = cache
-            $0.retrier = retrier
-        }
+        let harness = Self.harness(storingFirstAnswerOf: origin, retrier: RetryOnce(after: 0.05))
         let (retried, task) = Self.run(harness, ClientHarness.request(origin.url))
         #expect(retried?.status == 200)
         #expect(retried?.text == "fine")
@@ -91,12 +91,7 @@ import Testing
         // The retry leaves at 0.6 s and its answer comes 0.8 s later: past the total deadline
         // of 1 s counted from the start (a deadline restarted at the retry would let it through).
         let origin = try Origin(later: ScriptedResponse.text("late"), laterDelay: 0.8)
-        let cache = HTTPCache(memoryCapacity: 1 << 20)
-        Self.storeUnavailable(origin, in: cache)
-        let harness = ClientHarness {
-            $0.cache = cache
-            $0.retrier = RetryOnce(after: 0.6)
-        }
+        let harness = Self.harness(storingFirstAnswerOf: origin, retrier: RetryOnce(after: 0.6))
         var request = ClientHarness.request(origin.url)
         request.totalTimeoutInterval = 1
         let started = Date()
@@ -111,13 +106,8 @@ import Testing
 
     @Test func whatTheCacheAnswersOffTheNetworkIsNotRetried() throws {
         let origin = try Origin(later: ScriptedResponse.text("fine"))
-        let cache = HTTPCache(memoryCapacity: 1 << 20)
-        Self.storeUnavailable(origin, in: cache)
         let retrier = RetryOnce(after: 0)
-        let harness = ClientHarness {
-            $0.cache = cache
-            $0.retrier = retrier
-        }
+        let harness = Self.harness(storingFirstAnswerOf: origin, retrier: retrier)
         var dontLoad = ClientHarness.request(origin.url)
         dontLoad.cachePolicy = .returnCacheDataDontLoad
         let (stored, storedTask) = Self.run(harness, dontLoad)
