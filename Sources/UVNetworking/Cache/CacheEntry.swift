@@ -38,13 +38,17 @@ struct CacheEntry: Sendable, Equatable {
         self.varyNames = varyNames
         self.varyValues = varyValues
         self.bodyFile = bodyFile
-        control = CacheControl(fields)
-        freshness = CacheFreshness(status: status, fields: fields, control: control, requestTime: requestTime, responseTime: responseTime)
+        (control, freshness) = Self.judgement(status: status, fields: fields, requestTime: requestTime, responseTime: responseTime)
     }
 
     private mutating func judge() {
-        control = CacheControl(fields)
-        freshness = CacheFreshness(status: status, fields: fields, control: control, requestTime: requestTime, responseTime: responseTime)
+        (control, freshness) = Self.judgement(status: status, fields: fields, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    private static func judgement(status: Int, fields: HTTPFields, requestTime: Date,
+                                  responseTime: Date) -> (CacheControl, CacheFreshness) {
+        let control = CacheControl(fields)
+        return (control, CacheFreshness(status: status, fields: fields, control: control, requestTime: requestTime, responseTime: responseTime))
     }
 
     /// The body's length, in memory or in its file.

@@ -12,12 +12,10 @@ struct DeliveryTarget: @unchecked Sendable {
     /// with its head's integer status, not the one swift-http-types parses from text.
     var plainValidation: HTTPResponseSerializer?
     /// The manager's hooks when any is set, read once per batch.
-    var hooks: SessionHooks.Storage? = nil {
-        didSet { hasHooks = hooks != nil }
-    }
+    let hooks: SessionHooks.Storage?
     /// `hooks != nil`, kept as a flag: the optional's test is an outlined call per task (its
     /// closures' layout), a stored Bool's one load.
-    private(set) var hasHooks = false
+    let hasHooks: Bool
 
     init(queue: DeliveryQueue, group: DispatchGroup, serializer: any ResponseSerializer,
          plainValidation: HTTPResponseSerializer? = nil, hooks: SessionHooks.Storage? = nil) {
