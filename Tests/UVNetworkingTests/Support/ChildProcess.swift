@@ -7,15 +7,8 @@ import Synchronization
 /// it to exit. A crash or a hang there fails the test, not the test run.
 final class ChildProcess: Sendable {
     private let process: Process
-    private let output = Output()
+    private let output: ProcessOutput
     private let exited = DispatchSemaphore(value: 0)
-
-    /// What it wrote, filled by the pipe's handler.
-    private final class Output: Sendable {
-        let data = Mutex(Data())
-        /// The pipe reached end of file.
-        let ended = Atomic(false)
-    }
 
     /// Starts `<bin>/name` with `arguments`; its standard output and error are read together.
     init(_ name: String, arguments: [String]) throws {
@@ -27,20 +20,12 @@ final class ChildProcess: Sendable {
         process.standardError = pipe
         self.process = process
         process.terminationHandler = { [exited] _ in exited.signal() }
-        pipe.fileHandleForReading.readabilityHandler = { [output] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                output.ended.store(true, ordering: .releasing)
-            } else {
-                output.data.withLock { $0.append(chunk) }
-            }
-        }
         try process.run()
+        output = ProcessOutput(reading: pipe)
     }
 
     /// Everything it wrote so far.
-    var text: String { output.data.withLock { String(decoding: $0, as: UTF8.self) } }
+    var text: String { output.text }
 
     /// Waits until its output contains `needle`; false after `timeout` seconds or once it exited
     /// without writing it.
@@ -59,7 +44,7 @@ final class ChildProcess: Sendable {
             return nil
         }
         // The last of its output may still be in the pipe.
-        _ = waitUntil(timeout: 2) { output.ended.load(ordering: .acquiring) }
+        output.waitForEnd()
         return process.terminationReason == .exit ? process.terminationStatus : nil
     }
 }

@@ -11,14 +11,11 @@ final class NamespaceProcess: Sendable {
     private let process: Process
     /// The test's end of the standard-input socket; -1 once closed.
     private let input: Mutex<Int32>
-    private let output = Output()
+    private let output: ProcessOutput
     private let exited = DispatchSemaphore(value: 0)
+    private let state = State()
 
-    /// What it wrote, filled by the pipe's handler.
-    private final class Output: Sendable {
-        let data = Mutex(Data())
-        /// The pipe reached end of file.
-        let ended = Atomic(false)
+    private final class State: Sendable {
         /// The process was reaped (set before `exited` is signalled).
         let reaped = Atomic(false)
     }
@@ -39,24 +36,16 @@ final class NamespaceProcess: Sendable {
         process.standardError = stdout
         self.process = process
         input = Mutex(ends[0])
-        process.terminationHandler = { [exited, output] _ in
-            output.reaped.store(true, ordering: .releasing)
+        process.terminationHandler = { [exited, state] _ in
+            state.reaped.store(true, ordering: .releasing)
             exited.signal()
-        }
-        stdout.fileHandleForReading.readabilityHandler = { [output] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                output.ended.store(true, ordering: .releasing)
-            } else {
-                output.data.withLock { $0.append(chunk) }
-            }
         }
         defer { close(ends[1]) }
         do { try process.run() } catch {
-            closeInput()
+            close(ends[0])
             throw error
         }
+        output = ProcessOutput(reading: stdout)
     }
 
     /// Whether this process may make namespaces (root with CAP_SYS_ADMIN, as in CI).
@@ -90,7 +79,7 @@ final class NamespaceProcess: Sendable {
     }
 
     /// Everything it wrote so far.
-    var text: String { output.data.withLock { String(decoding: $0, as: UTF8.self) } }
+    var text: String { output.text }
 
     /// Its complete lines so far.
     var lines: [String] {
@@ -126,12 +115,12 @@ final class NamespaceProcess: Sendable {
     func finish(timeout: Double = 10) -> Int32? {
         closeInput()
         // Called again (a test's finish, then deinit's): the semaphore was taken already.
-        if !output.reaped.load(ordering: .acquiring) && exited.wait(timeout: .now() + timeout) == .timedOut {
+        if !state.reaped.load(ordering: .acquiring) && exited.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             exited.wait()
             return nil
         }
-        _ = waitUntil(timeout: 2) { output.ended.load(ordering: .acquiring) }
+        output.waitForEnd()
         return process.terminationReason == .exit ? process.terminationStatus : nil
     }
 }

@@ -1,0 +1,1 @@
+../../../../Tests/UVNetworkingTests/Support/ProcessOutput.swift
