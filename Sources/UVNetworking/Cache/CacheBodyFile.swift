@@ -13,10 +13,13 @@ final class CacheBodyFile: Sendable, Equatable {
     let descriptor: Int32
     /// Bytes in the body.
     let size: Int
+    /// The file's name in the store's `bodies/` (what its index row names).
+    let name: String
 
-    private init(descriptor: Int32, size: Int) {
+    private init(descriptor: Int32, size: Int, name: String) {
         self.descriptor = descriptor
         self.size = size
+        self.name = name
     }
 
     deinit { close(descriptor) }
@@ -26,12 +29,12 @@ final class CacheBodyFile: Sendable, Equatable {
     /// How much one read takes.
     static let chunkSize = 64 * 1024
 
-    /// `path` opened, when it holds exactly `size` bytes whose CRC-32 is `crc`; nil otherwise (a
-    /// torn or damaged body is a miss, never a wrong one).
-    static func open(_ path: String, size: Int64, crc: Int64) -> CacheBodyFile? {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    /// The body file `name` in `directory` opened, when it holds exactly `size` bytes whose
+    /// CRC-32 is `crc`; nil otherwise (a torn or damaged body is a miss, never a wrong one).
+    static func open(_ name: String, in directory: URL, size: Int64, crc: Int64) -> CacheBodyFile? {
+        let descriptor = Glibc.open(directory.appendingPathComponent(name).path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
-        let file = CacheBodyFile(descriptor: descriptor, size: Int(size))
+        let file = CacheBodyFile(descriptor: descriptor, size: Int(size), name: name)
         var status = stat()
         guard fstat(descriptor, &status) == 0, Int64(status.st_size) == size else { return nil }
         var running: Int64 = 0

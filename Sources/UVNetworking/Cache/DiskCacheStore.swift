@@ -159,6 +159,26 @@ final class DiskCacheStore: Sendable {
         return index(entry, file: name, size: size, crc: crc)
     }
 
+    /// Updates the fields and clock readings of `entry`'s variant, whose body stays in its file
+    /// (`entry.bodyFile`): a 304 validated it (RFC 9111 §4.3.4), and rewriting megabytes to
+    /// change a few fields would cost what the validation saved. False, and nothing changed,
+    /// when the row names another file by now (replaced or evicted meanwhile, maybe by
+    /// another process: what is there is newer) or the entry has no file.
+    func refresh(_ entry: CacheEntry) -> Bool {
+        guard let file = entry.bodyFile?.name else { return false }
+        var changed = 0
+        try? withIndex { (database) throws(CacheIndexDatabase.Failure) in
+            try database.query("""
+                UPDATE entries SET status = ?, reason = ?, fields = ?, request_time = ?, response_time = ?, last_used = ?
+                WHERE key = ? AND variant = ? AND body_file = ?
+                """, [.integer(Int64(entry.status)), .text(entry.reason), .text(Self.encodeFields(entry.fields)),
+                      .real(entry.requestTime.timeIntervalSince1970), .real(entry.responseTime.timeIntervalSince1970),
+                      .real(Date().timeIntervalSince1970), .text(entry.key), .text(Self.encodeVariant(entry.varyValues)), .text(file)])
+            changed = database.changes
+        }
+        return changed == 1
+    }
+
     /// Commits the row naming `file` (already complete on disk); removes the file when the
     /// commit fails, and the files of the rows it replaced or evicted once it succeeded.
     private func index(_ entry: CacheEntry, file: String, size: Int, crc: Int64) -> Bool {
@@ -300,7 +320,7 @@ final class DiskCacheStore: Sendable {
     /// opened to be played from the file (`CacheBodyFile`); nil when damaged or gone.
     private func openBody(_ file: String, size: Int64, crc: Int64) -> (Data, CacheBodyFile?)? {
         guard size >= Int64(CacheBodyFile.threshold) else { return readBody(file, size: size, crc: crc).map { ($0, nil) } }
-        guard !file.contains("/"), let opened = CacheBodyFile.open(bodies.appendingPathComponent(file).path, size: size, crc: crc) else { return nil }
+        guard !file.contains("/"), let opened = CacheBodyFile.open(file, in: bodies, size: size, crc: crc) else { return nil }
         return (Data(), opened)
     }
 

@@ -117,18 +117,10 @@ public final class HTTPCache: Sendable {
     /// What to do for `request` now: looked up, and decided (`CachePlan`).
     func plan(for request: CacheRequest, now: Date = Date()) -> CachePlan {
         let stored = request.looksUp ? entry(for: request.key, requestFields: request.fields) : nil
-        let plan = CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
-                                  stored: stored, now: now)
-        // A served body may stay in its file; one a 304 will reuse is merged and stored anew, so
-        // it is read here (a body that cannot be read is no longer there to validate).
-        if case .validate(let entry) = plan, entry.bodyFile != nil {
-            guard let whole = entry.materialized() else {
-                return CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
-                                      stored: nil, now: now)
-            }
-            return .validate(whole)
-        }
-        return plan
+        // A large body stays in its file, served or validated: a 304 plays it from there, and
+        // only the row's fields change (`refresh`).
+        return CachePlan.make(method: request.method, fields: request.fields, policy: request.policy, control: request.control,
+                              stored: stored, now: now)
     }
 
     /// The variant of `key` for `requestFields`: from memory, else from disk (then kept in
@@ -146,6 +138,14 @@ public final class HTTPCache: Sendable {
         let inMemory = memory.store(entry)
         guard let disk else { return inMemory }
         return disk.store(entry) || inMemory
+    }
+
+    /// Keeps what a 304 made of a stored entry: a body in a file stays in it, the row taking the
+    /// new fields (`DiskCacheStore.refresh`); a body in memory is stored anew.
+    @discardableResult
+    func refresh(_ entry: CacheEntry) -> Bool {
+        guard entry.bodyFile != nil else { return store(entry) }
+        return disk?.refresh(entry) ?? false
     }
 
     private func remove(_ key: String) {

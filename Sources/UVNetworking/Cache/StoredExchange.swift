@@ -10,9 +10,13 @@ import UVHTTP1
 /// consumer is behind or the task suspended (`pauseReading`), as a socket would. A large body
 /// left in its file (`CacheEntry.bodyFile`) is read a chunk at a time on a worker, the next
 /// read starting only once the chunk before was handed over: memory holds one chunk.
+///
+/// After a 304 it plays the body alone (`bodyOf`): the 304's exchange handed over the stored
+/// head, merged, and the stored body follows as if that response went on.
 final class StoredExchange: Exchange {
     private let loop: EventLoop
-    private let head: ResponseHead
+    /// nil when only the body is played.
+    private let head: ResponseHead?
     private var body: Data
     private let file: CacheBodyFile?
     private let workers: WorkerPool?
@@ -34,9 +38,19 @@ final class StoredExchange: Exchange {
 
     /// Plays `entry`, aged as at `now` (its Age field says so, RFC 9111 §5.1). A body in a file
     /// is read on `workers`.
-    init(entry: CacheEntry, now: Date, loop: EventLoop, workers: WorkerPool? = nil) {
+    convenience init(entry: CacheEntry, now: Date, loop: EventLoop, workers: WorkerPool? = nil) {
+        self.init(head: Self.head(of: entry, now: now), entry: entry, loop: loop, workers: workers)
+    }
+
+    /// Plays `entry`'s body alone, once `playBody(for:paused:)` is called.
+    convenience init(bodyOf entry: CacheEntry, loop: EventLoop, workers: WorkerPool) {
+        self.init(head: nil, entry: entry, loop: loop, workers: workers)
+    }
+
+    private init(head: ResponseHead?, entry: CacheEntry, loop: EventLoop, workers: WorkerPool?) {
         self.loop = loop
-        head = Self.head(of: entry, now: now)
+        self.head = head
+        headSent = head == nil
         body = entry.body
         file = workers == nil ? nil : entry.bodyFile
         self.workers = workers
@@ -63,6 +77,14 @@ final class StoredExchange: Exchange {
         schedule()
     }
 
+    /// Starts playing the body to `delegate` (from `bodyOf`), held until `resumeReading` when
+    /// `paused` (the task is suspended, its consumer behind, or a hook holds the response).
+    func playBody(for delegate: ExchangeDelegate, paused: Bool) {
+        self.delegate = delegate
+        self.paused = paused
+        schedule()
+    }
+
     private func schedule() {
         guard !scheduled, !over else { return }
         scheduled = true
@@ -74,7 +96,7 @@ final class StoredExchange: Exchange {
     private func step() {
         scheduled = false
         guard !over, !paused, let delegate else { return }
-        if !headSent {
+        if !headSent, let head {
             headSent = true
             delegate.exchangeRequestWritten()
             guard !over else { return }

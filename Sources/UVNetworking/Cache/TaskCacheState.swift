@@ -55,8 +55,8 @@ final class TaskCacheState: @unchecked Sendable {
     var requestDate = Date.distantPast
     /// The response's body collected for the store, while it may still be kept.
     var fill: CacheFill?
-    /// A validated stored body, to deliver when the 304's exchange ends.
-    var pendingBody: Data?
+    /// A validated stored entry whose body follows when the 304's exchange ends.
+    var validatedBody: CacheEntry?
     /// A stored response (or only-if-cached's 504) answered the task: an attempt its retrier
     /// asks for after that one is no new start.
     var answeredFromStore = false

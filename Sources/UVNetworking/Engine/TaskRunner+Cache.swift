@@ -84,11 +84,11 @@ extension TaskRunner {
         let entry = stored.revalidated(by: head.httpFields, requestTime: state.requestDate, responseTime: responseDate)
         state.plan = .fetch(store: false, lookedUp: false)
         state.record(.revalidated)
-        state.pendingBody = entry.body
-        store(entry, state)
+        if entry.bodyLength > 0 { state.validatedBody = entry }
+        storeRevalidated(entry, state)
         let merged = StoredExchange.head(of: entry, now: responseDate)
         self.head = merged
-        acceptFinalHead(merged, bodyLength: Int64(entry.body.count))
+        acceptFinalHead(merged, bodyLength: Int64(entry.bodyLength))
         return true
     }
 
@@ -140,29 +140,23 @@ extension TaskRunner {
     /// Whether reading waits for the file of a body being collected.
     var cacheIsBehind: Bool { task.cacheState?.fill?.behind ?? false }
 
-    /// The exchange ended: a stored body it was turned into (a 304's) follows now.
+    /// The exchange ended. When it was a 304's, the stored body it was turned into plays now,
+    /// from memory or chunk by chunk from its file, paused and resumed like a connection's
+    /// reads: true, the response goes on.
     @inline(never)
-    func cacheExchangeFinished() {
-        guard let state = task.cacheState, state.pendingBody != nil else { return }
-        cacheDeliverPendingBody(state)
-    }
-
-    /// A 304 turned into the stored response: its exchange ended, so the stored body follows.
-    private func cacheDeliverPendingBody(_ state: TaskCacheState) {
-        guard let body = state.pendingBody else { return }
-        state.pendingBody = nil
-        var offset = 0
-        while offset < body.count, !machine.state.isTerminal {
-            let end = min(body.count, offset + StoredExchange.chunkSize)
-            body.withUnsafeBytes { exchangeReceivedBody(UnsafeRawBufferPointer(rebasing: $0[offset..<end])) }
-            offset = end
-        }
+    func cacheExchangeFinished() -> Bool {
+        guard let state = task.cacheState, let entry = state.validatedBody else { return false }
+        state.validatedBody = nil
+        let stored = StoredExchange(bodyOf: entry, loop: loop, workers: task.manager.workers)
+        continueResponse(on: stored)
+        stored.playBody(for: self, paused: !machine.mayRead)
+        return true
     }
 
     /// The task ends: a complete response collected is stored (on a worker); a fetch others
     /// wait for ends now when nothing will be stored.
     func cacheTaskEnded(_ error: NetworkingError?, _ state: TaskCacheState) {
-        state.pendingBody = nil
+        state.validatedBody = nil
         guard error == nil, let fill = state.fill, !fill.overflowed, let request = state.request else {
             state.fill?.abandon()
             state.fill = nil
@@ -212,6 +206,20 @@ extension TaskRunner {
         let pending = pendingStore(of: entry.key, state)
         let submitted = task.manager.workers.submit {
             pending.end(stored: pending.reviewed(entry).map { pending.cache.store($0) } ?? false)
+        }
+        if !submitted { pending.end(stored: false) }
+    }
+
+    /// Stores what a 304 made of a stored entry (on a worker): a body in a file stays there and
+    /// its row takes the new fields (`HTTPCache.refresh`), unless the session's
+    /// `dataTaskWillCacheResponse` wants to see the body, which it takes whole.
+    private func storeRevalidated(_ entry: CacheEntry, _ state: TaskCacheState) {
+        guard entry.bodyFile != nil else { return store(entry, state) }
+        let pending = pendingStore(of: entry.key, state)
+        let submitted = task.manager.workers.submit {
+            guard pending.isReviewed else { return pending.end(stored: pending.cache.refresh(entry)) }
+            let kept = entry.materialized().flatMap { pending.reviewed($0) }
+            pending.end(stored: kept.map { pending.cache.store($0) } ?? false)
         }
         if !submitted { pending.end(stored: false) }
     }

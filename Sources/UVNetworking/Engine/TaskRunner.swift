@@ -288,6 +288,14 @@ final class TaskRunner {
         if sink.taskEnded(error, runner: self) { engine.runnerFinished(self, error: error) }
     }
 
+    /// The exchange in hand ended but the response goes on in `next` (a 304's stored body,
+    /// TaskRunner+Cache.swift): the connection goes back to its pool reading while idle, as a
+    /// released one does.
+    func continueResponse(on next: Exchange) {
+        connection?.resumeReading()
+        connection = next
+    }
+
     /// The exchange in hand is over and another attempt follows: nothing of its response is
     /// left, and inactivity counts from now (the wait was ours). `bodyDelivered`: the task's
     /// sink took some of it, and forgets it.
@@ -538,7 +546,7 @@ extension TaskRunner: ExchangeDelegate {
 
     func exchangeFinished() {
         metricsExchangeEnded(on: connection)
-        if task.cacheState != nil { cacheExchangeFinished() }
+        if task.cacheState != nil, cacheExchangeFinished() { return }
         responseEnded()
     }
 

@@ -148,7 +148,7 @@ struct TaskStateMachine: Sendable {
 
     /// Whether the connection should be reading now: neither the caller, nor the consumer, nor
     /// the hook holds it.
-    private var mayRead: Bool {
+    var mayRead: Bool {
         if isSuspended || reading == .pausedForConsumer { return false }
         if case .hook(ended: false) = end { return false }
         return true

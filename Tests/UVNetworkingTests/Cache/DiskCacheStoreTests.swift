@@ -96,6 +96,32 @@ import Testing
         #expect(store.entry(for: "http://a/small", requestFields: HTTPFields())?.bodyFile == nil)
     }
 
+    @Test func aRefreshedLargeEntryKeepsItsFileAndTakesTheNewFields() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 16 << 20, maximumEntryCost: 8 << 20)
+        let text = String(repeating: "b", count: CacheBodyFile.threshold + 10)
+        #expect(store.store(Self.entry("http://a/large", body: text, at: Date(timeIntervalSince1970: 1_700_000_000))))
+        let found = try #require(store.entry(for: "http://a/large", requestFields: HTTPFields()))
+        let file = try #require(found.bodyFile)
+        var update = HTTPFields()
+        update[.eTag] = "\"v2\""
+        let later = Date(timeIntervalSince1970: 1_700_000_500)
+        #expect(store.refresh(found.revalidated(by: update, requestTime: later, responseTime: later)))
+        // The same file; the row's fields and clock are the 304's.
+        #expect(Self.bodyFiles(directory).map(\.lastPathComponent) == [file.name])
+        let refreshed = try #require(store.entry(for: "http://a/large", requestFields: HTTPFields()))
+        #expect(refreshed.fields[.eTag] == "\"v2\"" && refreshed.responseTime == later)
+        #expect(refreshed.materialized()?.body == Data(text.utf8))
+        // Replaced meanwhile (another process stored a newer response): the refresh of the
+        // entry looked up before leaves the newer one as it is.
+        #expect(store.store(Self.entry("http://a/large", body: "newer")))
+        #expect(!store.refresh(found.revalidated(by: update, requestTime: later, responseTime: later)))
+        #expect(store.entry(for: "http://a/large", requestFields: HTTPFields())?.body == Data("newer".utf8))
+        // An entry whose body is in memory has no file to keep: nothing to refresh.
+        #expect(!store.refresh(Self.entry("http://a/large", body: "small")))
+    }
+
     @Test func aDamagedLargeBodyIsAMissToo() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -120,6 +120,38 @@ import Testing
         harness.finish()
     }
 
+    @Test func aValidatedBodyWaitsWhileTheResponseHookHoldsIt() throws {
+        let body = String(repeating: "0123456789abcdef", count: 20_000)
+        let origin = try Origin { request in
+            if request.header("If-None-Match") == "\"v1\"" { return "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n" }
+            return ScriptedResponse.text(body, headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")])
+        }
+        // Large enough for the entry (a store keeps entries up to a tenth of its capacity).
+        let harness = Self.harness(HTTPCache(memoryCapacity: 16 << 20))
+        _ = Self.fetch(harness, Self.request(origin.url()))
+        let answered = Mutex(false)
+        let chunks = Mutex<(count: Int, bytes: Int, beforeAnswer: Int)>((0, 0, 0))
+        harness.manager.dataTaskDidReceiveResponse = { _, _ in
+            Thread.sleep(forTimeInterval: 0.2)
+            answered.withLock { $0 = true }
+            return .allow
+        }
+        harness.manager.dataTaskDidReceiveData = { _, data in
+            let early = !answered.withLock { $0 }
+            chunks.withLock { $0 = ($0.count + 1, $0.bytes + data.count, $0.beforeAnswer + (early ? 1 : 0)) }
+        }
+        let (validated, outcome) = Self.fetch(harness, Self.request(origin.url()))
+        #expect(outcome == .revalidated)
+        #expect(validated.text == body)
+        let seen = chunks.withLock { $0 }
+        #expect(seen.count >= 2 && seen.bytes == body.utf8.count && seen.beforeAnswer == 0)
+        // The 304's connection went back to its pool, reading while idle: it serves the next.
+        #expect(Self.fetch(harness, Self.request(origin.url(), policy: .reloadIgnoringLocalCacheData)).0.text == body)
+        #expect(harness.manager.openConnectionCount == 1)
+        origin.server.stop()
+        harness.finish()
+    }
+
     @Test func aChangedResponseReplacesTheStoredOne() throws {
         let turn = Atomic(0)
         let origin = try Origin { _ in
@@ -433,11 +465,11 @@ import Testing
         harness.finish()
     }
 
-    @Test func aLargeStoredBodyIsPlayedFromItsFileAndA304ReusesItWhole() async throws {
+    @Test func aLargeStoredBodyIsPlayedFromItsFileAlsoAfterA304() async throws {
         let body = String((0..<(3 << 20)).map { _ in Character(UnicodeScalar(UInt8.random(in: 97...122))) })
         let origin = try Origin { request in
             if request.target == "/validate", request.header("If-None-Match") == "\"v1\"" {
-                return "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\n\r\n"
+                return "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\nX-Checked: yes\r\n\r\n"
             }
             let control = request.target == "/validate" ? "no-cache" : "max-age=60"
             return ScriptedResponse.text(body, headers: [("Cache-Control", control), ("ETag", "\"v1\"")])
@@ -448,20 +480,35 @@ import Testing
         let harness = Self.harness(cache)
         for path in ["/fresh", "/validate"] { #expect(Self.fetch(harness, Self.request(origin.url(path))).0.data?.count == 3 << 20) }
         cache.flush()
-        // Fresh: played from the file, chunk by chunk, to a stream that reads slowly.
-        let (response, bytes) = try await harness.manager.bytes(for: Self.request(origin.url("/fresh")))
-        #expect(response.status.code == 200)
-        var received = Data()
-        for try await chunk in bytes {
-            received.append(contentsOf: chunk)
-            if received.count < 256 << 10 { try await Task.sleep(nanoseconds: 1_000_000) }
+        let bodies = directory.appendingPathComponent("bodies").path
+        let files = try FileManager.default.contentsOfDirectory(atPath: bodies).sorted()
+        #expect(files.count == 2)
+        /// Streams `path`'s body, reading slowly at first, so that playing it waits for the reader.
+        func streamed(_ path: String) async throws -> Data {
+            let (response, bytes) = try await harness.manager.bytes(for: Self.request(origin.url(path)))
+            #expect(response.status.code == 200)
+            var received = Data()
+            for try await chunk in bytes {
+                received.append(contentsOf: chunk)
+                if received.count < 256 << 10 { try await Task.sleep(nanoseconds: 1_000_000) }
+            }
+            return received
         }
-        #expect(received == Data(body.utf8))
-        // No-cache: validated; the 304 reuses the stored body.
+        // Fresh: played from the file, chunk by chunk.
+        #expect(try await streamed("/fresh") == Data(body.utf8))
+        // No-cache: validated; after the 304 the stored body plays from its file, which stays as
+        // it is (only its row takes the 304's fields).
         let (validated, outcome) = Self.fetch(harness, Self.request(origin.url("/validate")))
         #expect(outcome == .revalidated)
         #expect(validated.text == body)
-        #expect(origin.requests.count == 3)
+        #expect(validated.response?.headerFields[HTTPField.Name("X-Checked")!] == "yes")
+        cache.flush()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bodies).sorted() == files)
+        let stored = try #require(cache.cachedResponse(for: Self.request(origin.url("/validate"))))
+        #expect(stored.response.headerFields[HTTPField.Name("X-Checked")!] == "yes")
+        // Validated again, to a slow reader: the body waits for it.
+        #expect(try await streamed("/validate") == Data(body.utf8))
+        #expect(origin.requests.count == 4)
         origin.server.stop()
         harness.finish()
     }
