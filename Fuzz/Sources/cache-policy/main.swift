@@ -1,5 +1,5 @@
 // Fuzzes the HTTP cache's decisions (RFC 9111): Cache-Control's parsing, freshness and age,
-// reuse under request directives, storability, the 304 merge and Vary.
+// reuse under request directives, storability, the 304 merge, Vary and a HEAD's confirmation.
 //
 // Input: a status byte (mapped onto 100...599), three time bytes (the request's round trip,
 // the seconds since the response came, and a Date offset), then lines: those before an empty
@@ -19,6 +19,8 @@
 // - A 304's merge keeps the stored Content-Length, takes every other field the 304 sends
 //   (connection fields aside), and merging a response with itself changes nothing it had.
 // - A request's Vary selection always matches itself; Vary: * never matches.
+// - A HEAD's fields equal to the stored ones always confirm them; a HEAD whose ETag or
+//   Last-Modified differs from the stored one's never does.
 
 import Foundation
 import FuzzSupport
@@ -103,6 +105,14 @@ func checkMerge(_ stored: HTTPFields, _ update: HTTPFields) {
     }
 }
 
+func checkHEAD(_ stored: HTTPFields, _ head: HTTPFields) {
+    fuzzCheck(CacheStorePolicy.headConfirms(stored, stored: stored), "a HEAD with the stored fields did not confirm them")
+    for name in [HTTPField.Name.eTag, .lastModified] {
+        guard let value = head[name], stored[name] != value else { continue }
+        fuzzCheck(!CacheStorePolicy.headConfirms(head, stored: stored), "a HEAD with another \(name) confirmed the stored response")
+    }
+}
+
 func checkVary(_ response: HTTPFields, _ request: HTTPFields) {
     let names = CacheVary.names(in: response)
     let selection = CacheVary.selected(names, from: request)
@@ -133,4 +143,5 @@ runFuzzer { bytes in
     checkStorage(status: status, response: response, control: control, request: asked)
     checkMerge(response, request)
     checkVary(response, request)
+    checkHEAD(response, request)
 }

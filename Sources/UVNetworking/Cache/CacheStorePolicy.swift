@@ -41,6 +41,25 @@ enum CacheStorePolicy {
         return result
     }
 
+    /// Whether a HEAD's 200 with `head` confirms a stored GET response with `stored` fields that
+    /// the HEAD could have been answered with (§4.3.5): each validator the HEAD carries (ETag,
+    /// Last-Modified) has the same value in the stored fields, and its Content-Length, if any,
+    /// is the stored one. Then the stored response takes the HEAD's fields, as from a 304;
+    /// otherwise the representation may have changed and the stored response is not to be
+    /// used without the origin any more.
+    static func headConfirms(_ head: HTTPFields, stored: HTTPFields) -> Bool {
+        for name in [HTTPField.Name.eTag, .lastModified] {
+            if let value = head[name], stored[name] != value { return false }
+        }
+        // A body stored decoded has the decoded length: the HEAD's describes the coded
+        // representation, and is not compared.
+        if let length = head[.contentLength], head[.contentEncoding] == stored[.contentEncoding] {
+            func number(_ text: String?) -> Int? { text.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+            return number(stored[.contentLength]) == number(length)
+        }
+        return true
+    }
+
     /// The fields a response is stored with (§3.1): without the connection's own (and those
     /// its Connection field names), with the length of the body as stored, and without
     /// Content-Encoding when the body is stored decoded (`decoded`), as the caller was given it.

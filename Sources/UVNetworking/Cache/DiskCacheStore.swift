@@ -94,10 +94,35 @@ final class DiskCacheStore: Sendable {
         return total
     }
 
+    /// One row of the index, as read.
+    private struct Row {
+        var variant, reason, fields, varyNames, file: String
+        var status: Int
+        var requestTime, responseTime: Double
+        var size, crc: Int64
+    }
+
     /// The variant of `key` a request with `requestFields` may be answered with, body read and
     /// checked; nil when none matches or its body is not what was stored (the row is dropped).
     func entry(for key: String, requestFields: HTTPFields) -> CacheEntry? {
-        struct Row { var variant, reason, fields, varyNames, file: String; var status: Int; var requestTime, responseTime: Double; var size, crc: Int64 }
+        guard let (row, stored) = matchingRow(key, requestFields) else { return nil }
+        guard let (body, bodyFile) = openBody(row.file, size: row.size, crc: row.crc) else {
+            drop(key: key, variant: row.variant, file: row.file)
+            return nil
+        }
+        try? withIndex { (database) throws(CacheIndexDatabase.Failure) in
+            try database.query("UPDATE entries SET last_used = ? WHERE key = ? AND variant = ?",
+                               [.real(Date().timeIntervalSince1970), .text(key), .text(row.variant)])
+        }
+        var entry = stored
+        entry.body = body
+        entry.bodyFile = bodyFile
+        return entry
+    }
+
+    /// The row of `key` whose Vary selection matches `requestFields`, and its entry without
+    /// the body (nothing read from the body file). A row whose fields cannot be read is dropped.
+    private func matchingRow(_ key: String, _ requestFields: HTTPFields) -> (Row, CacheEntry)? {
         var rows: [Row] = []
         try? withIndex { (database) throws(CacheIndexDatabase.Failure) in
             try database.query("""
@@ -113,18 +138,15 @@ final class DiskCacheStore: Sendable {
             guard let varyValues = Self.decodeVariant(row.variant) else { continue }
             let names = row.varyNames.isEmpty ? [] : row.varyNames.components(separatedBy: "\n")
             guard CacheVary.matches(storedNames: names, storedValues: varyValues, request: requestFields) else { continue }
-            guard let fields = Self.decodeFields(row.fields), let (body, bodyFile) = openBody(row.file, size: row.size, crc: row.crc) else {
+            guard let fields = Self.decodeFields(row.fields) else {
                 drop(key: key, variant: row.variant, file: row.file)
                 return nil
             }
-            try? withIndex { (database) throws(CacheIndexDatabase.Failure) in
-                try database.query("UPDATE entries SET last_used = ? WHERE key = ? AND variant = ?",
-                                   [.real(Date().timeIntervalSince1970), .text(key), .text(row.variant)])
-            }
-            return CacheEntry(key: key, status: row.status, reason: row.reason, fields: fields, body: body,
-                              requestTime: Date(timeIntervalSince1970: row.requestTime),
-                              responseTime: Date(timeIntervalSince1970: row.responseTime),
-                              varyNames: names, varyValues: varyValues, bodyFile: bodyFile)
+            let entry = CacheEntry(key: key, status: row.status, reason: row.reason, fields: fields, body: Data(),
+                                   requestTime: Date(timeIntervalSince1970: row.requestTime),
+                                   responseTime: Date(timeIntervalSince1970: row.responseTime),
+                                   varyNames: names, varyValues: varyValues)
+            return (row, entry)
         }
         return nil
     }
@@ -166,6 +188,24 @@ final class DiskCacheStore: Sendable {
     /// another process: what is there is newer) or the entry has no file.
     func refresh(_ entry: CacheEntry) -> Bool {
         guard let file = entry.bodyFile?.name else { return false }
+        return update(entry, file: file)
+    }
+
+    /// A HEAD's 200 for `key` (RFC 9111 §4.3.5): the variant `requestFields` select takes the
+    /// HEAD's fields when they confirm it (`CacheStorePolicy.headConfirms`), else is dropped.
+    /// Its body is neither read nor rewritten.
+    func freshen(_ key: String, requestFields: HTTPFields, byHEAD head: HTTPFields, requestTime: Date, responseTime: Date) {
+        guard let (row, stored) = matchingRow(key, requestFields) else { return }
+        guard CacheStorePolicy.headConfirms(head, stored: stored.fields) else {
+            return drop(key: key, variant: row.variant, file: row.file)
+        }
+        update(stored.revalidated(by: head, requestTime: requestTime, responseTime: responseTime), file: row.file)
+    }
+
+    /// Writes `entry`'s status, fields and clock readings into its variant's row while the row
+    /// names the body file `file`; whether it did.
+    @discardableResult
+    private func update(_ entry: CacheEntry, file: String) -> Bool {
         var changed = 0
         try? withIndex { (database) throws(CacheIndexDatabase.Failure) in
             try database.query("""

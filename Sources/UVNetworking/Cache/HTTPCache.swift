@@ -148,6 +148,21 @@ public final class HTTPCache: Sendable {
         return disk?.refresh(entry) ?? false
     }
 
+    /// A HEAD's 200 to `request` (RFC 9111 §4.3.5): the stored GET response the HEAD could
+    /// have been answered with takes the HEAD's fields, as from a 304, when they confirm it
+    /// (same validators, same length); when they do not, it is dropped (from memory, every
+    /// variant of the URL; on disk, that one). Blocks: workers only.
+    func freshen(byHEAD head: HTTPFields, for request: CacheRequest, requestTime: Date, responseTime: Date) {
+        if let stored = memory.entry(for: request.key, requestFields: request.fields) {
+            if CacheStorePolicy.headConfirms(head, stored: stored.fields) {
+                memory.store(stored.revalidated(by: head, requestTime: requestTime, responseTime: responseTime))
+            } else {
+                memory.remove(request.key)
+            }
+        }
+        disk?.freshen(request.key, requestFields: request.fields, byHEAD: head, requestTime: requestTime, responseTime: responseTime)
+    }
+
     private func remove(_ key: String) {
         memory.remove(key)
         disk?.remove(key)

@@ -97,6 +97,7 @@ extension TaskRunner {
     func cacheAcceptedHead(_ head: ResponseHead, _ state: TaskCacheState) {
         state.fill?.abandon()
         state.fill = nil
+        if currentRequest.method == .head { cacheHEADAnswered(head, state) }
         let storable: Bool
         switch state.plan {
         case .fetch(let store, _): storable = store
@@ -115,6 +116,26 @@ extension TaskRunner {
             return
         }
         state.fill = CacheFill(limit: state.cache.maximumEntrySize, head: head, decoded: contentDecoder != nil, responseDate: Date())
+    }
+
+    /// A HEAD's final response: a 200 from the origin to the URL the task asked for updates
+    /// the stored GET response it describes, or drops it when it says the representation
+    /// changed (RFC 9111 §4.3.5), on a worker. Not when the request or the response forbids
+    /// storing, nor for a HEAD the cache answered itself.
+    private func cacheHEADAnswered(_ head: ResponseHead, _ state: TaskCacheState) {
+        guard head.status == 200, visited.isEmpty, let connection, connection.connectionID >= 0, let request = state.request,
+              request.policy != .reloadWithoutCaching, !request.control.noStore else { return }
+        let fields = head.httpFields
+        guard !CacheControl(fields).noStore else { return }
+        let cache = state.cache
+        let requestTime = state.requestDate
+        let responseTime = Date()
+        cache.pendingWrites.enter()
+        let submitted = task.manager.workers.submit {
+            cache.freshen(byHEAD: fields, for: request, requestTime: requestTime, responseTime: responseTime)
+            cache.pendingWrites.leave()
+        }
+        if !submitted { cache.pendingWrites.leave() }
     }
 
     /// Decoded body bytes of the task's response, as the sink got them. Returns true when the

@@ -166,6 +166,24 @@ import Testing
         #expect(merged[HTTPField.Name("X-Hop")!] == nil && merged[.connection] == nil)
     }
 
+    @Test func aHEADConfirmsAStoredGETOnlyWithTheSameValidatorsAndLength() {
+        let stored = fields([("ETag", "\"a\""), ("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT"), ("Content-Length", "5")])
+        func confirms(_ head: [(String, String)], _ against: HTTPFields = stored) -> Bool {
+            CacheStorePolicy.headConfirms(fields(head), stored: against)
+        }
+        #expect(confirms([("ETag", "\"a\""), ("Content-Length", "5")]))
+        #expect(confirms([("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT")]))
+        // No validator and no length: nothing contradicts it.
+        #expect(confirms([("Cache-Control", "max-age=60")]))
+        #expect(!confirms([("ETag", "\"b\""), ("Content-Length", "5")]))
+        #expect(!confirms([("ETag", "\"a\""), ("Last-Modified", "Wed, 02 Dec 2026 10:00:00 GMT")]))
+        #expect(!confirms([("ETag", "\"a\""), ("Content-Length", "6")]))
+        #expect(!confirms([("ETag", "\"a\"")], fields([("Content-Length", "5")])))
+        // A body stored decoded: the HEAD's length is the coded one's, not compared.
+        #expect(confirms([("ETag", "\"a\""), ("Content-Encoding", "gzip"), ("Content-Length", "3")]))
+        #expect(!confirms([("Content-Length", "3")]))
+    }
+
     @Test func unsafeMethodsInvalidateTheTargetAndSameOriginLocations() {
         let target = URL(string: "http://example.com/a?x=1")!
         let located = fields([("Location", "/b"), ("Content-Location", "http://other.example/c")])

@@ -122,6 +122,32 @@ import Testing
         #expect(!store.refresh(Self.entry("http://a/large", body: "small")))
     }
 
+    @Test func aHEADFreshensARowWithoutItsBodyOrDropsIt() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 16 << 20, maximumEntryCost: 8 << 20)
+        let text = String(repeating: "h", count: CacheBodyFile.threshold + 10)
+        var entry = Self.entry("http://a/large", body: text, at: Date(timeIntervalSince1970: 1_700_000_000))
+        entry.fields[.eTag] = "\"v1\""
+        entry.fields[.contentLength] = String(text.utf8.count)
+        #expect(store.store(entry))
+        let files = Self.bodyFiles(directory)
+        var head = HTTPFields()
+        head[.eTag] = "\"v1\""
+        head[.contentLength] = String(text.utf8.count)
+        head[.cacheControl] = "max-age=600"
+        let later = Date(timeIntervalSince1970: 1_700_000_500)
+        store.freshen("http://a/large", requestFields: HTTPFields(), byHEAD: head, requestTime: later, responseTime: later)
+        #expect(Self.bodyFiles(directory) == files)
+        let freshened = try #require(store.entry(for: "http://a/large", requestFields: HTTPFields()))
+        #expect(freshened.fields[.cacheControl] == "max-age=600" && freshened.responseTime == later)
+        // Another ETag: the row and its file go.
+        head[.eTag] = "\"v2\""
+        store.freshen("http://a/large", requestFields: HTTPFields(), byHEAD: head, requestTime: later, responseTime: later)
+        #expect(store.entry(for: "http://a/large", requestFields: HTTPFields()) == nil)
+        #expect(Self.bodyFiles(directory).isEmpty)
+    }
+
     @Test func aDamagedLargeBodyIsAMissToo() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -97,6 +97,41 @@ import Testing
         harness.finish()
     }
 
+    /// A HEAD's 200 from the origin updates the stored GET response it confirms (same ETag
+    /// and length: its fields, freshness included, are taken) and drops one it contradicts
+    /// (RFC 9111 §4.3.5), in memory and on disk.
+    @Test(arguments: [false, true]) func aHEADsAnswerFreshensOrDropsTheStoredGET(onDisk: Bool) throws {
+        let origin = try Origin { request in
+            let tag = request.target == "/changed" && request.method == "HEAD" ? "v2" : "v1"
+            let control = request.method == "HEAD" ? "max-age=60" : "max-age=0"
+            let head = "HTTP/1.1 200 OK\r\nCache-Control: \(control)\r\nETag: \"\(tag)\"\r\nX-From: \(request.method)\r\n"
+                + "Content-Length: 11\r\n\r\n"
+            return request.method == "HEAD" ? head : head + "stored body"
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-session-head-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = onDisk ? try HTTPCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory) : HTTPCache(memoryCapacity: 1 << 20)
+        let harness = Self.harness(cache)
+        for path in ["/same", "/changed"] {
+            _ = Self.fetch(harness, Self.request(origin.url(path)))
+            let (head, outcome) = Self.fetch(harness, ClientHarness.request(origin.url(path), method: .head))
+            #expect(head.status == 200 && outcome == .miss)
+        }
+        cache.flush()
+        // Confirmed: the stored GET response took the HEAD's max-age and is fresh now.
+        let (same, sameOutcome) = Self.fetch(harness, Self.request(origin.url("/same")))
+        #expect(sameOutcome == .hit && same.text == "stored body")
+        #expect(same.response?.headerFields[HTTPField.Name("X-From")!] == "HEAD")
+        #expect(same.response?.headerFields[.contentLength] == "11")
+        // Contradicted: dropped, so the next GET is a plain miss, not a validation.
+        let (changed, changedOutcome) = Self.fetch(harness, Self.request(origin.url("/changed")))
+        #expect(changedOutcome == .miss && changed.text == "stored body")
+        #expect(origin.requests.last?.method == "GET" && origin.requests.last?.header("If-None-Match") == nil)
+        #expect(origin.requests.count == 5)
+        origin.server.stop()
+        harness.finish()
+    }
+
     @Test func aStaleResponseIsValidatedAndA304ReusesItsBody() throws {
         let origin = try Origin { request in
             if request.header("If-None-Match") == "\"v1\"" {
