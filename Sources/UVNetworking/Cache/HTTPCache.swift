@@ -50,8 +50,12 @@ public final class HTTPCache: Sendable {
     /// Keys whose disk entries are being removed (`invalidate`): lookups skip the disk for
     /// them meanwhile, so that what was invalidated is not read back.
     private let removing = Mutex([String: Int]())
-    /// The responses being fetched by a request that missed, by key, and who waits for them.
+    /// The responses being fetched by a request that missed, by coalescing key, and who waits
+    /// for them.
     private let fetches = Mutex([String: [@Sendable (_ stored: Bool) -> Void]]())
+    /// The Vary names of the response last stored for each key that has some (bounded as the
+    /// metrics' caches are): concurrent misses coalesce per variant by them.
+    private let varyNames = Mutex([String: [String]]())
 
     /// A cache in memory of `memoryCapacity` bytes that keeps responses up to
     /// `maximumEntrySize` bytes each (by default a tenth of the capacity, at most 8 MiB).
@@ -135,6 +139,7 @@ public final class HTTPCache: Sendable {
     /// Keeps `entry` in memory and on disk; false when neither kept it.
     @discardableResult
     func store(_ entry: CacheEntry) -> Bool {
+        noteVary(of: entry)
         let inMemory = memory.store(entry)
         guard let disk else { return inMemory }
         return disk.store(entry) || inMemory
@@ -145,6 +150,7 @@ public final class HTTPCache: Sendable {
     @discardableResult
     func refresh(_ entry: CacheEntry) -> Bool {
         guard entry.bodyFile != nil else { return store(entry) }
+        noteVary(of: entry)
         return disk?.refresh(entry) ?? false
     }
 
@@ -190,6 +196,40 @@ public final class HTTPCache: Sendable {
     }
 
     // MARK: Coalescing
+
+    /// The key concurrent misses of `request` coalesce on: its URL's, and once a response of
+    /// that URL was stored with Vary, also the request's selection of those names. Requests
+    /// for different variants (`Vary: Authorization` and a token per user) then fetch side by
+    /// side instead of waiting for each other's response, which would not answer them.
+    func coalescingKey(for request: CacheRequest) -> String {
+        guard let names = varyNames.withLock({ $0[request.key] }) else { return request.key }
+        return Self.coalescingKey(request.key, selection: CacheVary.selected(names, from: request.fields))
+    }
+
+    /// The coalescing key of a request that `entry` answers.
+    static func coalescingKey(of entry: CacheEntry) -> String {
+        entry.varyNames.isEmpty ? entry.key : coalescingKey(entry.key, selection: entry.varyValues)
+    }
+
+    private static func coalescingKey(_ key: String, selection: [String: String?]) -> String {
+        key + "\n" + DiskCacheStore.encodeVariant(selection)
+    }
+
+    /// Keys whose Vary names are remembered at most; past it they are forgotten together (a
+    /// forgotten key coalesces per URL until its next store).
+    static let varyMemoryLimit = 4096
+
+    /// Remembers the Vary names of a response stored for its key.
+    func noteVary(of entry: CacheEntry) {
+        varyNames.withLock { names in
+            guard !entry.varyNames.isEmpty else {
+                names[entry.key] = nil
+                return
+            }
+            if names.count >= Self.varyMemoryLimit, names[entry.key] == nil { names.removeAll() }
+            names[entry.key] = entry.varyNames
+        }
+    }
 
     /// Makes the caller the one fetch for `key` when none runs (returns a lead to end when its
     /// response is stored, or not), or adds `waiter` to the running one's (returns nil): it is

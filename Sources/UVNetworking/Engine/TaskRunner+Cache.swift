@@ -203,13 +203,14 @@ extension TaskRunner {
     /// see it.
     private func storeSpooled(_ entry: CacheEntry, spool: (name: String, writer: DownloadFileWriter), size: Int, crc: Int64,
                               _ state: TaskCacheState) {
-        let pending = pendingStore(of: entry.key, state)
+        let pending = pendingStore(of: entry, state)
         spool.writer.close(.complete) { closed in
             guard let disk = pending.cache.disk, closed.error == nil, closed.size == Int64(size) else {
                 unlink(spool.writer.path)
                 return pending.end(stored: false)
             }
             guard pending.isReviewed else {
+                pending.cache.noteVary(of: entry)
                 return pending.end(stored: disk.store(entry, bodyFile: spool.name, size: size, crc: crc))
             }
             // The hook takes the body whole: read back, and stored anew as it comes out.
@@ -224,7 +225,7 @@ extension TaskRunner {
     /// Stores `entry` on a worker, after the session's `dataTaskWillCacheResponse` had its say,
     /// then ends the task's lead.
     private func store(_ entry: CacheEntry, _ state: TaskCacheState) {
-        let pending = pendingStore(of: entry.key, state)
+        let pending = pendingStore(of: entry, state)
         let submitted = task.manager.workers.submit {
             pending.end(stored: pending.reviewed(entry).map { pending.cache.store($0) } ?? false)
         }
@@ -236,7 +237,7 @@ extension TaskRunner {
     /// `dataTaskWillCacheResponse` wants to see the body, which it takes whole.
     private func storeRevalidated(_ entry: CacheEntry, _ state: TaskCacheState) {
         guard entry.bodyFile != nil else { return store(entry, state) }
-        let pending = pendingStore(of: entry.key, state)
+        let pending = pendingStore(of: entry, state)
         let submitted = task.manager.workers.submit {
             guard pending.isReviewed else { return pending.end(stored: pending.cache.refresh(entry)) }
             let kept = entry.materialized().flatMap { pending.reviewed($0) }
@@ -246,10 +247,10 @@ extension TaskRunner {
     }
 
     /// A store about to leave the loop: it takes the task's lead (or makes one, so that lookups
-    /// of the key wait until the response is in, `HTTPCache.leadStore`) and counts in the
-    /// cache's pending writes until `end`.
-    private func pendingStore(of key: String, _ state: TaskCacheState) -> PendingStore {
-        let lead = state.lead ?? state.cache.leadStore(key)
+    /// of the entry's coalescing key wait until the response is in, `HTTPCache.leadStore`) and
+    /// counts in the cache's pending writes until `end`.
+    private func pendingStore(of entry: CacheEntry, _ state: TaskCacheState) -> PendingStore {
+        let lead = state.lead ?? state.cache.leadStore(HTTPCache.coalescingKey(of: entry))
         state.lead = nil
         state.cache.pendingWrites.enter()
         return PendingStore(cache: state.cache, lead: lead, dataTask: task as? DataTask, hooks: task.manager.hooks,

@@ -26,13 +26,18 @@ extension SessionManager {
                 self.runLookup(task, state, coalescing: stored)
             }
         }
-        // A response for the key being fetched or stored now is what the lookup should find
-        // (a task that completed a moment ago may still be storing it): wait for it.
-        if coalescing, request.looksUp, cache.waitForLead(request.key, again) { return }
+        // A response for the key (or the request's variant of it) being fetched or stored now is
+        // what the lookup should find (a task that completed a moment ago may still be storing
+        // it): wait for it.
+        let coalescingKey = cache.coalescingKey(for: request)
+        if coalescing, request.looksUp,
+           cache.waitForLead(request.key, again) || (coalescingKey != request.key && cache.waitForLead(coalescingKey, again)) {
+            return
+        }
         var plan = cache.plan(for: request)
         if coalescing, case .fetch(store: true, lookedUp: true) = plan,
            request.policy == .useProtocolCachePolicy || request.policy == .returnCacheDataElseLoad {
-            let lead = cache.lead(request.key, orWait: again)
+            let lead = cache.lead(coalescingKey, orWait: again)
             // Another task fetches it: this one is looked up again when that one ends.
             guard let lead else { return }
             state.lead = lead

@@ -335,6 +335,39 @@ import Testing
         harness.finish()
     }
 
+    /// Misses of different variants (`Vary: Authorization`, a token per user) do not wait for
+    /// each other's response, which would not answer them; misses of one variant still share.
+    /// The origin holds each response until every user's request is in (or 3 s): met only when
+    /// the five users' fetches run side by side.
+    @Test func concurrentMissesOfDifferentVariantsDoNotWaitForEachOther() throws {
+        let users = 5
+        let inFlight = Mutex(Set<String>())
+        let together = Atomic(0)
+        let origin = try Origin { request in
+            let user = request.header("Authorization") ?? "none"
+            if user != "Bearer warm" {
+                inFlight.withLock { _ = $0.insert(user) }
+                if waitUntil(timeout: 3, { inFlight.withLock { $0.count } >= users }) { together.add(1, ordering: .relaxed) }
+            }
+            return ScriptedResponse.text("for \(user)", headers: [("Cache-Control", "private, max-age=60"), ("Vary", "Authorization")])
+        }
+        let harness = Self.harness()
+        // A first response tells the cache the URL varies by Authorization.
+        _ = Self.fetch(harness, Self.request(origin.url("/me"), fields: [("Authorization", "Bearer warm")]))
+        let tasks = (0..<(users * 2)).map { n in
+            harness.makeTask(Self.request(origin.url("/me"), fields: [("Authorization", "Bearer user\(n % users)")]))
+        }
+        for (task, _) in tasks { task.resume() }
+        let outcomes = tasks.map { $0.wait(30) }
+        for (n, outcome) in outcomes.enumerated() { #expect(outcome?.text == "for Bearer user\(n % users)") }
+        #expect(origin.requests.count == 1 + users)
+        #expect(together.load(ordering: .relaxed) == users)
+        let counts = Dictionary(grouping: tasks.map { $0.task.cacheOutcome }, by: { $0 }).mapValues(\.count)
+        #expect(counts[.miss] == users && counts[.hit] == users)
+        origin.server.stop()
+        harness.finish()
+    }
+
     @Test func concurrentMissesOfAnUnstorableResponseAllReachTheOrigin() throws {
         let origin = try Origin { _ in
             Thread.sleep(forTimeInterval: 0.2)
