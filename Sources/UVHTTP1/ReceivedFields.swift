@@ -111,6 +111,31 @@ public struct ReceivedFields: RandomAccessCollection, ExpressibleByArrayLiteral,
         self.init(bytes: bytes, bounds: bounds)
     }
 
+    /// These fields and one more at the end: the bytes and bounds copied once, the new field's
+    /// bytes after them (where folded values go). The section stays the received one.
+    package func appending(name: String, value: String) -> ReceivedFields {
+        let nameBytes = name.utf8, valueBytes = value.utf8
+        let nameStart = boundsOffset, nameEnd = nameStart + nameBytes.count, valueEnd = nameEnd + valueBytes.count
+        let offset = (valueEnd + 3) & ~3
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(offset + (count + 1) * MemoryLayout<Bounds>.stride)
+        storage.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<boundsOffset])) }
+        bytes.append(contentsOf: nameBytes)
+        bytes.append(contentsOf: valueBytes)
+        for _ in valueEnd..<offset { bytes.append(0) }
+        storage.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[boundsOffset...])) }
+        let added = Bounds(nameStart: Int32(nameStart), nameEnd: Int32(nameEnd), valueStart: Int32(nameEnd), valueEnd: Int32(valueEnd))
+        withUnsafeBytes(of: added) { bytes.append(contentsOf: $0) }
+        return ReceivedFields(storage: bytes, boundsOffset: offset, sectionByteCount: sectionByteCount, count: count + 1)
+    }
+
+    private init(storage: [UInt8], boundsOffset: Int, sectionByteCount: Int, count: Int) {
+        self.storage = storage
+        self.boundsOffset = boundsOffset
+        self.sectionByteCount = sectionByteCount
+        self.count = count
+    }
+
     /// Fields given as a list of name-value pairs.
     public init(arrayLiteral fields: HeaderField...) {
         self.init(fields)

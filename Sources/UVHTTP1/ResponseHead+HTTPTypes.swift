@@ -11,15 +11,30 @@ extension ResponseHead {
     /// Date for a whole second of them, so most heads cost one lock and one compare of Date's
     /// bytes, and no allocation.
     public var httpResponse: HTTPResponse {
-        guard let template else { return Self.makeResponse(self) }
+        guard let template else {
+            if let builtResponse { return unsafeDowncast(builtResponse, to: BuiltResponseBox.self).response }
+            return Self.makeResponse(self)
+        }
         return withDateValue { template.sharedResponse(date: $0, of: self) }
     }
 
     /// The fields as swift-http-types fields (shared with the template's followers, as
     /// `httpResponse` is).
     public var httpFields: HTTPFields {
-        guard let template else { return Self.makeFields(headers) }
+        guard let template else {
+            if let builtResponse { return unsafeDowncast(builtResponse, to: BuiltResponseBox.self).response.headerFields }
+            return Self.makeFields(headers)
+        }
         return withDateValue { template.sharedResponse(date: $0, of: self) }.headerFields
+    }
+
+    /// A head made from `response` (HTTP/1.1, kept alive), its fields also given as `headers`
+    /// (the same fields; their order may differ): what the cache hands a task for a stored
+    /// response, whose swift-http-types form it has already, so `httpResponse` does not build
+    /// it again from bytes.
+    package static func built(_ response: HTTPResponse, headers: ReceivedFields) -> ResponseHead {
+        ResponseHead(versionMajor: 1, versionMinor: 1, status: response.status.code, reason: response.status.reasonPhrase,
+                     headers: headers, keepAlive: true, builtResponse: BuiltResponseBox(response))
     }
 
     /// Calls `body` with the value of the first Date field (empty without one).
@@ -84,6 +99,16 @@ extension ReceivedFields {
     /// The fields as swift-http-types fields, in order (names keep the peer's spelling in
     /// `rawName`; a value with obs-text keeps its bytes).
     public var httpFields: HTTPFields { ResponseHead.makeFields(self) }
+}
+
+/// The response a head was made from (`ResponseHead.built`); typed AnyObject in ResponseHead.swift
+/// for the same reason as `DatedResponseBox`.
+private final class BuiltResponseBox: Sendable {
+    let response: HTTPResponse
+
+    init(_ response: HTTPResponse) {
+        self.response = response
+    }
 }
 
 /// The response a template head last handed out to its followers and the Date value it

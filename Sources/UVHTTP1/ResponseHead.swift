@@ -44,9 +44,13 @@ public final class ResponseHead: Equatable, Sendable {
     /// What the heads that name this one as their template share: the swift-http-types response
     /// last built for one Date value (a `DatedResponseBox`; the type lives with swift-http-types).
     package let followersResponse = Mutex<AnyObject?>(nil)
+    /// The swift-http-types response of a head made from one (the cache's stored responses,
+    /// `ResponseHead.stored`), handed back by `httpResponse` instead of being built from the
+    /// bytes; nil for a received head.
+    package let builtResponse: (any AnyObject & Sendable)?
 
     package init(versionMajor: Int, versionMinor: Int, status: Int, reason: String, headers: ReceivedFields, keepAlive: Bool,
-         template: ResponseHead? = nil, dateIndex: Int = -1) {
+         template: ResponseHead? = nil, dateIndex: Int = -1, builtResponse: (any AnyObject & Sendable)? = nil) {
         self.versionMajor = versionMajor
         self.versionMinor = versionMinor
         self.status = status
@@ -55,6 +59,7 @@ public final class ResponseHead: Equatable, Sendable {
         self.keepAlive = keepAlive
         self.template = template
         self.dateIndex = dateIndex
+        self.builtResponse = builtResponse
         self.hasContentEncoding = template?.hasContentEncoding ?? headers.contains(lowercaseName: "content-encoding")
     }
 

@@ -25,6 +25,27 @@ import Testing
         #expect(response.headerFields[HTTPField.Name("x-custom")!] == "a")
     }
 
+    @Test func aHeadBuiltFromAResponseHandsItBackAndAppendedFieldsReadBack() {
+        var fields = HTTPFields()
+        fields[.contentType] = "text/plain"
+        fields[.age] = "7"
+        let response = HTTPResponse(status: .init(code: 203, reasonPhrase: "Stored"), headerFields: fields)
+        // The appended field's bytes go after the section, which stays as it was.
+        let received = ReceivedFields(bytes: Array("Content-Typetext/plainX-Foldab".utf8),
+                                      bounds: [.init(nameStart: 0, nameEnd: 12, valueStart: 12, valueEnd: 22),
+                                               .init(nameStart: 22, nameEnd: 28, valueStart: 28, valueEnd: 30)])
+        let appended = received.appending(name: "Age", value: "7")
+        #expect(appended.map { "\($0.name): \($0.value)" } == ["Content-Type: text/plain", "X-Fold: ab", "Age: 7"])
+        #expect(received.count == 2)
+        #expect(appended.withSectionBytes { Array($0) } == received.withSectionBytes { Array($0) })
+        #expect(ReceivedFields().appending(name: "A", value: "").map(\.name) == ["A"])
+        let head = ResponseHead.built(response, headers: appended)
+        #expect(head.status == 203 && head.reason == "Stored" && head.keepAlive)
+        #expect(head.httpResponse == response)
+        #expect(head.httpFields == fields)
+        #expect(head.fields.firstValue(named: "age") == "7")
+    }
+
     @Test func commonNamesSpelledDifferentlyKeepThePeersSpelling() {
         let response = head([HeaderField(name: "CONTENT-LENGTH", value: "0")]).httpResponse
         #expect(response.headerFields.first?.name.rawName == "CONTENT-LENGTH")

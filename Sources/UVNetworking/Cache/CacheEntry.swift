@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import UVHTTP1
 
 /// A stored response: what a cache keeps of an exchange to answer later requests with it
 /// (RFC 9111 §3), and what it needs to judge it: the two clock readings of the exchange and the
@@ -25,6 +26,9 @@ struct CacheEntry: Sendable, Equatable {
     /// (Cache-Control, Date, Expires, Age) costs tens of thousands of instructions.
     private(set) var control: CacheControl
     private(set) var freshness: CacheFreshness
+    /// Its fields but Age, as a connection hands fields over: a hit's head is these and its
+    /// Age (`StoredExchange.head`), made once per entry rather than at every hit.
+    private(set) var receivedFields: ReceivedFields
 
     init(key: String, status: Int, reason: String, fields: HTTPFields, body: Data, requestTime: Date, responseTime: Date,
          varyNames: [String], varyValues: [String: String?], bodyFile: CacheBodyFile? = nil) {
@@ -39,10 +43,16 @@ struct CacheEntry: Sendable, Equatable {
         self.varyValues = varyValues
         self.bodyFile = bodyFile
         (control, freshness) = Self.judgement(status: status, fields: fields, requestTime: requestTime, responseTime: responseTime)
+        receivedFields = Self.received(fields)
     }
 
     private mutating func judge() {
         (control, freshness) = Self.judgement(status: status, fields: fields, requestTime: requestTime, responseTime: responseTime)
+        receivedFields = Self.received(fields)
+    }
+
+    private static func received(_ fields: HTTPFields) -> ReceivedFields {
+        ReceivedFields(fields.lazy.filter { $0.name != .age }.map { HeaderField(name: $0.name.rawName, value: $0.value) })
     }
 
     private static func judgement(status: Int, fields: HTTPFields, requestTime: Date,

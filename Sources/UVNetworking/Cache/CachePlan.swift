@@ -82,8 +82,10 @@ enum CachePlan: Equatable, Sendable {
     /// Whether the request carries preconditions of its own: the caller then wants the origin's
     /// answer to them (a 304 is theirs), not the cache's.
     static func isConditional(_ fields: HTTPFields) -> Bool {
-        conditionNames.contains { fields[$0] != nil }
+        // One pass over the fields, names compared: `fields[name]` per condition would walk
+        // them five times, joining values (about 4,000 instructions a lookup).
+        fields.contains { field in conditionNames.contains(field.name) }
     }
 
-    static func hasRange(_ fields: HTTPFields) -> Bool { fields[.range] != nil }
+    static func hasRange(_ fields: HTTPFields) -> Bool { fields.contains { $0.name == .range } }
 }

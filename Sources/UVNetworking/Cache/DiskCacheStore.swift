@@ -138,7 +138,8 @@ final class DiskCacheStore: Sendable {
             guard let varyValues = Self.decodeVariant(row.variant) else { continue }
             let names = row.varyNames.isEmpty ? [] : row.varyNames.components(separatedBy: "\n")
             guard CacheVary.matches(storedNames: names, storedValues: varyValues, request: requestFields) else { continue }
-            guard let fields = Self.decodeFields(row.fields) else {
+            // A status no response has (a damaged or tampered row) is a miss, like a bad body.
+            guard let fields = Self.decodeFields(row.fields), (100...999).contains(row.status) else {
                 drop(key: key, variant: row.variant, file: row.file)
                 return nil
             }

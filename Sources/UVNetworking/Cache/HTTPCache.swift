@@ -306,6 +306,8 @@ struct CacheRequest: Sendable {
     let fields: HTTPFields
     let policy: Request.CachePolicy
     let control: CacheControl
+    /// Whether the cache is consulted for it (`CachePlan.looksUp`), decided once.
+    let looksUp: Bool
 
     init(_ request: Request, sessionFields: [(name: String, value: String)]) {
         var fields = request.httpFields
@@ -319,8 +321,6 @@ struct CacheRequest: Sendable {
         self.fields = fields
         self.policy = request.cachePolicy
         self.control = CacheControl(fields)
+        looksUp = CachePlan.looksUp(method: method, fields: fields, policy: policy, control: control)
     }
-
-    /// Whether the cache is consulted for it (`CachePlan.looksUp`).
-    var looksUp: Bool { CachePlan.looksUp(method: method, fields: fields, policy: policy, control: control) }
 }

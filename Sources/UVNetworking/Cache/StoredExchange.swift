@@ -58,12 +58,14 @@ final class StoredExchange: Exchange {
         precondition(entry.bodyFile == nil || workers != nil, "a body in a file needs workers to read it")
     }
 
-    /// `entry`'s head as a connection would hand it over, with its age at `now` in Age.
+    /// `entry`'s head as a connection would hand it over, with its age at `now` in Age. Its
+    /// swift-http-types response goes with it, so that delivery does not build it from bytes.
     static func head(of entry: CacheEntry, now: Date) -> ResponseHead {
+        let age = String(Int(entry.freshness.age(at: now).rounded(.down)))
         var fields = entry.fields
-        fields[.age] = String(Int(entry.freshness.age(at: now).rounded(.down)))
-        let received = ReceivedFields(fields.map { HeaderField(name: $0.name.rawName, value: $0.value) })
-        return ResponseHead(versionMajor: 1, versionMinor: 1, status: entry.status, reason: entry.reason, headers: received, keepAlive: true)
+        fields[.age] = age
+        let response = HTTPResponse(status: .init(code: entry.status, reasonPhrase: entry.reason), headerFields: fields)
+        return ResponseHead.built(response, headers: entry.receivedFields.appending(name: "Age", value: age))
     }
 
     func execute(_ request: [UInt8], isHEAD: Bool, body: RequestBodyReader?, expectsContinue: Bool, for delegate: ExchangeDelegate) {
