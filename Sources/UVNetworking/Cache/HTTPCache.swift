@@ -133,6 +133,8 @@ public final class HTTPCache: Sendable {
         if let entry = memory.entry(for: key, requestFields: requestFields) { return entry }
         guard let disk, removing.withLock({ $0[key] == nil }), let entry = disk.entry(for: key, requestFields: requestFields) else { return nil }
         if entry.bodyFile == nil { memory.store(entry) }
+        // Maybe stored by another process: its Vary names are news to this one's coalescing.
+        noteVary(of: entry)
         return entry
     }
 

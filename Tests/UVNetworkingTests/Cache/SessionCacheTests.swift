@@ -338,8 +338,10 @@ import Testing
     /// Misses of different variants (`Vary: Authorization`, a token per user) do not wait for
     /// each other's response, which would not answer them; misses of one variant still share.
     /// The origin holds each response until every user's request is in (or 3 s): met only when
-    /// the five users' fetches run side by side.
-    @Test func concurrentMissesOfDifferentVariantsDoNotWaitForEachOther() throws {
+    /// the five users' fetches run side by side. The cache learns that the URL varies from a
+    /// response it stored, or (`sharedDisk`) from one another cache on its directory stored,
+    /// as another process would.
+    @Test(arguments: [false, true]) func concurrentMissesOfDifferentVariantsDoNotWaitForEachOther(sharedDisk: Bool) throws {
         let users = 5
         let inFlight = Mutex(Set<String>())
         let together = Atomic(0)
@@ -351,9 +353,22 @@ import Testing
             }
             return ScriptedResponse.text("for \(user)", headers: [("Cache-Control", "private, max-age=60"), ("Vary", "Authorization")])
         }
-        let harness = Self.harness()
-        // A first response tells the cache the URL varies by Authorization.
-        _ = Self.fetch(harness, Self.request(origin.url("/me"), fields: [("Authorization", "Bearer warm")]))
+        let warm = Self.request(origin.url("/me"), fields: [("Authorization", "Bearer warm")])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("uvn-session-vary-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness: ClientHarness
+        if sharedDisk {
+            let other = try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: directory)
+            let otherHarness = Self.harness(other)
+            _ = Self.fetch(otherHarness, warm)
+            other.flush()
+            otherHarness.finish()
+            harness = Self.harness(try HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: directory))
+            #expect(Self.fetch(harness, warm).1 == .hit)
+        } else {
+            harness = Self.harness()
+            _ = Self.fetch(harness, warm)
+        }
         let tasks = (0..<(users * 2)).map { n in
             harness.makeTask(Self.request(origin.url("/me"), fields: [("Authorization", "Bearer user\(n % users)")]))
         }
