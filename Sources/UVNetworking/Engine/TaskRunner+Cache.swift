@@ -125,14 +125,16 @@ extension TaskRunner {
     private func cacheHEADAnswered(_ head: ResponseHead, _ state: TaskCacheState) {
         guard head.status == 200, visited.isEmpty, let connection, connection.connectionID >= 0, let request = state.request,
               request.policy != .reloadWithoutCaching, !request.control.noStore else { return }
-        let fields = head.httpFields
-        guard !CacheControl(fields).noStore else { return }
         let cache = state.cache
         let requestTime = state.requestDate
         let responseTime = Date()
         cache.pendingWrites.enter()
+        // The head's fields are made on the worker, as for delivery: not a loop thread's work.
         let submitted = task.manager.workers.submit {
-            cache.freshen(byHEAD: fields, for: request, requestTime: requestTime, responseTime: responseTime)
+            let fields = head.httpFields
+            if !CacheControl(fields).noStore {
+                cache.freshen(byHEAD: fields, for: request, requestTime: requestTime, responseTime: responseTime)
+            }
             cache.pendingWrites.leave()
         }
         if !submitted { cache.pendingWrites.leave() }
