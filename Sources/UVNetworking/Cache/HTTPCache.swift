@@ -53,8 +53,8 @@ public final class HTTPCache: Sendable {
     /// The responses being fetched by a request that missed, by coalescing key, and who waits
     /// for them.
     private let fetches = Mutex([String: [@Sendable (_ stored: Bool) -> Void]]())
-    /// The Vary names of the response last stored for each key that has some (bounded as the
-    /// metrics' caches are): concurrent misses coalesce per variant by them.
+    /// The Vary names of the response last stored or read for each key that has some (at most
+    /// `varyMemoryLimit` keys): concurrent misses coalesce per variant by them.
     private let varyNames = Mutex([String: [String]]())
 
     /// A cache in memory of `memoryCapacity` bytes that keeps responses up to
@@ -221,7 +221,7 @@ public final class HTTPCache: Sendable {
     /// forgotten key coalesces per URL until its next store).
     static let varyMemoryLimit = 4096
 
-    /// Remembers the Vary names of a response stored for its key.
+    /// Remembers the Vary names of a response stored or read for its key (none: forgets them).
     func noteVary(of entry: CacheEntry) {
         varyNames.withLock { names in
             guard !entry.varyNames.isEmpty else {
