@@ -45,7 +45,7 @@ public final class ResponseHead: Equatable, Sendable {
     /// last built for one Date value (a `DatedResponseBox`; the type lives with swift-http-types).
     package let followersResponse = Mutex<AnyObject?>(nil)
     /// The swift-http-types response of a head made from one (the cache's stored responses,
-    /// `ResponseHead.stored`), handed back by `httpResponse` instead of being built from the
+    /// `ResponseHead.built`), handed back by `httpResponse` instead of being built from the
     /// bytes; nil for a received head.
     package let builtResponse: (any AnyObject & Sendable)?
 

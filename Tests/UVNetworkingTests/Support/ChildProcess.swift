@@ -21,7 +21,7 @@ final class ChildProcess: Sendable {
         self.process = process
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
-        output = ProcessOutput(reading: pipe)
+        output = ProcessOutput(reading: pipe.fileHandleForReading)
     }
 
     /// Everything it wrote so far.

@@ -38,8 +38,8 @@ enum EmbedProbe {
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        let out = PipeDrain(output.fileHandleForReading)
-        let err = PipeDrain(errors.fileHandleForReading)
+        let out = ProcessOutput(reading: output.fileHandleForReading)
+        let err = ProcessOutput(reading: errors.fileHandleForReading)
         let timedOut = exited.wait(timeout: .now() + timeout) == .timedOut
         if timedOut {
             kill(process.processIdentifier, SIGKILL)
@@ -59,22 +59,4 @@ enum EmbedProbe {
 func builtExecutable(_ name: String) -> URL {
     let this = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     return URL(fileURLWithPath: this).deletingLastPathComponent().appendingPathComponent(name)
-}
-
-/// Reads a pipe to its end on a background queue.
-final class PipeDrain: @unchecked Sendable {
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        DispatchQueue.global().async { [self] in
-            data = handle.readDataToEndOfFile()
-            done.signal()
-        }
-    }
-
-    func wait() -> Data {
-        done.wait()
-        return data
-    }
 }

@@ -45,7 +45,7 @@ final class NamespaceProcess: Sendable {
             close(ends[0])
             throw error
         }
-        output = ProcessOutput(reading: stdout)
+        output = ProcessOutput(reading: stdout.fileHandleForReading)
     }
 
     /// Whether this process may make namespaces (root with CAP_SYS_ADMIN, as in CI).

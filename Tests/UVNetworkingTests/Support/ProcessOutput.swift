@@ -6,15 +6,18 @@ import Synchronization
 /// pipe's read end: every byte is taken as soon as it is written, whatever Dispatch's queues
 /// are doing on a loaded machine, so once end of file is seen the output is whole. (A
 /// readability handler, read a chunk per event, was found short of its last lines after the
-/// process had exited, on a CI machine running seven test processes on two cores.)
+/// process had exited, on a CI machine running seven test processes on two cores.) Read as it
+/// comes (`text`), or whole at the end (`wait()`).
 final class ProcessOutput: Sendable {
     private let data = Mutex(Data())
-    private let ended = Atomic(false)
+    /// Left when the pipe ends.
+    private let reading = DispatchGroup()
 
-    /// Starts reading `pipe` until end of file; call after the process was started (the
-    /// parent's write end is closed by then, so end of file comes when the process's goes).
-    init(reading pipe: Pipe) {
-        let handle = pipe.fileHandleForReading
+    /// Starts reading `handle` (a pipe's read end) until end of file; call once the process was
+    /// started (the parent's write end is closed by then, so end of file comes when the
+    /// process's goes).
+    init(reading handle: FileHandle) {
+        reading.enter()
         Thread.detachNewThread { [self] in
             let descriptor = handle.fileDescriptor
             var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -28,8 +31,8 @@ final class ProcessOutput: Sendable {
                     break
                 }
             }
-            ended.store(true, ordering: .releasing)
             try? handle.close()
+            reading.leave()
         }
     }
 
@@ -40,6 +43,12 @@ final class ProcessOutput: Sendable {
     /// that outlived the process would, so the wait is bounded. Whether it came.
     @discardableResult
     func waitForEnd(timeout: Double = 15) -> Bool {
-        waitUntil(timeout: timeout) { ended.load(ordering: .acquiring) }
+        reading.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Everything, once end of file came (however long that takes).
+    func wait() -> Data {
+        reading.wait()
+        return data.withLock { $0 }
     }
 }

@@ -25,7 +25,7 @@ import Testing
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let errorData = PipeDrain(errors.fileHandleForReading)
+        let errorData = ProcessOutput(reading: errors.fileHandleForReading)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return UVFetchResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),

@@ -30,7 +30,7 @@ func runUVFetch(_ arguments: [String], stdin: String? = nil, stdinFile: URL? = n
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
     // stderr drained on the side: a full pipe would stall the process before stdout ends.
-    let errorData = PipeDrain(errors.fileHandleForReading)
+    let errorData = ProcessOutput(reading: errors.fileHandleForReading)
     let out = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return UVFetchResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
