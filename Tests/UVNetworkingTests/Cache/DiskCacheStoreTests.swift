@@ -148,6 +148,18 @@ import Testing
         #expect(Self.bodyFiles(directory).isEmpty)
     }
 
+    @Test func aRowWithAStatusNoResponseHasIsAMiss() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try DiskCacheStore(directory: directory, capacity: 1 << 20, maximumEntryCost: 1 << 19)
+        #expect(store.store(Self.entry("http://a/tampered", body: "body")))
+        // Another program wrote the index: a status HTTPResponse would refuse.
+        let index = try CacheIndexDatabase(path: directory.appendingPathComponent("index.sqlite").path)
+        try index.execute("UPDATE entries SET status = 5000")
+        #expect(store.entry(for: "http://a/tampered", requestFields: HTTPFields()) == nil)
+        #expect(store.count == 0)
+    }
+
     @Test func aDamagedLargeBodyIsAMissToo() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
